@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {AccessControlDefaultAdminRules} from
+    "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {IERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Permit.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
+import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
+import {IAssetSplit} from "./interfaces/IAssetSplit.sol";
+
+/// @title PaymentRouter
+/// @notice Pays device orders whose price the service has locked, and settles each payment through an
+/// {AssetSplit} in the same transaction.
+///
+/// The service's quote signer signs each order as EIP-712 typed data (a voucher): order id, device id,
+/// token, split, amount and expiry, bound by the domain to this chain and this router. A voucher pays once,
+/// before its expiry, for a token whose split is registered here. Three rails end in the same
+/// {OrderPaid} event:
+/// - {payWithPermit}: the payer signs one EIP-2612 permit; anyone (a relayer) submits the call and pays gas.
+/// - {pay}: the caller pays from an allowance it gave beforehand (smart-contract wallets).
+/// - {payCash}: an agent who took cash pays from its own stablecoin float.
+///
+/// @dev The permit's `deadline` must equal {permitDeadline} of the order, the order's EIP-712 digest, so a
+/// permit signature can only ever pay the order it was signed for. That is what lets anyone relay it.
+contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGuardTransient, EIP712 {
+    using SafeERC20 for IERC20;
+
+    /// @notice How an order was paid.
+    enum Rail {
+        Permit,
+        Approval,
+        Cash
+    }
+
+    /// @notice A price-locked order, signed by the quote signer.
+    /// @param orderId The order's on-chain key, unique per router.
+    /// @param deviceId The device the order powers.
+    /// @param token The stablecoin paid in.
+    /// @param split The {AssetSplit} that settles the payment; it must be registered for `token`.
+    /// @param amount Amount in the token's base units.
+    /// @param expiry Last second (unix time) at which the order can be paid.
+    struct PaymentOrder {
+        uint256 orderId;
+        bytes32 deviceId;
+        address token;
+        address split;
+        uint256 amount;
+        uint64 expiry;
+    }
+
+    /// @notice Role whose signatures lock order prices.
+    bytes32 public constant QUOTE_SIGNER_ROLE = keccak256("QUOTE_SIGNER_ROLE");
+    /// @notice Role allowed to pay confirmed cash orders from its own float.
+    bytes32 public constant AGENT_ROLE = keccak256("AGENT_ROLE");
+    /// @notice Role allowed to pause and unpause payments.
+    bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
+
+    /// @notice EIP-712 type hash of {PaymentOrder}.
+    bytes32 public constant PAYMENT_ORDER_TYPEHASH = keccak256(
+        "PaymentOrder(uint256 orderId,bytes32 deviceId,address token,address split,uint256 amount,uint64 expiry)"
+    );
+    bytes32 private constant _PERMIT_TYPEHASH =
+        keccak256("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)");
+
+    /// @notice The token each registered split settles in (zero for an unregistered split).
+    mapping(address split => address token) public splitToken;
+    /// @dev One bit per order id: sequential ids share a word, so most payments update a warm slot.
+    mapping(uint256 word => uint256 bits) private _paidBitmap;
+
+    /// @notice Emitted for every paid order, whatever the rail.
+    /// @param orderId The order's on-chain key.
+    /// @param deviceId The device the order powers.
+    /// @param payer The account the tokens came from (the permit's owner, the caller, or the agent).
+    /// @param token The stablecoin paid.
+    /// @param split The {AssetSplit} that settled it.
+    /// @param amount Amount in the token's base units.
+    /// @param rail How the order was paid.
+    event OrderPaid(
+        uint256 indexed orderId,
+        bytes32 indexed deviceId,
+        address indexed payer,
+        address token,
+        address split,
+        uint256 amount,
+        Rail rail
+    );
+
+    /// @notice Emitted when a split is registered, which allows payments in its token.
+    event SplitRegistered(address indexed split, address indexed token);
+    /// @notice Emitted when a split is unregistered; orders naming it can no longer be paid.
+    event SplitUnregistered(address indexed split, address indexed token);
+
+    /// @notice The order's expiry has passed.
+    error OrderExpired(uint256 orderId, uint64 expiry);
+    /// @notice The order was paid already.
+    error OrderAlreadyPaid(uint256 orderId);
+    /// @notice The order's split is not registered for the order's token.
+    error TokenNotAllowed(address token, address split);
+    /// @notice An order amount of zero.
+    error ZeroAmount();
+    /// @notice The voucher was not signed by an account with the quote-signer role.
+    error InvalidVoucherSigner(address recovered);
+    /// @notice The permit neither executed nor was consumed earlier for this very order.
+    error InvalidPermit(address payer);
+    /// @notice The split received a different amount than the order's (fee-on-transfer or rebasing token).
+    error UnexpectedBalance(uint256 expected, uint256 received);
+    /// @notice A split of address zero, or one whose asset is address zero.
+    error InvalidSplit(address split);
+
+    /// @param initialAdmin Holder of the default admin role.
+    /// @param adminTransferDelay Delay of a default admin transfer, in seconds.
+    constructor(address initialAdmin, uint48 adminTransferDelay)
+        AccessControlDefaultAdminRules(adminTransferDelay, initialAdmin)
+        EIP712("PaymentRouter", "1")
+    {}
+
+    /// @notice Pays `order` with one EIP-2612 permit signed by `payer`, and settles it through its split.
+    /// Anyone may submit it. The permit must grant this router `order.amount` with the deadline
+    /// {permitDeadline}(order). If someone submitted that permit to the token first, the payment still goes
+    /// through on the allowance it created.
+    /// @param order The price-locked order.
+    /// @param voucherSignature The quote signer's signature of `order`.
+    /// @param payer The permit's owner, who pays.
+    /// @param v Permit signature `v`.
+    /// @param r Permit signature `r`.
+    /// @param s Permit signature `s`.
+    function payWithPermit(
+        PaymentOrder calldata order,
+        bytes calldata voucherSignature,
+        address payer,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external whenNotPaused nonReentrant {
+        bytes32 digest = _acceptOrder(order, voucherSignature);
+        uint256 deadline = uint256(digest);
+        try IERC20Permit(order.token).permit(payer, address(this), order.amount, deadline, v, r, s) {}
+        catch {
+            if (!_permitWasConsumed(order.token, payer, order.amount, deadline, v, r, s)) {
+                revert InvalidPermit(payer);
+            }
+        }
+        _collect(order, payer, Rail.Permit);
+    }
+
+    /// @notice Pays `order` from the caller's allowance to this router, and settles it through its split.
+    /// @param order The price-locked order.
+    /// @param voucherSignature The quote signer's signature of `order`.
+    function pay(PaymentOrder calldata order, bytes calldata voucherSignature) external whenNotPaused nonReentrant {
+        _acceptOrder(order, voucherSignature);
+        _collect(order, msg.sender, Rail.Approval);
+    }
+
+    /// @notice Pays a cash order from the calling agent's float (its allowance to this router), and settles
+    /// it through its split. Only for the agent role.
+    /// @param order The price-locked order.
+    /// @param voucherSignature The quote signer's signature of `order`.
+    function payCash(PaymentOrder calldata order, bytes calldata voucherSignature)
+        external
+        whenNotPaused
+        nonReentrant
+        onlyRole(AGENT_ROLE)
+    {
+        _acceptOrder(order, voucherSignature);
+        _collect(order, msg.sender, Rail.Cash);
+    }
+
+    /// @notice Whether the order with on-chain key `orderId` has been paid.
+    function isPaid(uint256 orderId) public view returns (bool) {
+        return _paidBitmap[orderId >> 8] & (1 << (orderId & 0xff)) != 0;
+    }
+
+    /// @notice The EIP-712 digest of `order` under this router's domain.
+    function hashOrder(PaymentOrder calldata order) public view returns (bytes32) {
+        return _hashTypedDataV4(
+            keccak256(
+                abi.encode(
+                    PAYMENT_ORDER_TYPEHASH,
+                    order.orderId,
+                    order.deviceId,
+                    order.token,
+                    order.split,
+                    order.amount,
+                    order.expiry
+                )
+            )
+        );
+    }
+
+    /// @notice The `deadline` a payer's permit must carry to pay `order`: the order's EIP-712 digest.
+    function permitDeadline(PaymentOrder calldata order) external view returns (uint256) {
+        return uint256(hashOrder(order));
+    }
+
+    /// @notice Allows payments in `split`'s asset, settled through `split`.
+    /// @dev The router must hold the split's depositor role for payments to succeed.
+    function registerSplit(IAssetSplit split) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (address(split) == address(0)) revert InvalidSplit(address(split));
+        address token = address(split.asset());
+        if (token == address(0)) revert InvalidSplit(address(split));
+        splitToken[address(split)] = token;
+        emit SplitRegistered(address(split), token);
+    }
+
+    /// @notice Stops payments through `split`.
+    function unregisterSplit(address split) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        address token = splitToken[split];
+        if (token == address(0)) revert InvalidSplit(split);
+        delete splitToken[split];
+        emit SplitUnregistered(split, token);
+    }
+
+    /// @notice Stops all payments.
+    function pause() external onlyRole(PAUSER_ROLE) {
+        _pause();
+    }
+
+    /// @notice Resumes payments.
+    function unpause() external onlyRole(PAUSER_ROLE) {
+        _unpause();
+    }
+
+    /// @dev Checks the order and its voucher, marks the order paid and returns the order's digest.
+    function _acceptOrder(PaymentOrder calldata order, bytes calldata voucherSignature)
+        private
+        returns (bytes32 digest)
+    {
+        if (block.timestamp > order.expiry) revert OrderExpired(order.orderId, order.expiry);
+        if (order.amount == 0) revert ZeroAmount();
+        if (order.token == address(0) || splitToken[order.split] != order.token) {
+            revert TokenNotAllowed(order.token, order.split);
+        }
+        digest = hashOrder(order);
+        (address signer,,) = ECDSA.tryRecover(digest, voucherSignature);
+        if (signer == address(0) || !hasRole(QUOTE_SIGNER_ROLE, signer)) revert InvalidVoucherSigner(signer);
+
+        uint256 word = order.orderId >> 8;
+        uint256 bit = 1 << (order.orderId & 0xff);
+        uint256 bits = _paidBitmap[word];
+        if (bits & bit != 0) revert OrderAlreadyPaid(order.orderId);
+        _paidBitmap[word] = bits | bit;
+    }
+
+    /// @dev Moves the order amount from `payer` straight to the split, checks it arrived whole, and records
+    /// the settlement.
+    function _collect(PaymentOrder calldata order, address payer, Rail rail) private {
+        IERC20 token = IERC20(order.token);
+        uint256 before = token.balanceOf(order.split);
+        token.safeTransferFrom(payer, order.split, order.amount);
+        uint256 received = token.balanceOf(order.split) - before;
+        if (received != order.amount) revert UnexpectedBalance(order.amount, received);
+        IAssetSplit(order.split).settle(bytes32(order.orderId), order.amount);
+        emit OrderPaid(order.orderId, order.deviceId, payer, order.token, order.split, order.amount, rail);
+    }
+
+    /// @dev True when the payer's latest permit nonce was consumed by exactly this signature, i.e. someone
+    /// submitted this order's permit to the token before this call.
+    function _permitWasConsumed(
+        address token,
+        address owner,
+        uint256 value,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) private view returns (bool) {
+        uint256 nonce = IERC20Permit(token).nonces(owner);
+        if (nonce == 0) return false;
+        bytes32 structHash = keccak256(abi.encode(_PERMIT_TYPEHASH, owner, address(this), value, nonce - 1, deadline));
+        bytes32 digest = MessageHashUtils.toTypedDataHash(IERC20Permit(token).DOMAIN_SEPARATOR(), structHash);
+        (address signer,,) = ECDSA.tryRecover(digest, v, r, s);
+        return signer == owner && owner != address(0);
+    }
+}

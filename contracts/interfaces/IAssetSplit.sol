@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+
+/// @title IAssetSplit
+/// @notice A vault for one stablecoin that splits every settlement between three legs and credits each
+/// leg's recipient, who withdraws later (pull accounting).
+interface IAssetSplit {
+    /// @notice Emitted for every settlement: `gross` and the three legs it was split into.
+    /// @dev `assetOwnerAmount + operatorAmount + protocolAmount == gross` always holds; the rounding
+    /// remainder goes to the asset-owner leg.
+    /// @param ref Settlement reference: the order id for router payments, a caller-chosen batch id for deposits.
+    /// @param depositor The account that settled (the payment router, or an authorised batch depositor).
+    event YieldDeposited(
+        bytes32 indexed ref,
+        address indexed depositor,
+        uint256 gross,
+        uint256 assetOwnerAmount,
+        uint256 operatorAmount,
+        uint256 protocolAmount
+    );
+
+    /// @notice Emitted at deployment and whenever the admin changes the legs.
+    /// @param recipients Recipients of the asset-owner, operator and protocol legs, in that order.
+    /// @param bps Share of each leg in basis points, in the same order; they sum to 10,000.
+    event LegsUpdated(address[3] recipients, uint16[3] bps);
+
+    /// @notice Emitted when `amount` credited to `recipient` is paid out to `to`.
+    event Withdrawn(address indexed recipient, address indexed to, uint256 amount);
+
+    /// @notice Settlement amount of zero.
+    error ZeroAmount();
+    /// @notice A leg recipient of address zero.
+    error InvalidRecipient(uint256 leg);
+    /// @notice Leg shares that do not sum to 10,000 basis points.
+    error InvalidBasisPoints(uint256 sum);
+    /// @notice The tokens received differ from the amount declared (fee-on-transfer or rebasing token).
+    error UnexpectedBalance(uint256 expected, uint256 received);
+    /// @notice Nothing to withdraw.
+    error NothingToWithdraw(address recipient);
+
+    /// @notice The stablecoin this contract settles in.
+    function asset() external view returns (IERC20);
+
+    /// @notice Records a settlement whose `gross` tokens the caller has already transferred to this contract.
+    /// @dev Only for the depositor role, which must have checked the transfer (the payment router does).
+    function settle(bytes32 ref, uint256 gross) external;
+
+    /// @notice Pulls `gross` tokens from the caller and records them as one settlement (batch settlement of
+    /// revenue collected elsewhere). Only for the depositor role.
+    function deposit(bytes32 ref, uint256 gross) external;
+
+    /// @notice Amount credited to `recipient` and not yet withdrawn.
+    function claimable(address recipient) external view returns (uint256);
+
+    /// @notice Pays the caller's claimable amount to `to`.
+    function withdraw(address to) external returns (uint256 amount);
+
+    /// @notice Pays `recipient`'s claimable amount to `recipient`. Anyone may call it.
+    function release(address recipient) external returns (uint256 amount);
+}

@@ -1,0 +1,39 @@
+import { createRequire } from "node:module";
+import hardhatToolboxViem from "@nomicfoundation/hardhat-toolbox-viem";
+import { configVariable, defineConfig } from "hardhat/config";
+
+const require = createRequire(import.meta.url);
+const solcVersion: string = require("solc/package.json").version;
+
+// The compiler comes from the npm package `solc` so that builds never download anything.
+export default defineConfig({
+  plugins: [hardhatToolboxViem],
+  solidity: {
+    version: solcVersion,
+    path: require.resolve("solc/soljson.js"),
+    settings: {
+      evmVersion: "cancun",
+      optimizer: { enabled: true, runs: 10_000 },
+    },
+  },
+  ignition: {
+    // The local stack polls fast; public networks keep Ignition's default of one second.
+    blockPollingInterval: Number(process.env.IGNITION_BLOCK_POLLING_MS ?? 1_000),
+  },
+  paths: {
+    tests: { nodejs: "test/contracts", solidity: "test/solidity" },
+  },
+  networks: {
+    localhost: {
+      type: "http",
+      chainType: "l1",
+      url: process.env.RPC_URL ?? "http://127.0.0.1:8545",
+    },
+    baseSepolia: {
+      type: "http",
+      chainType: "op",
+      url: configVariable("BASE_SEPOLIA_RPC_URL"),
+      accounts: [configVariable("DEPLOYER_PRIVATE_KEY")],
+    },
+  },
+});

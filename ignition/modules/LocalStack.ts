@@ -1,0 +1,35 @@
+// The local chain's deployment: a test stablecoin, the payment contracts, and funded test accounts.
+// Accounts are the local node's: 0 admin and pauser, 1 quote signer, 2 relayer (agent), 3 spare,
+// 4-6 the asset-owner, operator and protocol recipients, 7 a funded test wallet.
+import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
+import { definePayments } from "./define-payments.ts";
+
+export default buildModule("LocalStack", (m) => {
+  const admin = m.getAccount(0);
+  const agent = m.getAccount(2);
+  const testWallet = m.getAccount(7);
+
+  const testStablecoin = m.contract("TestStablecoin", ["USD Coin (test)", "USDC", admin]);
+  const { assetSplit, paymentRouter, registered } = definePayments(m, {
+    token: testStablecoin,
+    admin,
+    adminTransferDelay: 0,
+    recipients: [m.getAccount(4), m.getAccount(5), m.getAccount(6)],
+    bps: [5000, 4000, 1000],
+    quoteSigner: m.getAccount(1),
+    agent,
+    pauser: admin,
+  });
+
+  const floatAmount = m.getParameter("agentFloat", 1_000_000_000_000n); // 1,000,000 USDC
+  const walletAmount = m.getParameter("testWalletFunds", 10_000_000_000n); // 10,000 USDC
+  m.call(testStablecoin, "mint", [agent, floatAmount], { id: "mintAgentFloat" });
+  m.call(testStablecoin, "mint", [testWallet, walletAmount], { id: "mintTestWallet" });
+  m.call(testStablecoin, "approve", [paymentRouter, 2n ** 256n - 1n], {
+    id: "approveAgentFloat",
+    from: agent,
+    after: [registered],
+  });
+
+  return { testStablecoin, assetSplit, paymentRouter };
+});

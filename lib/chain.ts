@@ -1,0 +1,84 @@
+// The local chain (a Hardhat node on loopback) and the local Ignition deployment.
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import { type DeploymentRecord, deploymentsDir, repoRoot, writeDeploymentRecord } from "./deployments.ts";
+import { type Service, startService, waitUntil } from "./processes.ts";
+
+const hardhatCli = path.join(repoRoot, "node_modules", "hardhat", "dist", "src", "cli.js");
+const hardhatEnv = { HARDHAT_DISABLE_TELEMETRY: "true" };
+
+/** A JSON-RPC call with a timeout. */
+export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(5_000),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+/** Starts a Hardhat node on 127.0.0.1:`port` and waits until it answers. */
+export async function startChain(opts: { port: number; logFile?: string; echo?: boolean }): Promise<{
+  service: Service;
+  rpcUrl: string;
+}> {
+  const service = startService(
+    "chain",
+    process.execPath,
+    [hardhatCli, "node", "--hostname", "127.0.0.1", "--port", String(opts.port)],
+    { cwd: repoRoot, env: hardhatEnv, logFile: opts.logFile, echo: opts.echo },
+  );
+  const rpcUrl = `http://127.0.0.1:${opts.port}`;
+  await waitUntil("the local chain", () => rpc<string>(rpcUrl, "eth_chainId"), { service, timeoutMs: 60_000 });
+  return { service, rpcUrl };
+}
+
+/** Deploys ignition/modules/LocalStack.ts to the chain at `rpcUrl` as `deploymentId` (any earlier
+ * deployment with that id is removed first) and writes its record to generated/deployments/. */
+export async function deployLocalStack(opts: {
+  rpcUrl: string;
+  deploymentId: string;
+  logFile?: string;
+  echo?: boolean;
+}): Promise<DeploymentRecord> {
+  await rm(path.join(deploymentsDir, opts.deploymentId), { recursive: true, force: true });
+  const deploy = startService(
+    "deploy",
+    process.execPath,
+    [
+      hardhatCli,
+      "ignition",
+      "deploy",
+      "ignition/modules/LocalStack.ts",
+      "--network",
+      "localhost",
+      "--deployment-id",
+      opts.deploymentId,
+    ],
+    { cwd: repoRoot, env: { ...hardhatEnv, RPC_URL: opts.rpcUrl, IGNITION_BLOCK_POLLING_MS: "50" }, logFile: opts.logFile, echo: opts.echo },
+  );
+  const code = await deploy.exited;
+  if (code !== 0) throw new Error(`Ignition deployment failed (exit ${code}):\n${deploy.recentOutput()}`);
+  return writeDeploymentRecord(opts.deploymentId);
+}
+
+/** Whether the chain at `rpcUrl` is the one `record` was deployed to (same block hash at the deployment
+ * block). A restarted local chain is a new chain. */
+export async function isSameChain(rpcUrl: string, record: DeploymentRecord): Promise<boolean> {
+  const first = Object.values(record.contracts)[0];
+  if (!first) return false;
+  try {
+    const chainId = Number(await rpc<string>(rpcUrl, "eth_chainId"));
+    if (chainId !== record.chainId) return false;
+    const block = await rpc<{ hash: string } | null>(rpcUrl, "eth_getBlockByNumber", [
+      `0x${first.startBlock.toString(16)}`,
+      false,
+    ]);
+    return block?.hash === first.blockHash;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,67 @@
+// Deployment records: what the indexer and the relayer need to know of an Ignition deployment, read from
+// Ignition's journal (never copied by hand).
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+
+export const repoRoot = path.resolve(import.meta.dirname, "..");
+export const deploymentsDir = path.join(repoRoot, "ignition", "deployments");
+export const generatedDeploymentsDir = path.join(repoRoot, "generated", "deployments");
+
+export type DeployedContract = { address: `0x${string}`; startBlock: number; blockHash: `0x${string}` };
+export type DeploymentRecord = {
+  deploymentId: string;
+  chainId: number;
+  contracts: Record<string, DeployedContract>;
+};
+
+type JournalLine = {
+  type: string;
+  chainId?: number;
+  futureId?: string;
+  receipt?: { blockNumber: number; blockHash: `0x${string}`; contractAddress?: `0x${string}` };
+};
+
+/** Reads an Ignition deployment's journal into a record. */
+export async function readDeployment(deploymentId: string): Promise<DeploymentRecord> {
+  const journal = await readFile(path.join(deploymentsDir, deploymentId, "journal.jsonl"), "utf8");
+  const record: DeploymentRecord = { deploymentId, chainId: 0, contracts: {} };
+  for (const line of journal.split("\n")) {
+    if (!line.trim()) continue;
+    const entry = JSON.parse(line) as JournalLine;
+    if (entry.type === "DEPLOYMENT_INITIALIZE" && entry.chainId !== undefined) record.chainId = entry.chainId;
+    if (entry.type === "TRANSACTION_CONFIRM" && entry.receipt?.contractAddress && entry.futureId) {
+      const name = entry.futureId.slice(entry.futureId.indexOf("#") + 1);
+      record.contracts[name] = {
+        address: entry.receipt.contractAddress,
+        startBlock: entry.receipt.blockNumber,
+        blockHash: entry.receipt.blockHash,
+      };
+    }
+  }
+  if (!record.chainId) throw new Error(`deployment ${deploymentId}: no chain id in its journal`);
+  return record;
+}
+
+/** Reads an Ignition deployment and writes its record to generated/deployments/<id>.json. */
+export async function writeDeploymentRecord(deploymentId: string): Promise<DeploymentRecord> {
+  const record = await readDeployment(deploymentId);
+  await mkdir(generatedDeploymentsDir, { recursive: true });
+  await writeFile(deploymentRecordPath(deploymentId), `${JSON.stringify(record, null, 2)}\n`);
+  return record;
+}
+
+export function deploymentRecordPath(deploymentId: string): string {
+  return path.join(generatedDeploymentsDir, `${deploymentId}.json`);
+}
+
+/** Loads a generated deployment record. */
+export async function loadDeploymentRecord(deploymentId: string): Promise<DeploymentRecord> {
+  try {
+    return JSON.parse(await readFile(deploymentRecordPath(deploymentId), "utf8")) as DeploymentRecord;
+  } catch (error) {
+    throw new Error(
+      `no deployment record ${deploymentRecordPath(deploymentId)}: deploy with Ignition, then run ` +
+        `\`node scripts/generate-deployments.ts ${deploymentId}\` (${(error as Error).message})`,
+    );
+  }
+}

@@ -1,0 +1,140 @@
+// Child processes for the local stack, the tests and the benchmarks: started directly (never through
+// npx, so that stopping the PID stops the service), their output kept for diagnostics, stopped cleanly.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, mkdirSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export type Service = {
+  name: string;
+  process: ChildProcess;
+  /** The last lines the process printed (stdout and stderr). */
+  recentOutput(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once (crash tests). */
+  kill(): Promise<void>;
+};
+
+export type StartOptions = {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Also append all output to this file. */
+  logFile?: string;
+  /** Called with every line of output. */
+  onLine?: (line: string) => void;
+  /** Echo output to this process's stderr, prefixed with the name. */
+  echo?: boolean;
+};
+
+const RECENT_LINES = 200;
+
+/** Starts `command args` as a named service. */
+export function startService(name: string, command: string, args: string[], opts: StartOptions = {}): Service {
+  const child = spawn(command, args, {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const recent: string[] = [];
+  let log: ReturnType<typeof createWriteStream> | undefined;
+  if (opts.logFile) {
+    mkdirSync(path.dirname(opts.logFile), { recursive: true });
+    log = createWriteStream(opts.logFile, { flags: "a" });
+  }
+  const onData = (chunk: Buffer) => {
+    log?.write(chunk);
+    for (const line of chunk.toString("utf8").split("\n")) {
+      if (!line) continue;
+      recent.push(line);
+      if (recent.length > RECENT_LINES) recent.shift();
+      opts.onLine?.(line);
+      if (opts.echo) process.stderr.write(`[${name}] ${line}\n`);
+    }
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const exited = new Promise<number | null>((resolve) => {
+    child.on("exit", (code) => {
+      log?.end();
+      resolve(code);
+    });
+    child.on("error", (error) => {
+      recent.push(`spawn error: ${error.message}`);
+      resolve(null);
+    });
+  });
+  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
+  return {
+    name,
+    process: child,
+    exited,
+    recentOutput: () => recent.join("\n"),
+    async stop(graceMs = 5_000) {
+      if (hasExited()) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+    async kill() {
+      if (hasExited()) return;
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined or false; fails with `what` after the timeout,
+ * or as soon as `service` exits. */
+export async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  opts: { timeoutMs?: number; intervalMs?: number; service?: Service } = {},
+): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (opts.service && (opts.service.process.exitCode !== null || opts.service.process.signalCode !== null)) {
+      throw new Error(`${opts.service.name} exited while waiting for ${what}:\n${opts.service.recentOutput()}`);
+    }
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (error) {
+      lastError = error;
+    }
+    await sleep(opts.intervalMs ?? 100);
+  }
+  const tail = opts.service ? `\n${opts.service.name} output:\n${opts.service.recentOutput()}` : "";
+  const cause = lastError ? ` (last error: ${(lastError as Error).message})` : "";
+  throw new Error(`timed out waiting for ${what}${cause}${tail}`);
+}
+
+/** A TCP port that was free on 127.0.0.1 a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether something accepts connections on host:port. */
+export function isListening(port: number, host = "127.0.0.1"): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}

@@ -1,0 +1,161 @@
+// Shared deployment and signing helpers of the contract tests.
+import { network } from "hardhat";
+import { keccak256, toHex, type Address, type Hex } from "viem";
+import {
+  orderTypedData,
+  permitSignatureParts,
+  permitTypedData,
+  type PaymentOrder,
+} from "../../sdk/payment-order.ts";
+
+export const connection = await network.connect();
+export const { viem, networkHelpers } = connection;
+export const publicClient = await viem.getPublicClient();
+export const chainId = await publicClient.getChainId();
+
+export const USDC = (dollars: number) => BigInt(Math.round(dollars * 1_000_000));
+export const LEG_BPS = [5000, 4000, 1000] as const;
+export const MAX_UINT256 = 2n ** 256n - 1n;
+
+/** Deploys token, split and router, wires the roles as the Ignition module does, funds a payer. */
+export async function deployPayments() {
+  const [admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger] =
+    await viem.getWalletClients();
+  const token = await viem.deployContract("TestStablecoin", ["USD Coin (test)", "USDC", admin.account.address]);
+  const split = await viem.deployContract("AssetSplit", [
+    token.address,
+    admin.account.address,
+    0,
+    [assetOwner.account.address, operator.account.address, protocol.account.address],
+    [...LEG_BPS],
+  ]);
+  const router = await viem.deployContract("PaymentRouter", [admin.account.address, 0]);
+
+  await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), router.address]);
+  await split.write.grantRole([await split.read.PAUSER_ROLE(), pauser.account.address]);
+  await router.write.grantRole([await router.read.QUOTE_SIGNER_ROLE(), quoteSigner.account.address]);
+  await router.write.grantRole([await router.read.AGENT_ROLE(), agent.account.address]);
+  await router.write.grantRole([await router.read.PAUSER_ROLE(), pauser.account.address]);
+  await router.write.registerSplit([split.address]);
+
+  await token.write.mint([payer.account.address, USDC(1_000)]);
+  await token.write.mint([agent.account.address, USDC(1_000)]);
+  const tokenAsAgent = await viem.getContractAt("TestStablecoin", token.address, { client: { wallet: agent } });
+  await tokenAsAgent.write.approve([router.address, MAX_UINT256]);
+
+  return {
+    token,
+    split,
+    router,
+    accounts: { admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger },
+  };
+}
+
+export type Payments = Awaited<ReturnType<typeof deployPayments>>;
+export type Wallet = Payments["accounts"]["admin"];
+
+let nextOrderId = 1n;
+
+/** A fresh order for `amount`, valid for an hour. */
+export async function makeOrder(
+  p: Payments,
+  amount: bigint,
+  overrides: Partial<PaymentOrder> = {},
+): Promise<PaymentOrder> {
+  const now = BigInt(await networkHelpers.time.latest());
+  return {
+    orderId: nextOrderId++,
+    deviceId: keccak256(toHex("device-1")),
+    token: p.token.address,
+    split: p.split.address,
+    amount,
+    expiry: now + 3600n,
+    ...overrides,
+  };
+}
+
+/** The quote signer's voucher for `order` (or another signer's, or one for another router or chain). */
+export function signVoucher(
+  p: Payments,
+  order: PaymentOrder,
+  opts: { signer?: Wallet; router?: Address; chainId?: number } = {},
+): Promise<Hex> {
+  const signer = opts.signer ?? p.accounts.quoteSigner;
+  return signer.signTypedData({
+    account: signer.account,
+    ...orderTypedData(opts.chainId ?? chainId, opts.router ?? p.router.address, order),
+  });
+}
+
+/** The payer's EIP-2612 permit of `order.amount` to the router, bound to `order` by its deadline. */
+export async function signPermit(
+  p: Payments,
+  order: PaymentOrder,
+  opts: { owner?: Wallet; value?: bigint; deadline?: bigint } = {},
+) {
+  const owner = opts.owner ?? p.accounts.payer;
+  // Every token of these tests is an OpenZeppelin ERC20Permit: the test stablecoin's ABI reads any of them.
+  const erc20 = await viem.getContractAt("TestStablecoin", order.token);
+  const nonce = await erc20.read.nonces([owner.account.address]);
+  const deadline = opts.deadline ?? (await p.router.read.permitDeadline([order]));
+  const signature = await owner.signTypedData({
+    account: owner.account,
+    ...permitTypedData({
+      tokenDomain: { name: await erc20.read.name(), version: "1", chainId, verifyingContract: order.token },
+      owner: owner.account.address,
+      spender: p.router.address,
+      value: opts.value ?? order.amount,
+      nonce,
+      deadline,
+    }),
+  });
+  return { ...permitSignatureParts(signature), owner: owner.account.address, deadline };
+}
+
+/** Arguments of `payWithPermit` for `order`, signed by the quote signer and the payer. */
+export async function permitPayment(p: Payments, order: PaymentOrder) {
+  const permit = await signPermit(p, order);
+  return [order, await signVoucher(p, order), permit.owner, permit.v, permit.r, permit.s] as const;
+}
+
+/** The router as seen by another account. */
+export function routerAs(p: Payments, wallet: Wallet) {
+  return viem.getContractAt("PaymentRouter", p.router.address, { client: { wallet } });
+}
+
+/** The split as seen by another account. */
+export function splitAs(p: Payments, wallet: Wallet) {
+  return viem.getContractAt("AssetSplit", p.split.address, { client: { wallet } });
+}
+
+/** The token as seen by another account. */
+export function tokenAs(p: Payments, wallet: Wallet) {
+  return viem.getContractAt("TestStablecoin", p.token.address, { client: { wallet } });
+}
+
+/** The three leg amounts the split must credit for `gross` (remainder to the asset-owner leg). */
+export function expectedLegs(gross: bigint, bps: readonly number[] = LEG_BPS): [bigint, bigint, bigint] {
+  const operator = (gross * BigInt(bps[1])) / 10_000n;
+  const protocol = (gross * BigInt(bps[2])) / 10_000n;
+  return [gross - operator - protocol, operator, protocol];
+}
+
+/** Deploys another AssetSplit settling in `token` (any ERC-20), lets the router settle through it and, unless
+ * `register` is false, registers it on the router. Recipients and shares default to the fixture's legs. */
+export async function deploySplitFor(
+  p: Payments,
+  token: Address,
+  opts: { recipients?: readonly [Address, Address, Address]; bps?: readonly [number, number, number]; register?: boolean } = {},
+) {
+  const { admin, assetOwner, operator, protocol } = p.accounts;
+  const split = await viem.deployContract("AssetSplit", [
+    token,
+    admin.account.address,
+    0,
+    [...(opts.recipients ?? [assetOwner.account.address, operator.account.address, protocol.account.address])],
+    [...(opts.bps ?? LEG_BPS)],
+  ]);
+  await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), p.router.address]);
+  if (opts.register ?? true) await p.router.write.registerSplit([split.address]);
+  return split;
+}
