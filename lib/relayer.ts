@@ -1,0 +1,113 @@
+// The relayer and the device-cloud simulator as child processes, for the local stack, the tests and the
+// benchmarks; and seeding the relayer's database.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { repoRoot } from "./deployments.ts";
+import { type Service, freePort, startService, waitUntil } from "./processes.ts";
+
+const relayerMain = path.join(repoRoot, "relayer", "src", "main.ts");
+const seedCli = path.join(repoRoot, "relayer", "src", "cli", "seed.ts");
+const deviceCloudMain = path.join(repoRoot, "device-cloud", "src", "main.ts");
+
+/** Where the relayer keeps its data: the embedded PGlite in a directory, or a PostgreSQL schema. */
+export type RelayerDatabase = { kind: "pglite"; directory: string } | { kind: "postgres"; url: string; schema: string };
+
+export type RelayerOptions = {
+  port?: number;
+  deploymentId: string;
+  rpcUrl: string;
+  indexerUrl: string;
+  deviceCloudUrl: string;
+  database: RelayerDatabase;
+  quoteSignerPrivateKey: `0x${string}`;
+  relayerPrivateKey: `0x${string}`;
+  jwtSecret: string;
+  /** Extra environment (any variable of relayer/src/config.ts). */
+  env?: NodeJS.ProcessEnv;
+  logFile?: string;
+  echo?: boolean;
+  onLine?: (line: string) => void;
+};
+
+export function relayerEnv(opts: RelayerOptions, port: number): NodeJS.ProcessEnv {
+  const db = opts.database;
+  return {
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    DEPLOYMENT: opts.deploymentId,
+    RPC_URL: opts.rpcUrl,
+    INDEXER_URL: opts.indexerUrl,
+    DEVICE_CLOUD_URL: opts.deviceCloudUrl,
+    QUOTE_SIGNER_PRIVATE_KEY: opts.quoteSignerPrivateKey,
+    RELAYER_PRIVATE_KEY: opts.relayerPrivateKey,
+    JWT_SECRET: opts.jwtSecret,
+    DATABASE_URL: db.kind === "postgres" ? db.url : undefined,
+    DATABASE_SCHEMA: db.kind === "postgres" ? db.schema : undefined,
+    PGLITE_DIR: db.kind === "pglite" ? db.directory : undefined,
+    WEBHOOK_ALLOWED_PRIVATE_HOSTS: "127.0.0.1,localhost,[::1]",
+    PUBLIC_BASE_URL: undefined,
+    ...opts.env,
+  };
+}
+
+/** Starts the relayer and waits until /v1/health answers. */
+export async function startRelayer(opts: RelayerOptions): Promise<{ service: Service; url: string; port: number }> {
+  const port = opts.port ?? (await freePort());
+  const service = startService("relayer", process.execPath, [relayerMain], {
+    cwd: repoRoot,
+    env: relayerEnv(opts, port),
+    logFile: opts.logFile,
+    echo: opts.echo,
+    onLine: opts.onLine,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntil("the relayer", async () => (await fetch(`${url}/v1/health`)).ok, { service, timeoutMs: 60_000 });
+  } catch (error) {
+    await service.stop();
+    throw error;
+  }
+  return { service, url, port };
+}
+
+/** Runs the seed CLI against the relayer's database (before the relayer starts, for PGlite). */
+export async function seedRelayer(opts: RelayerOptions, spec: unknown): Promise<SeedOutput> {
+  const dir = await mkdtemp(path.join(tmpdir(), "payg-seed-"));
+  const specFile = path.join(dir, "spec.json");
+  await writeFile(specFile, JSON.stringify(spec), { mode: 0o600 });
+  const service = startService("seed", process.execPath, [seedCli, specFile], {
+    cwd: repoRoot,
+    env: relayerEnv(opts, 0),
+  });
+  service.exited.finally(() => rm(dir, { recursive: true, force: true }));
+  let output = "";
+  service.process.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  const code = await service.exited;
+  if (code !== 0) throw new Error(`seeding failed (exit ${code}):\n${service.recentOutput()}`);
+  return JSON.parse(output.trim().split("\n").at(-1) ?? "{}") as SeedOutput;
+}
+
+export type SeedOutput = {
+  tenantId: string;
+  user?: { id: string; email: string };
+  createdKeys: Array<{ id: string; name: string; role: "developer" | "agent"; key: string }>;
+  devices: string[];
+  participants: Array<{ id: string; name: string; address: string }>;
+};
+
+/** Starts the device-cloud simulator and waits until it answers. */
+export async function startDeviceCloud(
+  opts: { port?: number; timeScale?: number; logFile?: string; echo?: boolean } = {},
+): Promise<{ service: Service; url: string }> {
+  const port = opts.port ?? (await freePort());
+  const service = startService("device-cloud", process.execPath, [deviceCloudMain], {
+    cwd: repoRoot,
+    env: { HOST: "127.0.0.1", PORT: String(port), TIME_SCALE: String(opts.timeScale ?? 1) },
+    logFile: opts.logFile,
+    echo: opts.echo,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil("the device cloud", async () => (await fetch(`${url}/health`)).ok, { service, timeoutMs: 30_000 });
+  return { service, url };
+}

@@ -1,0 +1,77 @@
+// Authentication of /v1 routes: API keys for server-to-server calls, the portal's JWT for portal routes.
+// Both read `Authorization: Bearer <credential>`; portal pages may carry the JWT in the session cookie.
+import { and, eq, isNull, lt, or } from "drizzle-orm";
+import type { MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import type { Db } from "../db/client.ts";
+import { apiKeys, users } from "../db/schema.ts";
+import { ApiError, errors } from "../http/errors.ts";
+import type { AppEnv } from "../http/env.ts";
+import { hashApiKey, isWellFormedApiKey } from "./api-keys.ts";
+import type { JwtSigner } from "./jwt.ts";
+
+export const SESSION_COOKIE = "payg_session";
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+function bearer(header: string | undefined): string | undefined {
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1];
+}
+
+/** Requires a live API key; with `roles`, one of those roles (else 403). */
+export function requireApiKey(db: Db, roles?: Array<"developer" | "agent">): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const key = bearer(c.req.header("authorization"));
+    if (!key || !isWellFormedApiKey(key)) throw errors.unauthorized("a valid API key is required");
+    const [row] = await db
+      .select({ id: apiKeys.id, tenantId: apiKeys.tenantId, role: apiKeys.role, lastUsedAt: apiKeys.lastUsedAt })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
+      .limit(1);
+    if (!row) throw errors.unauthorized("a valid API key is required");
+    if (roles && !roles.includes(row.role)) {
+      throw new ApiError(403, "forbidden", `this route needs an API key with the ${roles.join(" or ")} role`);
+    }
+    const now = new Date();
+    if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      await db
+        .update(apiKeys)
+        .set({ lastUsedAt: now })
+        .where(
+          and(
+            eq(apiKeys.id, row.id),
+            or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, new Date(now.getTime() - LAST_USED_RESOLUTION_MS))),
+          ),
+        );
+    }
+    c.set("identity", { kind: "api_key", tenantId: row.tenantId, keyId: row.id, role: row.role });
+    await next();
+  };
+}
+
+/** Requires a valid portal JWT (Authorization header, or the session cookie of the portal's pages). */
+export function requireUser(db: Db, jwt: JwtSigner, opts: { cookie?: boolean } = {}): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const token = bearer(c.req.header("authorization")) ?? (opts.cookie ? getCookie(c, SESSION_COOKIE) : undefined);
+    const claims = token ? await jwt.verify(token) : undefined;
+    if (!claims) throw errors.unauthorized("a valid session token is required");
+    const [user] = await db
+      .select({ id: users.id, tenantId: users.tenantId, email: users.email, name: users.name })
+      .from(users)
+      .where(eq(users.id, claims.userId))
+      .limit(1);
+    if (!user || user.tenantId !== claims.tenantId) throw errors.unauthorized("a valid session token is required");
+    c.set("identity", { kind: "user", tenantId: user.tenantId, userId: user.id, email: user.email, name: user.name });
+    await next();
+  };
+}
+
+/** Accepts either credential: an API key (a `payg_` bearer) or a portal JWT. */
+export function requireAnyCredential(db: Db, jwt: JwtSigner): MiddlewareHandler<AppEnv> {
+  const keyAuth = requireApiKey(db);
+  const userAuth = requireUser(db, jwt);
+  return (c, next) => {
+    const token = bearer(c.req.header("authorization"));
+    return token?.startsWith("payg_") ? keyAuth(c, next) : userAuth(c, next);
+  };
+}

@@ -1,0 +1,175 @@
+// The relayer's view of the payment contracts: the deployment's router and splits, the stablecoins they
+// settle in (read from the chain, never configured by hand), the quote signer that locks order prices,
+// and the relayer's hot wallet.
+import {
+  type Address,
+  type Hex,
+  type PublicClient,
+  createPublicClient,
+  defineChain,
+  erc20Abi,
+  hashDomain,
+  http,
+  keccak256,
+  parseAbi,
+  toHex,
+} from "viem";
+import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
+import { assetSplitAbi, paymentRouterAbi } from "../../../generated/abis.ts";
+import { type DeploymentRecord, loadDeploymentRecord } from "../../../lib/deployments.ts";
+import { type PaymentOrder, orderTypedData } from "../../../sdk/payment-order.ts";
+import type { Config } from "../config.ts";
+import type { Logger } from "../logger.ts";
+
+export type StablecoinInfo = {
+  symbol: string;
+  address: Address;
+  decimals: number;
+  split: Address;
+  /** The token's EIP-712 domain, for the permits wallets sign. */
+  domain: { name: string; version: string; chainId: number; verifyingContract: Address };
+};
+
+const permitExtrasAbi = parseAbi([
+  "function DOMAIN_SEPARATOR() view returns (bytes32)",
+  "function version() view returns (string)",
+  "function nonces(address owner) view returns (uint256)",
+  "function eip712Domain() view returns (bytes1 fields, string name, string version, uint256 chainId, address verifyingContract, bytes32 salt, uint256[] extensions)",
+]);
+
+export type PaymentsChain = Awaited<ReturnType<typeof connectPaymentsChain>>;
+
+/** The on-chain device id an order carries: keccak256 of the public device id. */
+export function chainDeviceId(deviceId: string): Hex {
+  return keccak256(toHex(deviceId));
+}
+
+export async function connectPaymentsChain(config: Config, logger: Logger) {
+  const deployment: DeploymentRecord = await loadDeploymentRecord(config.DEPLOYMENT);
+  const router = deployment.contracts.PaymentRouter?.address;
+  const splits = Object.entries(deployment.contracts)
+    .filter(([name]) => name === "AssetSplit" || name.startsWith("AssetSplit_"))
+    .map(([, c]) => c.address);
+  if (!router || splits.length === 0) {
+    throw new Error(`deployment ${config.DEPLOYMENT} has no PaymentRouter or AssetSplit`);
+  }
+  const chain = defineChain({
+    id: deployment.chainId,
+    name: config.CHAIN_NAME,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [config.RPC_URL] } },
+  });
+  const publicClient: PublicClient = createPublicClient({
+    chain,
+    transport: http(config.RPC_URL, { timeout: 10_000, retryCount: 1 }),
+  });
+  const quoteSigner: PrivateKeyAccount = privateKeyToAccount(config.QUOTE_SIGNER_PRIVATE_KEY);
+  const relayerAccount: PrivateKeyAccount = privateKeyToAccount(config.RELAYER_PRIVATE_KEY);
+
+  let tokens: Promise<Map<string, StablecoinInfo>> | undefined;
+
+  async function readStablecoin(split: Address): Promise<StablecoinInfo> {
+    const address = await publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "asset" });
+    const [symbol, decimals, name] = await Promise.all([
+      publicClient.readContract({ address, abi: erc20Abi, functionName: "symbol" }),
+      publicClient.readContract({ address, abi: erc20Abi, functionName: "decimals" }),
+      publicClient.readContract({ address, abi: erc20Abi, functionName: "name" }),
+    ]);
+    const domain = await readPermitDomain(address, name, deployment.chainId);
+    return { symbol, address, decimals, split, domain };
+  }
+
+  async function readPermitDomain(address: Address, fallbackName: string, chainId: number) {
+    try {
+      const [, name, version] = await publicClient.readContract({
+        address,
+        abi: permitExtrasAbi,
+        functionName: "eip712Domain",
+      });
+      return { name, version, chainId, verifyingContract: address } as StablecoinInfo["domain"];
+    } catch {
+      // Tokens without ERC-5267 (USDC): name() and version(), checked against DOMAIN_SEPARATOR().
+      const version = await publicClient
+        .readContract({ address, abi: permitExtrasAbi, functionName: "version" })
+        .catch(() => "1");
+      const domain: StablecoinInfo["domain"] = { name: fallbackName, version, chainId, verifyingContract: address };
+      const separator = await publicClient.readContract({ address, abi: permitExtrasAbi, functionName: "DOMAIN_SEPARATOR" });
+      if (hashDomain({ domain: { ...domain, chainId: BigInt(chainId) }, types: { EIP712Domain: eip712DomainFields } }) !== separator) {
+        throw new Error(`cannot determine the EIP-712 domain of token ${address}`);
+      }
+      return domain;
+    }
+  }
+
+  /** The stablecoins payments can be made in, by symbol (read from the chain once, then cached). */
+  function stablecoins(): Promise<Map<string, StablecoinInfo>> {
+    tokens ??= Promise.all(splits.map(readStablecoin)).then(
+      (list) => {
+        logger.info("stablecoins read from the chain", {
+          tokens: list.map((t) => ({ symbol: t.symbol, address: t.address, split: t.split })),
+        });
+        return new Map(list.map((t) => [t.symbol, t]));
+      },
+      (error) => {
+        tokens = undefined; // not cached: the next call asks the chain again
+        throw error;
+      },
+    );
+    return tokens;
+  }
+
+  /** Checks that the configured accounts hold the roles they need; logs what is missing. */
+  async function checkRoles(): Promise<{ quoteSigner: boolean; agent: boolean }> {
+    const [quoteSignerRole, agentRole] = await Promise.all([
+      publicClient.readContract({ address: router, abi: paymentRouterAbi, functionName: "QUOTE_SIGNER_ROLE" }),
+      publicClient.readContract({ address: router, abi: paymentRouterAbi, functionName: "AGENT_ROLE" }),
+    ]);
+    const [hasSigner, hasAgent] = await Promise.all([
+      publicClient.readContract({
+        address: router,
+        abi: paymentRouterAbi,
+        functionName: "hasRole",
+        args: [quoteSignerRole, quoteSigner.address],
+      }),
+      publicClient.readContract({
+        address: router,
+        abi: paymentRouterAbi,
+        functionName: "hasRole",
+        args: [agentRole, relayerAccount.address],
+      }),
+    ]);
+    if (!hasSigner) logger.warn("the quote signer lacks the router's quote-signer role", { account: quoteSigner.address });
+    if (!hasAgent) logger.warn("the relayer account lacks the router's agent role", { account: relayerAccount.address });
+    return { quoteSigner: hasSigner, agent: hasAgent };
+  }
+
+  return {
+    deployment,
+    chainId: deployment.chainId,
+    chain,
+    router,
+    publicClient,
+    quoteSigner,
+    relayerAccount,
+    stablecoins,
+    checkRoles,
+    /** The quote signer's EIP-712 signature of `order` (the on-chain price lock). */
+    signVoucher: (order: PaymentOrder): Promise<Hex> =>
+      quoteSigner.signTypedData(orderTypedData(deployment.chainId, router, order)),
+    /** The order's EIP-712 digest under the router's domain: also the permit deadline that binds a permit
+     * to this order. */
+    permitDeadline: async (order: PaymentOrder): Promise<bigint> =>
+      publicClient.readContract({ address: router, abi: paymentRouterAbi, functionName: "permitDeadline", args: [order] }),
+    permitNonce: (token: Address, owner: Address): Promise<bigint> =>
+      publicClient.readContract({ address: token, abi: permitExtrasAbi, functionName: "nonces", args: [owner] }),
+    balanceOf: (token: Address, owner: Address): Promise<bigint> =>
+      publicClient.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] }),
+  };
+}
+
+const eip712DomainFields = [
+  { name: "name", type: "string" },
+  { name: "version", type: "string" },
+  { name: "chainId", type: "uint256" },
+  { name: "verifyingContract", type: "address" },
+] as const;

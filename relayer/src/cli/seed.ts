@@ -1,0 +1,22 @@
+// Seeds the relayer's database from a JSON SeedSpec (a file path argument, or standard input) and prints
+// the SeedResult as JSON. Run it before starting the relayer (PGlite allows one process at a time).
+// Usage: node relayer/src/cli/seed.ts spec.json
+import { readFile } from "node:fs/promises";
+import { text } from "node:stream/consumers";
+import { loadConfig } from "../config.ts";
+import { openDatabase } from "../db/client.ts";
+import { migrate } from "../db/migrate.ts";
+import { createLogger } from "../logger.ts";
+import { databaseOptions } from "../main.ts";
+import { type SeedSpec, seed } from "../seed.ts";
+
+const config = loadConfig();
+const logger = createLogger("warn", { service: "seed" });
+const spec = JSON.parse(process.argv[2] ? await readFile(process.argv[2], "utf8") : await text(process.stdin)) as SeedSpec;
+const database = await openDatabase(databaseOptions(config), logger);
+try {
+  await migrate(database);
+  process.stdout.write(`${JSON.stringify(await seed(database.db, spec))}\n`);
+} finally {
+  await database.close();
+}

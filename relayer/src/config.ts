@@ -1,0 +1,100 @@
+// The relayer's configuration: environment variables only, validated at start-up. A bad or missing value
+// stops the process with one message that names every problem.
+import { z } from "zod";
+
+const privateKey = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key (0x followed by 64 hex digits)")
+  .transform((value) => value as `0x${string}`);
+
+const durationList = z
+  .string()
+  .transform((value, ctx) => {
+    const tiers: Record<string, number> = {};
+    for (const part of value.split(",").map((p) => p.trim()).filter(Boolean)) {
+      const match = /^([a-z0-9_-]{1,32})=(\d+)$/.exec(part);
+      if (!match) {
+        ctx.addIssue({ code: "custom", message: `"${part}" is not name=seconds` });
+        return z.NEVER;
+      }
+      tiers[match[1]] = Number(match[2]);
+    }
+    if (Object.keys(tiers).length === 0) {
+      ctx.addIssue({ code: "custom", message: "at least one tier" });
+      return z.NEVER;
+    }
+    return tiers;
+  });
+
+const hostList = z.string().transform((value) =>
+  value
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean),
+);
+
+export const configSchema = z.object({
+  HOST: z.string().default("127.0.0.1"),
+  PORT: z.coerce.number().int().min(0).max(65_535).default(8787),
+  /** Base URL integrators and wallets reach this service at (used in scan-to-pay links). */
+  PUBLIC_BASE_URL: z.url().optional(),
+  /** PostgreSQL connection string; when absent the embedded PGlite database in PGLITE_DIR is used. */
+  DATABASE_URL: z.string().optional(),
+  /** PostgreSQL schema of this deployment's tables. */
+  DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case SQL identifier")
+    .default("relayer"),
+  PGLITE_DIR: z.string().default(".local/relayer-db"),
+  /** Ignition deployment whose contracts this relayer pays through (generated/deployments/<id>.json). */
+  DEPLOYMENT: z.string().default("chain-31337"),
+  /** The `chain` value clients send in quotes and orders for this deployment's chain. */
+  CHAIN_NAME: z
+    .string()
+    .regex(/^[a-z0-9-]{1,32}$/)
+    .default("local"),
+  RPC_URL: z.url().default("http://127.0.0.1:8545"),
+  INDEXER_URL: z.url().default("http://127.0.0.1:42069"),
+  DEVICE_CLOUD_URL: z.url().default("http://127.0.0.1:8789"),
+  DEVICE_CLOUD_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
+  /** Signs price-locked orders (vouchers); needs the router's quote-signer role; sends no transaction. */
+  QUOTE_SIGNER_PRIVATE_KEY: privateKey,
+  /** The relayer's hot wallet: pays gas for relayed permits and pays cash orders from its float (agent role). */
+  RELAYER_PRIVATE_KEY: privateKey,
+  /** HMAC key of the portal's JWTs. */
+  JWT_SECRET: z.string().min(32, "at least 32 characters"),
+  JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
+  QUOTE_TTL_SECONDS: z.coerce.number().int().min(10).max(3_600).default(300),
+  ORDER_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(900),
+  /** Blocks on top of a payment's block before payment.confirmed fires (0: at once). */
+  CONFIRMATIONS: z.coerce.number().int().min(0).max(1_000).default(0),
+  /** Seconds past an order's expiry before it is marked expired (allows for clock skew with the chain). */
+  EXPIRY_GRACE_SECONDS: z.coerce.number().int().min(0).max(3_600).default(5),
+  /** Session tiers clients may quote: name=seconds, comma-separated. */
+  TIERS: durationList.prefault("30m=1800,1h=3600,4h=14400,24h=86400"),
+  /** kg of CO2 avoided per kWh delivered (default: a small diesel generator displaced). */
+  CO2_KG_PER_KWH: z.coerce.number().min(0).max(10).default(0.8),
+  STATS_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  /** Callback hosts allowed even though they are private or loopback addresses. */
+  WEBHOOK_ALLOWED_PRIVATE_HOSTS: hostList.prefault(""),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Run the background workers (payment sync, transaction sender, webhook dispatcher). */
+  WORKERS: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
+});
+
+export type Config = z.infer<typeof configSchema> & { publicBaseUrl: string };
+
+/** Parses `env`; throws one error listing every invalid variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new Error(`invalid relayer configuration:\n${problems.join("\n")}`);
+  }
+  const config = result.data;
+  const publicBaseUrl = (config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/$/, "");
+  return { ...config, publicBaseUrl };
+}

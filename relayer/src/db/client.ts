@@ -1,0 +1,131 @@
+// The relayer's database: PostgreSQL through DATABASE_URL (production), or the embedded PGlite in a data
+// directory (the default, no server). Both are driven through drizzle; LISTEN/NOTIFY works on both.
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
+import type { ExtractTablesWithRelations } from "drizzle-orm";
+import pg from "pg";
+import type { Logger } from "../logger.ts";
+import * as schema from "./schema.ts";
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** A database handle or an open transaction: code that writes should accept either. */
+export type DbOrTx = Db | Tx;
+
+/** Raw SQL on one connection inside a transaction (migrations). */
+export type RawTx = { exec(sqlText: string): Promise<void>; query<T>(sqlText: string, params?: unknown[]): Promise<T[]> };
+
+export type Database = {
+  kind: "pglite" | "postgres";
+  db: Db;
+  /** Runs `fn` in one transaction on one raw connection. */
+  rawTransaction<T>(fn: (tx: RawTx) => Promise<T>): Promise<T>;
+  /** Calls `handler` for every NOTIFY on `channel` (from any process on the same database). */
+  listen(channel: string, handler: (payload: string) => void): Promise<void>;
+  close(): Promise<void>;
+};
+
+export type DatabaseOptions =
+  | { kind: "pglite"; directory: string }
+  | { kind: "postgres"; url: string; schema: string; poolSize?: number };
+
+export async function openDatabase(options: DatabaseOptions, logger: Logger): Promise<Database> {
+  return options.kind === "postgres" ? openPostgres(options, logger) : openPglite(options);
+}
+
+async function openPglite(options: { directory: string }): Promise<Database> {
+  if (!options.directory.startsWith("memory://")) mkdirSync(options.directory, { recursive: true });
+  const client = await PGlite.create(options.directory);
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    kind: "pglite",
+    db,
+    rawTransaction: (fn) =>
+      client.transaction((tx) =>
+        fn({
+          exec: async (text) => {
+            await tx.exec(text);
+          },
+          query: async <T>(text: string, params?: unknown[]) => (await tx.query<T>(text, params)).rows,
+        }),
+      ),
+    listen: async (channel, handler) => {
+      await client.listen(channel, handler);
+    },
+    close: () => client.close(),
+  };
+}
+
+async function openPostgres(options: { url: string; schema: string; poolSize?: number }, logger: Logger): Promise<Database> {
+  const searchPath = `-c search_path=${options.schema}`;
+  const bootstrap = new pg.Client({ connectionString: options.url });
+  await bootstrap.connect();
+  try {
+    await bootstrap.query(`create schema if not exists "${options.schema}"`);
+  } finally {
+    await bootstrap.end();
+  }
+  const pool = new pg.Pool({ connectionString: options.url, options: searchPath, max: options.poolSize ?? 10 });
+  pool.on("error", (error) => logger.warn("idle database connection failed", { error }));
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  let listenClient: pg.Client | undefined;
+  let closed = false;
+  const connectListener = async (): Promise<void> => {
+    const client = new pg.Client({ connectionString: options.url, options: searchPath });
+    client.on("notification", (msg) => {
+      for (const handler of listeners.get(msg.channel) ?? []) handler(msg.payload ?? "");
+    });
+    client.on("error", (error) => {
+      logger.warn("database listener connection lost; reconnecting", { error });
+      listenClient = undefined;
+      if (!closed) setTimeout(() => void connectListener().catch(() => undefined), 1_000);
+    });
+    await client.connect();
+    for (const channel of listeners.keys()) await client.query(`listen "${channel}"`);
+    listenClient = client;
+  };
+
+  return {
+    kind: "postgres",
+    db,
+    rawTransaction: async (fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query("begin");
+        const result = await fn({
+          exec: async (text) => {
+            await client.query(text);
+          },
+          query: async <T>(text: string, params?: unknown[]) =>
+            (await client.query(text, params as unknown[])).rows as T[],
+        });
+        await client.query("commit");
+        return result;
+      } catch (error) {
+        await client.query("rollback").catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    listen: async (channel, handler) => {
+      const set = listeners.get(channel) ?? new Set();
+      const isNew = !listeners.has(channel);
+      set.add(handler);
+      listeners.set(channel, set);
+      if (!listenClient) await connectListener();
+      else if (isNew) await listenClient.query(`listen "${channel}"`);
+    },
+    close: async () => {
+      closed = true;
+      await listenClient?.end().catch(() => undefined);
+      await pool.end();
+    },
+  };
+}

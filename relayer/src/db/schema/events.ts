@@ -1,0 +1,23 @@
+// The outbox of events integrators subscribe to (webhooks).
+import { sql } from "drizzle-orm";
+import { index, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { tenants } from "./accounts.ts";
+
+export const events = pgTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    type: text("type").notNull(),
+    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** When the dispatcher fanned the event out to the subscriptions (null: not yet). */
+    dispatchedAt: timestamp("dispatched_at", { withTimezone: true }),
+  },
+  (t) => [
+    index("events_undispatched_idx").on(t.createdAt).where(sql`dispatched_at is null`),
+    index("events_tenant_idx").on(t.tenantId, t.createdAt),
+  ],
+);

@@ -1,0 +1,187 @@
+// Devices, quotes, orders and what follows a payment: the order's event log (its SSE stream), the
+// relayer's outgoing transactions, background jobs, revenue participants and sync cursors.
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  text,
+  timestamp,
+  unique,
+} from "drizzle-orm/pg-core";
+import { tenants } from "./accounts.ts";
+
+export const devices = pgTable(
+  "devices",
+  {
+    /** Public device id (printed on the device's QR code). */
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    deviceClass: text("device_class").notNull(),
+    region: text("region").notNull(),
+    /** Price of each session tier in micro-USD, e.g. {"1h": 500000}. */
+    tiers: jsonb("tiers").$type<Record<string, number>>().notNull(),
+    /** keccak256 of the id: the device id the router's orders carry. */
+    chainDeviceId: text("chain_device_id").notNull().unique(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("devices_tenant_idx").on(t.tenantId, t.id)],
+);
+
+export const quotes = pgTable("quotes", {
+  id: text("id").primaryKey(),
+  deviceId: text("device_id")
+    .notNull()
+    .references(() => devices.id),
+  chain: text("chain").notNull(),
+  token: text("token").notNull(),
+  tier: text("tier").notNull(),
+  durationSeconds: integer("duration_seconds").notNull(),
+  amountUsdMicros: bigint("amount_usd_micros", { mode: "number" }).notNull(),
+  tokenAmount: numeric("token_amount", { precision: 78, scale: 0 }).notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+});
+
+export const orders = pgTable(
+  "orders",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    deviceId: text("device_id")
+      .notNull()
+      .references(() => devices.id),
+    quoteId: text("quote_id")
+      .notNull()
+      .unique()
+      .references(() => quotes.id),
+    chain: text("chain").notNull(),
+    chainId: integer("chain_id").notNull(),
+    token: text("token").notNull(),
+    tier: text("tier").notNull(),
+    durationSeconds: integer("duration_seconds").notNull(),
+    amountUsdMicros: bigint("amount_usd_micros", { mode: "number" }).notNull(),
+    tokenAddress: text("token_address").notNull(),
+    splitAddress: text("split_address").notNull(),
+    routerAddress: text("router_address").notNull(),
+    tokenAmount: numeric("token_amount", { precision: 78, scale: 0 }).notNull(),
+    /** The order's key on the router (PaymentOrder.orderId), from a sequence. */
+    onchainId: bigint("onchain_id", { mode: "bigint" }).notNull().unique(),
+    chainDeviceId: text("chain_device_id").notNull(),
+    voucherSignature: text("voucher_signature").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    status: text("status", { enum: ["pending", "success", "expired"] }).notNull().default("pending"),
+    rail: text("rail", { enum: ["permit", "approval", "cash"] }),
+    payer: text("payer"),
+    txHash: text("tx_hash"),
+    blockNumber: bigint("block_number", { mode: "number" }),
+    paidAt: timestamp("paid_at", { withTimezone: true }),
+    /** When the payment's block reached the configured confirmation depth. */
+    confirmedAt: timestamp("confirmed_at", { withTimezone: true }),
+    splitTxHash: text("split_tx_hash"),
+    poweredOnAt: timestamp("powered_on_at", { withTimezone: true }),
+    sessionEndsAt: timestamp("session_ends_at", { withTimezone: true }),
+    energyWh: bigint("energy_wh", { mode: "number" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("orders_tenant_idx").on(t.tenantId, t.createdAt),
+    index("orders_pending_expiry_idx").on(t.expiresAt).where(sql`status = 'pending'`),
+    index("orders_unconfirmed_idx").on(t.blockNumber).where(sql`status = 'success' and confirmed_at is null`),
+  ],
+);
+
+/** Every change of an order, in order: the source of its event stream (the id is the SSE event id). */
+export const orderEvents = pgTable(
+  "order_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    orderId: text("order_id")
+      .notNull()
+      .references(() => orders.id),
+    type: text("type").notNull(),
+    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("order_events_order_idx").on(t.orderId, t.id)],
+);
+
+/** Transactions the relayer's hot wallet sends (relayed permits, cash payments, telemetry anchors), at
+ * most one per `ref`. One process at a time sends them, so nonces never collide. The signed transaction is
+ * stored before it is broadcast, so a crash can only ever lead to the same transaction being sent again. */
+export const chainTransactions = pgTable(
+  "chain_transactions",
+  {
+    id: text("id").primaryKey(),
+    /** What the transaction does, e.g. pay_with_permit, pay_cash, anchor. */
+    kind: text("kind").notNull(),
+    /** What it is for (an order id, a batch id): one transaction per ref. */
+    ref: text("ref").notNull().unique(),
+    toAddress: text("to_address").notNull(),
+    calldata: text("calldata").notNull(),
+    status: text("status", { enum: ["queued", "sent", "mined", "reverted", "failed"] })
+      .notNull()
+      .default("queued"),
+    nonce: integer("nonce"),
+    txHash: text("tx_hash"),
+    rawTransaction: text("raw_transaction"),
+    blockNumber: bigint("block_number", { mode: "number" }),
+    attempts: integer("attempts").notNull().default(0),
+    lastError: text("last_error"),
+    sentAt: timestamp("sent_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("chain_transactions_status_idx").on(t.status, t.createdAt)],
+);
+
+/** Background jobs (device power-on, session energy) run by any relayer process, at most once at a time. */
+export const jobs = pgTable(
+  "jobs",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    kind: text("kind").notNull(),
+    /** At most one job of a kind per key (e.g. the order id). */
+    key: text("key").notNull(),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    runAt: timestamp("run_at", { withTimezone: true }).notNull().defaultNow(),
+    attempts: integer("attempts").notNull().default(0),
+    lastError: text("last_error"),
+    doneAt: timestamp("done_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [unique("jobs_kind_key_uq").on(t.kind, t.key), index("jobs_due_idx").on(t.runAt).where(sql`done_at is null`)],
+);
+
+/** Revenue participants a tenant follows: the recipients of split legs. */
+export const participants = pgTable(
+  "participants",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    /** Recipient address, lower-case. */
+    address: text("address").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [unique("participants_tenant_address_uq").on(t.tenantId, t.address)],
+);
+
+/** Named cursors of the background workers (e.g. the last indexed payment handled). */
+export const syncState = pgTable("sync_state", {
+  name: text("name").primaryKey(),
+  value: text("value").notNull(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});

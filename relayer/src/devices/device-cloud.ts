@@ -1,0 +1,76 @@
+// Client of the device cloud (the fleet vendor's HTTP service; the simulator in device-cloud/ locally).
+// Every call has a timeout; a timeout is reported as such so routes can answer 504.
+
+export type DeviceCloudSession = {
+  sessionId: string;
+  startedAt: string;
+  endsAt: string;
+  durationSeconds: number;
+  ended: boolean;
+  energyWh: number;
+};
+
+export type DeviceCloudStatus = {
+  deviceId: string;
+  online: boolean;
+  poweredOn: boolean;
+  powerW: number;
+  session: DeviceCloudSession | null;
+  lifetimeEnergyWh: number;
+};
+
+export class DeviceCloudTimeout extends Error {}
+export class DeviceCloudError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export function createDeviceCloud(baseUrl: string, timeoutMs: number) {
+  const base = baseUrl.replace(/\/$/, "");
+
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T | undefined> {
+    let response: Response;
+    try {
+      response = await fetch(`${base}${path}`, {
+        method,
+        headers: body === undefined ? undefined : { "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      const name = (error as Error).name;
+      if (name === "TimeoutError" || name === "AbortError") throw new DeviceCloudTimeout(`${method} ${path} timed out`);
+      throw new DeviceCloudError(0, `device cloud unreachable: ${(error as Error).message}`);
+    }
+    if (response.status === 404) return undefined;
+    if (!response.ok) throw new DeviceCloudError(response.status, `${method} ${path} answered ${response.status}`);
+    return (await response.json()) as T;
+  }
+
+  return {
+    timeoutMs,
+    /** Live state of one device; undefined if the device cloud does not know it. */
+    status: (deviceId: string) => call<DeviceCloudStatus>("GET", `/devices/${encodeURIComponent(deviceId)}`),
+    /** Live state of every device of the fleet. */
+    async list(): Promise<DeviceCloudStatus[]> {
+      const result = await call<{ devices: DeviceCloudStatus[] }>("GET", "/devices");
+      return result?.devices ?? [];
+    },
+    /** Powers a device on for a session; idempotent per session id. Undefined for an unknown device. */
+    powerOn: (deviceId: string, sessionId: string, durationSeconds: number) =>
+      call<DeviceCloudSession>("POST", `/devices/${encodeURIComponent(deviceId)}/power-on`, {
+        sessionId,
+        durationSeconds,
+      }),
+    session: (deviceId: string, sessionId: string) =>
+      call<DeviceCloudSession>(
+        "GET",
+        `/devices/${encodeURIComponent(deviceId)}/sessions/${encodeURIComponent(sessionId)}`,
+      ),
+  };
+}
+
+export type DeviceCloud = ReturnType<typeof createDeviceCloud>;

@@ -1,0 +1,79 @@
+// What follows a paid order on the device: the device cloud powers it on for the tier's length (retried
+// with backoff while the device is offline or the cloud fails), then, when the session ends, the energy it
+// delivered is metered.
+import { eq } from "drizzle-orm";
+import { orders } from "../db/schema.ts";
+import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
+import { type JobHandler, enqueueJob } from "../jobs/queue.ts";
+import type { Services } from "../services.ts";
+
+async function loadOrder(services: Services, orderId: string) {
+  const [order] = await services.db.select().from(orders).where(eq(orders.id, orderId));
+  if (!order) throw new Error(`order ${orderId} not found`);
+  return order;
+}
+
+export function deviceJobHandlers(services: Services): Record<string, JobHandler> {
+  const { db, deviceCloud } = services;
+  return {
+    "device.power_on": {
+      maxAttempts: 12,
+      async run(job) {
+        const order = await loadOrder(services, job.payload.orderId as string);
+        if (order.status !== "success" || order.poweredOnAt) return;
+        const session = await deviceCloud.powerOn(order.deviceId, order.id, order.durationSeconds);
+        if (!session) throw new Error(`device ${order.deviceId} is unknown to the device cloud`);
+        const poweredOnAt = new Date(session.startedAt);
+        const sessionEndsAt = new Date(session.endsAt);
+        await db.transaction(async (tx) => {
+          await tx.update(orders).set({ poweredOnAt, sessionEndsAt, updatedAt: new Date() }).where(eq(orders.id, order.id));
+          const data = {
+            orderId: order.id,
+            deviceId: order.deviceId,
+            sessionId: session.sessionId,
+            poweredOnAt: poweredOnAt.toISOString(),
+            sessionEndsAt: sessionEndsAt.toISOString(),
+            durationSeconds: order.durationSeconds,
+          };
+          await recordOrderEvent(tx, order.id, "device.powered_on", data);
+          await recordWebhookEvent(tx, order.tenantId, "device.powered_on", data);
+          await enqueueJob(tx, {
+            kind: "device.session_meter",
+            key: order.id,
+            payload: { orderId: order.id },
+            runAt: new Date(sessionEndsAt.getTime() + 1_000),
+          });
+        });
+        services.logger.info("device powered on", { orderId: order.id, deviceId: order.deviceId });
+      },
+      async giveUp(job, error) {
+        const order = await loadOrder(services, job.payload.orderId as string);
+        await db.transaction(async (tx) => {
+          const data = { orderId: order.id, deviceId: order.deviceId, reason: error.message, attempts: job.attempts };
+          await recordOrderEvent(tx, order.id, "device.power_on_failed", data);
+          await recordWebhookEvent(tx, order.tenantId, "device.power_on_failed", data);
+        });
+      },
+    },
+    "device.session_meter": {
+      maxAttempts: 20,
+      async run(job) {
+        const order = await loadOrder(services, job.payload.orderId as string);
+        if (order.energyWh !== null) return;
+        const session = await deviceCloud.session(order.deviceId, order.id);
+        if (!session) throw new Error(`session ${order.id} is unknown to the device cloud`);
+        if (!session.ended) return { retryInMs: Math.max(1_000, new Date(session.endsAt).getTime() - Date.now() + 500) };
+        await db.transaction(async (tx) => {
+          await tx.update(orders).set({ energyWh: session.energyWh, updatedAt: new Date() }).where(eq(orders.id, order.id));
+          await recordWebhookEvent(tx, order.tenantId, "device.session_ended", {
+            orderId: order.id,
+            deviceId: order.deviceId,
+            sessionId: session.sessionId,
+            energyWh: session.energyWh,
+            endedAt: session.endsAt,
+          });
+        });
+      },
+    },
+  };
+}

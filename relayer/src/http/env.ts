@@ -1,0 +1,15 @@
+// Types of the Hono context shared by every route.
+import type { Logger } from "../logger.ts";
+
+/** Who made the request: an API key (server-to-server) or a portal user (JWT). */
+export type Identity =
+  | { kind: "api_key"; tenantId: string; keyId: string; role: "developer" | "agent" }
+  | { kind: "user"; tenantId: string; userId: string; email: string; name: string };
+
+export type AppEnv = {
+  Variables: {
+    requestId: string;
+    logger: Logger;
+    identity: Identity;
+  };
+};

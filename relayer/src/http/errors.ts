@@ -1,0 +1,115 @@
+// The payment API's errors: one envelope for every error response of /v1,
+//   {"error": {"code", "message", "details"?}, "requestId"}
+// with the statuses of the interface (401, 404, 409, 422, 504, plus 400 for bodies that are not JSON,
+// 413 for bodies over the limit, 429 when rate-limited). No stack trace ever reaches a client.
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "@hono/zod-openapi";
+
+export type ErrorDetail = { path?: string; message: string };
+
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+  readonly code: string;
+  readonly details?: ErrorDetail[];
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    status: ContentfulStatusCode,
+    code: string,
+    message: string,
+    opts: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = opts.details;
+    this.headers = opts.headers;
+  }
+}
+
+export const errors = {
+  unauthorized: (message = "a valid credential is required") => new ApiError(401, "unauthorized", message),
+  notFound: (what: string) => new ApiError(404, "not_found", `${what} not found`),
+  conflict: (code: string, message: string) => new ApiError(409, code, message),
+  invalid: (message: string, details?: ErrorDetail[]) =>
+    new ApiError(422, "invalid_parameters", message, { details }),
+  deviceTimeout: (deviceId: string) =>
+    new ApiError(504, "device_timeout", `the device cloud did not answer in time for device ${deviceId}`),
+  rateLimited: (retryAfterSeconds: number) =>
+    new ApiError(429, "rate_limited", "too many requests; retry later", {
+      headers: { "retry-after": String(retryAfterSeconds) },
+    }),
+  badGateway: (message: string) => new ApiError(502, "upstream_error", message),
+  unavailable: (message: string) => new ApiError(503, "unavailable", message),
+};
+
+/** The error envelope's schema, for the OpenAPI document. */
+export const ErrorEnvelope = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: "invalid_parameters" }),
+      message: z.string(),
+      details: z.array(z.object({ path: z.string().optional(), message: z.string() })).optional(),
+    }),
+    requestId: z.string().openapi({ example: "req_01JD2Y6Y8X3K5V4Q9T7R2M1N0P" }),
+  })
+  .openapi("Error");
+
+export function errorBody(c: Context, code: string, message: string, details?: ErrorDetail[]) {
+  return { error: { code, message, ...(details ? { details } : {}) }, requestId: c.get("requestId") ?? "" };
+}
+
+/** Formats zod issues as error details. */
+export function zodDetails(error: z.ZodError): ErrorDetail[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || undefined,
+    message: issue.message,
+  }));
+}
+
+/** Turns anything thrown by a /v1 handler into the envelope. */
+export function toErrorResponse(c: Context, error: unknown): Response {
+  if (error instanceof ApiError) {
+    return c.json(errorBody(c, error.code, error.message, error.details), error.status, error.headers);
+  }
+  if (error instanceof HTTPException) {
+    const status = error.status;
+    if (status === 400 || status === 415) {
+      const message =
+        status === 415
+          ? "the body must be JSON, sent with content-type: application/json"
+          : "the body is not valid JSON";
+      return c.json(errorBody(c, "invalid_body", message), 400);
+    }
+    if (status === 413) return c.json(errorBody(c, "body_too_large", "the body exceeds the size limit"), 413);
+    if (status === 401) return c.json(errorBody(c, "unauthorized", "a valid credential is required"), 401);
+    return c.json(errorBody(c, "http_error", error.message), status as ContentfulStatusCode);
+  }
+  c.get("logger")?.error("unhandled error", { error });
+  return c.json(errorBody(c, "internal_error", "an internal error occurred; retry later"), 500);
+}
+
+/** The standard error responses of a route, for the OpenAPI document. */
+export function errorResponses(...statuses: Array<400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503 | 504>) {
+  const descriptions: Record<number, string> = {
+    400: "The body is not JSON.",
+    401: "Missing, invalid, expired or revoked credential.",
+    403: "The credential lacks the role this route needs.",
+    404: "No such resource (or it belongs to another tenant).",
+    409: "Conflict with the resource's state.",
+    413: "The body exceeds the size limit.",
+    422: "Invalid parameters.",
+    429: "Rate-limited; see the retry-after header.",
+    502: "An upstream service answered with an error.",
+    503: "Temporarily unavailable.",
+    504: "The device cloud did not answer in time.",
+  };
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      { description: descriptions[status], content: { "application/json": { schema: ErrorEnvelope } } },
+    ]),
+  );
+}

@@ -1,0 +1,71 @@
+// Request-scoped middleware: request id and access log, body size limit, rate limiting.
+import type { MiddlewareHandler } from "hono";
+import { getConnInfo } from "@hono/node-server/conninfo";
+import { newId } from "../ids.ts";
+import type { Logger } from "../logger.ts";
+import { errors } from "./errors.ts";
+import type { AppEnv } from "./env.ts";
+
+const requestIdPattern = /^[A-Za-z0-9_.:-]{1,100}$/;
+
+/** Assigns the request id (a sane incoming x-request-id is kept), echoes it, logs one line a request. */
+export function requestContext(logger: Logger): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const incoming = c.req.header("x-request-id");
+    const requestId = incoming && requestIdPattern.test(incoming) ? incoming : newId("req");
+    const log = logger.child({ requestId });
+    c.set("requestId", requestId);
+    c.set("logger", log);
+    const started = performance.now();
+    await next();
+    c.header("x-request-id", requestId);
+    const identity = c.get("identity");
+    log.info("request", {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      tenantId: identity?.tenantId,
+    });
+  };
+}
+
+/** The client's address as seen on the socket. */
+export function clientAddress(c: Parameters<MiddlewareHandler>[0]): string {
+  try {
+    return getConnInfo(c).remote.address ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+/** A token bucket per client address: `capacity` requests at once, refilled at `perSecond`. Answers 429
+ * with retry-after when empty. In memory, per process. */
+export function rateLimit(opts: {
+  capacity: number;
+  perSecond: number;
+  key?: (c: Parameters<MiddlewareHandler>[0]) => string;
+  onLimited?: (c: Parameters<MiddlewareHandler>[0], retryAfterSeconds: number) => Response | Promise<Response>;
+}): MiddlewareHandler<AppEnv> {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  const keyOf = opts.key ?? clientAddress;
+  return async (c, next) => {
+    const key = keyOf(c);
+    const now = Date.now();
+    const bucket = buckets.get(key) ?? { tokens: opts.capacity, at: now };
+    bucket.tokens = Math.min(opts.capacity, bucket.tokens + ((now - bucket.at) / 1000) * opts.perSecond);
+    bucket.at = now;
+    if (bucket.tokens < 1) {
+      buckets.set(key, bucket);
+      const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / opts.perSecond));
+      if (opts.onLimited) return opts.onLimited(c, retryAfter);
+      throw errors.rateLimited(retryAfter);
+    }
+    bucket.tokens -= 1;
+    buckets.set(key, bucket);
+    if (buckets.size > 50_000) {
+      for (const [k, b] of buckets) if (now - b.at > 60_000) buckets.delete(k);
+    }
+    await next();
+  };
+}

@@ -1,0 +1,144 @@
+// A small durable job queue on the relayer's database: jobs are rows; any relayer process claims due
+// ones with FOR UPDATE SKIP LOCKED and a lease, so a job runs in one process at a time, and a crashed
+// process's job runs again once its lease ends.
+import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
+import type { Database, DbOrTx } from "../db/client.ts";
+import { jobs } from "../db/schema.ts";
+import type { Logger } from "../logger.ts";
+
+export const JOBS_CHANNEL = "jobs";
+const LEASE_MS = 60_000;
+
+export type Job = typeof jobs.$inferSelect;
+export type JobResult = { retryInMs?: number } | void;
+export type JobHandler = {
+  run(job: Job): Promise<JobResult>;
+  /** Called once when the job failed `maxAttempts` times. */
+  giveUp?(job: Job, error: Error): Promise<void>;
+  maxAttempts?: number;
+};
+
+/** Queues a job (once per kind and key) to run at `runAt` (now by default). */
+export async function enqueueJob(
+  db: DbOrTx,
+  job: { kind: string; key: string; payload: Record<string, unknown>; runAt?: Date },
+) {
+  await db
+    .insert(jobs)
+    .values({ kind: job.kind, key: job.key, payload: job.payload, runAt: job.runAt ?? new Date() })
+    .onConflictDoNothing();
+  await db.execute(sql`select pg_notify(${JOBS_CHANNEL}, ${job.kind})`);
+}
+
+/** Backoff after the n-th failed attempt: 1 s, 2 s, 4 s ... capped at 5 minutes, with ±20% jitter. */
+export function backoffMs(attempt: number): number {
+  const base = Math.min(300_000, 1_000 * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+export function createJobRunner(deps: { database: Database; logger: Logger; handlers: Record<string, JobHandler> }) {
+  const { database, handlers } = deps;
+  const db = database.db;
+  const logger = deps.logger.child({ worker: "jobs" });
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = true;
+  let again = false;
+
+  async function claim(): Promise<Job[]> {
+    return db.transaction(async (tx) => {
+      const due = await tx
+        .select()
+        .from(jobs)
+        .where(and(isNull(jobs.doneAt), lte(jobs.runAt, new Date())))
+        .orderBy(asc(jobs.runAt))
+        .limit(20)
+        .for("update", { skipLocked: true });
+      const claimed: Job[] = [];
+      for (const job of due) {
+        const [row] = await tx
+          .update(jobs)
+          .set({ runAt: new Date(Date.now() + LEASE_MS), attempts: job.attempts + 1 })
+          .where(eq(jobs.id, job.id))
+          .returning();
+        claimed.push(row);
+      }
+      return claimed;
+    });
+  }
+
+  async function execute(job: Job) {
+    const handler = handlers[job.kind];
+    if (!handler) {
+      await db.update(jobs).set({ doneAt: new Date(), lastError: `no handler for ${job.kind}` }).where(eq(jobs.id, job.id));
+      return;
+    }
+    try {
+      const result = await handler.run(job);
+      if (result && result.retryInMs !== undefined) {
+        // Not done yet (e.g. a session still running): run again later without counting a failure.
+        await db
+          .update(jobs)
+          .set({ runAt: new Date(Date.now() + result.retryInMs), attempts: job.attempts - 1 })
+          .where(eq(jobs.id, job.id));
+        return;
+      }
+      await db.update(jobs).set({ doneAt: new Date(), lastError: null }).where(eq(jobs.id, job.id));
+    } catch (error) {
+      const max = handler.maxAttempts ?? 10;
+      const message = (error as Error).message;
+      if (job.attempts >= max) {
+        await db.update(jobs).set({ doneAt: new Date(), lastError: message }).where(eq(jobs.id, job.id));
+        logger.warn("job gave up", { kind: job.kind, key: job.key, attempts: job.attempts, error: message });
+        await handler.giveUp?.(job, error as Error);
+        return;
+      }
+      await db
+        .update(jobs)
+        .set({ runAt: new Date(Date.now() + backoffMs(job.attempts)), lastError: message })
+        .where(eq(jobs.id, job.id));
+      logger.info("job failed; will retry", { kind: job.kind, key: job.key, attempts: job.attempts, error: message });
+    }
+  }
+
+  async function tick() {
+    for (;;) {
+      const claimed = await claim();
+      if (claimed.length === 0) return;
+      await Promise.all(claimed.map(execute));
+    }
+  }
+
+  function run() {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = tick()
+      .catch((error) => logger.warn("job runner tick failed", { error: (error as Error).message }))
+      .finally(() => {
+        running = undefined;
+        clearTimeout(timer);
+        const now = again;
+        again = false;
+        if (!stopped) timer = setTimeout(run, now ? 0 : 500);
+      });
+  }
+
+  return {
+    name: "jobs",
+    async start() {
+      stopped = false;
+      await database.listen(JOBS_CHANNEL, () => run());
+      run();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+    /** Runs due jobs now (tests). */
+    tick,
+  };
+}

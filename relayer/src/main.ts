@@ -1,0 +1,105 @@
+// The relayer process: configuration, database and migrations, chain connection, HTTP server, background
+// workers; a clean stop on SIGINT/SIGTERM.
+import { serve } from "@hono/node-server";
+import { createIndexerClient } from "../../indexer/client.ts";
+import { createApp } from "./app.ts";
+import { createJwtSigner } from "./auth/jwt.ts";
+import { connectPaymentsChain } from "./chain/payments-chain.ts";
+import { createTxSender } from "./chain/tx-sender.ts";
+import { type Config, loadConfig } from "./config.ts";
+import { type DatabaseOptions, openDatabase } from "./db/client.ts";
+import { migrate } from "./db/migrate.ts";
+import { createDeviceCloud } from "./devices/device-cloud.ts";
+import { deviceJobHandlers } from "./devices/power-on.ts";
+import { createJobRunner } from "./jobs/queue.ts";
+import { createLogger } from "./logger.ts";
+import { createOrderEventHub } from "./payments/order-event-hub.ts";
+import { createExpiry } from "./payments/expiry.ts";
+import { createPaymentSync } from "./payments/payment-sync.ts";
+import type { Services } from "./services.ts";
+
+export function databaseOptions(config: Config): DatabaseOptions {
+  return config.DATABASE_URL
+    ? { kind: "postgres", url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA }
+    : { kind: "pglite", directory: config.PGLITE_DIR };
+}
+
+export type Worker = { name: string; start(): Promise<void>; stop(): Promise<void> };
+
+/** Builds every service from the configuration (the database is migrated). */
+export async function createServices(config: Config): Promise<Services> {
+  const logger = createLogger(config.LOG_LEVEL, { service: "relayer" });
+  const database = await openDatabase(databaseOptions(config), logger);
+  const applied = await migrate(database);
+  if (applied.length > 0) logger.info("migrations applied", { applied });
+  const chain = await connectPaymentsChain(config, logger);
+  const txSender = createTxSender({ database, chain, logger });
+  return {
+    config,
+    logger,
+    database,
+    db: database.db,
+    chain,
+    txSender,
+    jwt: createJwtSigner(config.JWT_SECRET, config.JWT_TTL_SECONDS),
+    deviceCloud: createDeviceCloud(config.DEVICE_CLOUD_URL, config.DEVICE_CLOUD_TIMEOUT_MS),
+    indexer: createIndexerClient(config.INDEXER_URL),
+    orderEvents: createOrderEventHub(database),
+  };
+}
+
+/** The background workers of one relayer process. */
+export function createWorkers(services: Services): Worker[] {
+  return [
+    { name: "tx-sender", start: () => services.txSender.start(), stop: () => services.txSender.stop() },
+    createPaymentSync(services),
+    createExpiry(services),
+    createJobRunner({ database: services.database, logger: services.logger, handlers: deviceJobHandlers(services) }),
+  ];
+}
+
+async function main() {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+  const services = await createServices(config);
+  const { logger } = services;
+  await services.orderEvents.start();
+  const workers = config.WORKERS ? createWorkers(services) : [];
+  for (const worker of workers) await worker.start();
+  void services.chain
+    .stablecoins()
+    .then(() => services.chain.checkRoles())
+    .catch((error) => logger.warn("the chain is not reachable yet", { error: (error as Error).message }));
+
+  const app = createApp(services);
+  const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) => {
+    logger.info("relayer listening", { host: info.address, port: info.port, database: services.database.kind });
+  });
+  server.on("error", (error) => {
+    logger.error("the HTTP server failed", { error });
+    process.exit(1);
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("stopping", { signal });
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    server.close();
+    if ("closeAllConnections" in server) (server as { closeAllConnections(): void }).closeAllConnections();
+    for (const worker of [...workers].reverse()) await worker.stop().catch(() => undefined);
+    await services.database.close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+if (import.meta.main) await main();

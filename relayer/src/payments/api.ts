@@ -1,0 +1,75 @@
+// The payment service's interface under /v1: every route of the interface, its OpenAPI 3.1 document at
+// /v1/openapi.json and the reference page at /v1/docs.
+import { createRoute, z } from "@hono/zod-openapi";
+import { createApi } from "../http/api.ts";
+import { docsPage } from "../http/docs-page.ts";
+import { toErrorResponse } from "../http/errors.ts";
+import type { Services } from "../services.ts";
+import { apiKeyRoutes } from "./routes/api-keys.ts";
+import { authRoutes } from "./routes/auth.ts";
+import { deviceRoutes } from "./routes/devices.ts";
+import { orderEventRoutes } from "./routes/order-events.ts";
+import { orderRoutes } from "./routes/orders.ts";
+import { quoteRoutes } from "./routes/quote.ts";
+import { revenueRoutes } from "./routes/revenue.ts";
+import { statsRoutes } from "./routes/stats.ts";
+
+export const PAYMENT_API_VERSION = "1.0.0";
+
+export function paymentsApi(services: Services) {
+  const api = createApi();
+  api.onError((error, c) => toErrorResponse(c, error));
+
+  api.openAPIRegistry.registerComponent("securitySchemes", "apiKey", {
+    type: "http",
+    scheme: "bearer",
+    description:
+      "An API key (`payg_` + 38 characters) from the portal's API Keys page: Authorization: Bearer payg_...",
+  });
+  api.openAPIRegistry.registerComponent("securitySchemes", "bearerJwt", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "The portal's session token from POST /v1/auth/login",
+  });
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/health",
+      tags: ["Operations"],
+      summary: "Liveness of the service",
+      responses: {
+        200: {
+          description: "Alive",
+          content: { "application/json": { schema: z.object({ status: z.literal("ok"), version: z.string() }) } },
+        },
+      },
+    }),
+    (c) => c.json({ status: "ok" as const, version: PAYMENT_API_VERSION }, 200),
+  );
+
+  api.route("/", authRoutes(services));
+  api.route("/", apiKeyRoutes(services));
+  api.route("/", deviceRoutes(services));
+  api.route("/", quoteRoutes(services));
+  api.route("/", orderRoutes(services));
+  api.route("/", orderEventRoutes(services));
+  api.route("/", revenueRoutes(services));
+  api.route("/", statsRoutes(services));
+
+  api.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Device payment and revenue service",
+      version: PAYMENT_API_VERSION,
+      description:
+        "Pay-as-you-go energy: quote, order and pay a device session on any rail, follow the order, read revenue " +
+        "splits, earnings and network statistics. Errors share one envelope: " +
+        '`{"error": {"code", "message", "details"?}, "requestId"}`.',
+    },
+    servers: [{ url: `${services.config.publicBaseUrl}/v1` }],
+  });
+  api.route("/docs", docsPage("Payment API reference", "/v1/openapi.json"));
+  return api;
+}

@@ -1,0 +1,257 @@
+// Quotes and orders: the server prices a session from the device's tiers and locks the amount; an order
+// carries the quote signer's EIP-712 voucher, which is the same lock on-chain.
+import { eq, sql } from "drizzle-orm";
+import type { Address, Hex } from "viem";
+import { permitTypes } from "../../../sdk/payment-order.ts";
+import { chainTransactions, devices, orders, quotes } from "../db/schema.ts";
+import { recordOrderEvent } from "../events/record.ts";
+import { errors } from "../http/errors.ts";
+import { newId } from "../ids.ts";
+import type { Services } from "../services.ts";
+import { sameAmount, tokenAmountForMicros, usd } from "./pricing.ts";
+
+export type OrderRow = typeof orders.$inferSelect;
+export type QuoteRequest = { deviceId: string; chain: string; token: string; tier: string };
+export type OrderRequest = { deviceId: string; chain: string; token: string; amountUsd: number; quoteId: string };
+
+async function stablecoin(services: Services, symbol: string) {
+  const tokens = await services.chain.stablecoins().catch(() => {
+    throw errors.unavailable("the chain is not reachable; retry shortly");
+  });
+  const token = tokens.get(symbol);
+  if (!token) {
+    throw errors.invalid(`token must be one of: ${[...tokens.keys()].join(", ")}`, [
+      { path: "token", message: `unknown token ${symbol}` },
+    ]);
+  }
+  return token;
+}
+
+function checkChain(services: Services, chain: string) {
+  if (chain !== services.config.CHAIN_NAME) {
+    throw errors.invalid(`chain must be one of: ${services.config.CHAIN_NAME}`, [
+      { path: "chain", message: `unknown chain ${chain}` },
+    ]);
+  }
+}
+
+export async function createQuote(services: Services, req: QuoteRequest) {
+  const { config, db } = services;
+  checkChain(services, req.chain);
+  const durationSeconds = config.TIERS[req.tier];
+  if (durationSeconds === undefined) {
+    throw errors.invalid(`tier must be one of: ${Object.keys(config.TIERS).join(", ")}`, [
+      { path: "tier", message: `unknown tier ${req.tier}` },
+    ]);
+  }
+  const token = await stablecoin(services, req.token);
+  const [device] = await db.select().from(devices).where(eq(devices.id, req.deviceId));
+  if (!device) throw errors.notFound(`device ${req.deviceId}`);
+  const micros = device.tiers[req.tier];
+  if (micros === undefined) {
+    throw errors.invalid(`device ${device.id} offers the tiers: ${Object.keys(device.tiers).join(", ")}`, [
+      { path: "tier", message: `tier ${req.tier} is not offered by this device` },
+    ]);
+  }
+  const now = Date.now();
+  const [quote] = await db
+    .insert(quotes)
+    .values({
+      id: newId("qt"),
+      deviceId: device.id,
+      chain: req.chain,
+      token: token.symbol,
+      tier: req.tier,
+      durationSeconds,
+      amountUsdMicros: micros,
+      tokenAmount: tokenAmountForMicros(micros, token.decimals).toString(),
+      createdAt: new Date(now),
+      expiresAt: new Date(now + config.QUOTE_TTL_SECONDS * 1000),
+    })
+    .returning();
+  return {
+    quoteId: quote.id,
+    deviceId: quote.deviceId,
+    chain: quote.chain,
+    token: quote.token,
+    tier: quote.tier,
+    durationSeconds: quote.durationSeconds,
+    amountUsd: usd(quote.amountUsdMicros),
+    tokenAmount: quote.tokenAmount,
+    tokenDecimals: token.decimals,
+    expiresAt: quote.expiresAt.toISOString(),
+  };
+}
+
+/** Creates the order for a quote. A quote makes one order: the same request again returns that order
+ * (`created: false`), a different one is a conflict. */
+export async function createOrder(services: Services, req: OrderRequest): Promise<{ order: OrderRow; created: boolean }> {
+  const { config, db, chain } = services;
+  const [quote] = await db.select().from(quotes).where(eq(quotes.id, req.quoteId));
+  if (!quote) throw errors.notFound(`quote ${req.quoteId}`);
+
+  const mismatches = [
+    ["deviceId", req.deviceId !== quote.deviceId],
+    ["chain", req.chain !== quote.chain],
+    ["token", req.token !== quote.token],
+    ["amountUsd", !sameAmount(req.amountUsd, quote.amountUsdMicros)],
+  ].filter(([, differs]) => differs);
+  if (mismatches.length > 0) {
+    throw errors.invalid(
+      "the order must match its quote: the amount is locked by the server",
+      mismatches.map(([field]) => ({ path: field as string, message: `differs from quote ${quote.id}` })),
+    );
+  }
+
+  const [existing] = await db.select().from(orders).where(eq(orders.quoteId, quote.id));
+  if (existing) return { order: existing, created: false };
+  if (quote.expiresAt.getTime() <= Date.now()) {
+    throw errors.conflict("quote_expired", `quote ${quote.id} expired at ${quote.expiresAt.toISOString()}`);
+  }
+
+  const [device] = await db.select().from(devices).where(eq(devices.id, quote.deviceId));
+  const token = await stablecoin(services, quote.token);
+  const expiresAt = new Date(Date.now() + config.ORDER_TTL_SECONDS * 1000);
+  const id = newId("ord");
+
+  const order = await db.transaction(async (tx) => {
+    const seq = await tx.execute(sql`select nextval('order_onchain_id_seq') as id`);
+    const onchainId = BigInt((seq as unknown as { rows: Array<{ id: string | number }> }).rows[0].id);
+    const voucher = {
+      orderId: onchainId,
+      deviceId: device.chainDeviceId as Hex,
+      token: token.address,
+      split: token.split,
+      amount: BigInt(quote.tokenAmount),
+      expiry: BigInt(Math.floor(expiresAt.getTime() / 1000)),
+    };
+    const voucherSignature = await chain.signVoucher(voucher);
+    const [row] = await tx
+      .insert(orders)
+      .values({
+        id,
+        tenantId: device.tenantId,
+        deviceId: device.id,
+        quoteId: quote.id,
+        chain: quote.chain,
+        chainId: chain.chainId,
+        token: quote.token,
+        tier: quote.tier,
+        durationSeconds: quote.durationSeconds,
+        amountUsdMicros: quote.amountUsdMicros,
+        tokenAddress: token.address,
+        splitAddress: token.split,
+        routerAddress: chain.router,
+        tokenAmount: quote.tokenAmount,
+        onchainId,
+        chainDeviceId: device.chainDeviceId,
+        voucherSignature,
+        expiresAt,
+      })
+      .onConflictDoNothing({ target: orders.quoteId })
+      .returning();
+    if (!row) return undefined;
+    await recordOrderEvent(tx, id, "order.created", { status: "pending", expiresAt: expiresAt.toISOString() });
+    return row;
+  });
+  if (!order) {
+    // Another request created the order for this quote first.
+    const [winner] = await db.select().from(orders).where(eq(orders.quoteId, quote.id));
+    return { order: winner, created: false };
+  }
+  return { order, created: true };
+}
+
+/** The voucher message of an order, as the router takes it. */
+export function voucherOf(order: OrderRow) {
+  return {
+    orderId: order.onchainId,
+    deviceId: order.chainDeviceId as Hex,
+    token: order.tokenAddress as Address,
+    split: order.splitAddress as Address,
+    amount: BigInt(order.tokenAmount),
+    expiry: BigInt(Math.floor(order.expiresAt.getTime() / 1000)),
+  };
+}
+
+/** Everything a wallet needs to pay the order. */
+export async function paymentDetails(services: Services, order: OrderRow) {
+  const token = await stablecoin(services, order.token);
+  const voucher = voucherOf(order);
+  const deadline = await services.chain.permitDeadline(voucher);
+  const base = services.config.publicBaseUrl;
+  return {
+    chain: order.chain,
+    chainId: order.chainId,
+    router: order.routerAddress,
+    token: { symbol: token.symbol, address: token.address, decimals: token.decimals },
+    split: order.splitAddress,
+    amount: order.tokenAmount,
+    order: {
+      orderId: voucher.orderId.toString(),
+      deviceId: voucher.deviceId,
+      token: voucher.token,
+      split: voucher.split,
+      amount: voucher.amount.toString(),
+      expiry: voucher.expiry.toString(),
+    },
+    voucherSignature: order.voucherSignature,
+    permit: {
+      domain: token.domain,
+      types: { Permit: [...permitTypes.Permit] },
+      primaryType: "Permit" as const,
+      message: { spender: order.routerAddress, value: order.tokenAmount, deadline: deadline.toString() },
+    },
+    relay: {
+      method: "POST" as const,
+      url: `${base}/v1/orders/${order.id}/permit`,
+      body: '{"owner": "<wallet address>", "signature": "<65-byte permit signature>"}',
+    },
+    scanToPay: { uri: `${base}/pay/${order.id}`, qrCodeUrl: `${base}/pay/${order.id}/qr.svg` },
+  };
+}
+
+/** The order as GET /v1/orders/{id} shows it. */
+export async function orderView(services: Services, order: OrderRow) {
+  const [relay] = await services.db
+    .select({ status: chainTransactions.status, txHash: chainTransactions.txHash, lastError: chainTransactions.lastError })
+    .from(chainTransactions)
+    .where(eq(chainTransactions.ref, order.id));
+  return {
+    id: order.id,
+    status: order.status,
+    deviceId: order.deviceId,
+    quoteId: order.quoteId,
+    chain: order.chain,
+    token: order.token,
+    tier: order.tier,
+    durationSeconds: order.durationSeconds,
+    amountUsd: usd(order.amountUsdMicros),
+    tokenAmount: order.tokenAmount,
+    createdAt: order.createdAt.toISOString(),
+    expiresAt: order.expiresAt.toISOString(),
+    ...(order.status === "pending" ? { paymentDetails: await paymentDetails(services, order) } : {}),
+    payment:
+      order.status === "success" && order.rail && order.payer && order.txHash && order.paidAt
+        ? {
+            rail: order.rail,
+            payer: order.payer,
+            transactionHash: order.txHash,
+            blockNumber: order.blockNumber ?? 0,
+            paidAt: order.paidAt.toISOString(),
+          }
+        : null,
+    split: order.splitTxHash ? { transactionHash: order.splitTxHash } : null,
+    device: {
+      poweredOnAt: order.poweredOnAt?.toISOString() ?? null,
+      sessionEndsAt: order.sessionEndsAt?.toISOString() ?? null,
+    },
+    relay: relay ? { status: relay.status, transactionHash: relay.txHash, error: relay.lastError } : null,
+  };
+}
+
+export async function findOrder(services: Services, id: string): Promise<OrderRow> {
+  const [order] = await services.db.select().from(orders).where(eq(orders.id, id));
+  if (!order) throw errors.notFound(`order ${id}`);
+  return order;
+}

@@ -1,0 +1,120 @@
+// The relayer's payment rails: a wallet signs only the permit and the relayer submits payWithPermit from
+// its own account, paying the gas; or an agent confirms cash and the relayer pays through the cash rail
+// from its float. Each order gets at most one relayer transaction, whatever the number of requests.
+import { type Address, type Hex, encodeFunctionData, getAddress, parseSignature, recoverTypedDataAddress } from "viem";
+import { paymentRouterAbi } from "../../../generated/abis.ts";
+import { permitTypedData } from "../../../sdk/payment-order.ts";
+import { and, eq, inArray } from "drizzle-orm";
+import { enqueueTransaction } from "../chain/tx-sender.ts";
+import { chainTransactions } from "../db/schema.ts";
+import { revertReason } from "../chain/revert-reason.ts";
+import { recordOrderEvent } from "../events/record.ts";
+import { errors } from "../http/errors.ts";
+import type { Services } from "../services.ts";
+import { type OrderRow, voucherOf } from "./orders.ts";
+
+function assertPayable(order: OrderRow) {
+  if (order.status === "success") throw errors.conflict("order_already_paid", `order ${order.id} is paid already`);
+  if (order.status === "expired" || order.expiresAt.getTime() <= Date.now()) {
+    throw errors.conflict("order_expired", `order ${order.id} expired at ${order.expiresAt.toISOString()}`);
+  }
+}
+
+/** Simulates the call from the relayer's account; a revert becomes a 422 that names the contract error. */
+async function simulate(services: Services, data: Hex) {
+  try {
+    await services.chain.publicClient.call({ account: services.chain.relayerAccount.address, to: services.chain.router, data });
+  } catch (error) {
+    const reason = revertReason(error);
+    if (!reason) throw errors.unavailable("the chain is not reachable; retry shortly");
+    if (reason.name === "OrderAlreadyPaid") throw errors.conflict("order_already_paid", "the order is paid already");
+    if (reason.name === "OrderExpired") throw errors.conflict("order_expired", "the order expired");
+    throw errors.invalid(`the payment would fail on-chain: ${reason.text}`, [{ message: reason.text }]);
+  }
+}
+
+/** The relayer transaction already under way for the order, if any (a failed one does not count: the
+ * order may be retried). */
+async function activeRelay(services: Services, order: OrderRow) {
+  const [row] = await services.db.select().from(chainTransactions).where(eq(chainTransactions.ref, order.id));
+  if (!row || row.status === "failed" || row.status === "reverted") return undefined;
+  return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
+}
+
+async function enqueue(services: Services, order: OrderRow, kind: "pay_with_permit" | "pay_cash", data: Hex, actor: Record<string, unknown>) {
+  return services.db.transaction(async (tx) => {
+    await tx
+      .delete(chainTransactions)
+      .where(and(eq(chainTransactions.ref, order.id), inArray(chainTransactions.status, ["failed", "reverted"])));
+    const { row, created } = await enqueueTransaction(tx, { kind, ref: order.id, to: services.chain.router, data });
+    if (created) await recordOrderEvent(tx, order.id, "payment.submitted", { rail: kind === "pay_cash" ? "cash" : "permit", ...actor });
+    return row;
+  });
+}
+
+/** POST /v1/orders/{id}/permit: checks the permit off-chain, simulates the payment, queues it. */
+export async function relayPermit(services: Services, order: OrderRow, body: { owner: string; signature: string }) {
+  const active = await activeRelay(services, order);
+  if (active) return active;
+  assertPayable(order);
+  const owner = getAddress(body.owner);
+  const voucher = voucherOf(order);
+  const chain = services.chain;
+  const [nonce, deadline, balance] = await Promise.all([
+    chain.permitNonce(voucher.token, owner),
+    chain.permitDeadline(voucher),
+    chain.balanceOf(voucher.token, owner),
+  ]).catch(() => {
+    throw errors.unavailable("the chain is not reachable; retry shortly");
+  });
+  const token = [...(await chain.stablecoins()).values()].find((t) => t.address === voucher.token);
+  if (!token) throw errors.unavailable(`token ${voucher.token} is no longer accepted`);
+  const signature = body.signature as Hex;
+  const signer = await recoverTypedDataAddress({
+    ...permitTypedData({
+      tokenDomain: token.domain,
+      owner,
+      spender: chain.router,
+      value: voucher.amount,
+      nonce,
+      deadline,
+    }),
+    signature,
+  }).catch(() => undefined);
+  if (signer !== owner) {
+    throw errors.invalid("the permit signature is not the owner's signature of this order's permit", [
+      { path: "signature", message: "does not recover to owner for the permit in paymentDetails.permit with the owner's current nonce" },
+    ]);
+  }
+  if (balance < voucher.amount) {
+    throw errors.invalid("the owner's balance does not cover the order", [
+      { path: "owner", message: `balance ${balance} < amount ${voucher.amount}` },
+    ]);
+  }
+  const { r, s, v, yParity } = parseSignature(signature);
+  const data = encodeFunctionData({
+    abi: paymentRouterAbi,
+    functionName: "payWithPermit",
+    args: [voucher, order.voucherSignature as Hex, owner as Address, Number(v ?? BigInt(yParity + 27)), r, s],
+  });
+  await simulate(services, data);
+  const row = await enqueue(services, order, "pay_with_permit", data, { payer: owner });
+  services.txSender.wake();
+  return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
+}
+
+/** POST /v1/orders/{id}/cash: an agent took cash for the order; the relayer pays it from its float. */
+export async function relayCash(services: Services, order: OrderRow, agentKeyId: string) {
+  const active = await activeRelay(services, order);
+  if (active) return active;
+  assertPayable(order);
+  const data = encodeFunctionData({
+    abi: paymentRouterAbi,
+    functionName: "payCash",
+    args: [voucherOf(order), order.voucherSignature as Hex],
+  });
+  await simulate(services, data);
+  const row = await enqueue(services, order, "pay_cash", data, { agentKeyId });
+  services.txSender.wake();
+  return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
+}

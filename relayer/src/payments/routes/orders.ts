@@ -1,0 +1,106 @@
+// POST /v1/orders, GET /v1/orders/{id}, and the relayer's rails: POST /v1/orders/{id}/permit (a wallet's
+// permit, relayed with the relayer's gas) and POST /v1/orders/{id}/cash (an agent confirms cash).
+import { createRoute } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { requireApiKey } from "../../auth/middleware.ts";
+import { orders } from "../../db/schema.ts";
+import { createApi } from "../../http/api.ts";
+import { errorResponses, errors } from "../../http/errors.ts";
+import { rateLimit } from "../../http/middleware.ts";
+import type { Services } from "../../services.ts";
+import { createOrder, findOrder, orderView } from "../orders.ts";
+import { relayCash, relayPermit } from "../relay.ts";
+import { Order, OrderIdParam, OrderRequest, PermitSubmission, RelayAccepted } from "../schemas.ts";
+
+export function orderRoutes(services: Services) {
+  const api = createApi();
+  const { db } = services;
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/orders",
+      tags: ["Payments"],
+      summary: "Create an order from a quote (201); the same request again returns the same order (200)",
+      middleware: [rateLimit({ capacity: 60, perSecond: 20 })] as const,
+      request: { body: { content: { "application/json": { schema: OrderRequest } }, required: true } },
+      responses: {
+        200: { description: "The order this quote already made", content: { "application/json": { schema: Order } } },
+        201: { description: "The new order, with its payment details", content: { "application/json": { schema: Order } } },
+        ...errorResponses(400, 404, 409, 422, 429, 503),
+      },
+    }),
+    async (c) => {
+      const { order, created } = await createOrder(services, c.req.valid("json"));
+      if (created) c.header("location", `/v1/orders/${order.id}`);
+      return c.json(await orderView(services, order), created ? 201 : 200);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/orders/{id}",
+      tags: ["Payments"],
+      summary: "Order status: pending, success or expired (poll every few seconds as a fallback to webhooks)",
+      request: { params: OrderIdParam },
+      responses: {
+        200: { description: "The order", content: { "application/json": { schema: Order } } },
+        ...errorResponses(404, 422),
+      },
+    }),
+    async (c) => c.json(await orderView(services, await findOrder(services, c.req.valid("param").id)), 200),
+  );
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/orders/{id}/permit",
+      tags: ["Payments"],
+      summary: "Relay a wallet's EIP-2612 permit: the relayer submits payWithPermit and pays the gas",
+      description:
+        "The permit is checked off-chain (signature, balance) and the payment simulated before it is queued. " +
+        "One transaction per order: repeating the request returns the transaction under way. Follow the order's " +
+        "event stream or webhooks for the result.",
+      middleware: [rateLimit({ capacity: 30, perSecond: 5 })] as const,
+      request: {
+        params: OrderIdParam,
+        body: { content: { "application/json": { schema: PermitSubmission } }, required: true },
+      },
+      responses: {
+        202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
+        ...errorResponses(400, 404, 409, 422, 429, 503),
+      },
+    }),
+    async (c) => {
+      const order = await findOrder(services, c.req.valid("param").id);
+      return c.json(await relayPermit(services, order, c.req.valid("json")), 202);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/orders/{id}/cash",
+      tags: ["Payments"],
+      summary: "Confirm a cash payment (agent API key): the relayer pays the order from its float",
+      security: [{ apiKey: [] }],
+      middleware: [requireApiKey(db, ["agent"])] as const,
+      request: { params: OrderIdParam },
+      responses: {
+        202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
+        ...errorResponses(401, 403, 404, 409, 422, 503),
+      },
+    }),
+    async (c) => {
+      const identity = c.get("identity");
+      if (identity.kind !== "api_key") throw errors.unauthorized();
+      const { id } = c.req.valid("param");
+      const [order] = await db.select().from(orders).where(and(eq(orders.id, id), eq(orders.tenantId, identity.tenantId)));
+      if (!order) throw errors.notFound(`order ${id}`);
+      return c.json(await relayCash(services, order, identity.keyId), 202);
+    },
+  );
+
+  return api;
+}

@@ -1,0 +1,91 @@
+// Seeding a tenant: its developer login, API keys, devices and revenue participants. Idempotent: what
+// exists (by email, device id, address) is kept; keys are only created (and returned, in plaintext, this
+// once) when the tenant has none of that name.
+import { and, eq } from "drizzle-orm";
+import { generateApiKey, hashApiKey } from "./auth/api-keys.ts";
+import { hashPassword } from "./auth/passwords.ts";
+import { chainDeviceId } from "./chain/payments-chain.ts";
+import type { Db } from "./db/client.ts";
+import { apiKeys, devices, participants, tenants, users } from "./db/schema.ts";
+import { newId } from "./ids.ts";
+
+export type SeedSpec = {
+  tenant: { id: string; name: string };
+  user?: { email: string; password: string; name: string };
+  apiKeys?: Array<{ name: string; role: "developer" | "agent" }>;
+  devices?: Array<{ id: string; name: string; deviceClass: string; region: string; tiers: Record<string, number> }>;
+  participants?: Array<{ name: string; address: string }>;
+};
+
+export type SeedResult = {
+  tenantId: string;
+  user?: { id: string; email: string };
+  createdKeys: Array<{ id: string; name: string; role: "developer" | "agent"; key: string }>;
+  devices: string[];
+  participants: Array<{ id: string; name: string; address: string }>;
+};
+
+export async function seed(db: Db, spec: SeedSpec): Promise<SeedResult> {
+  return db.transaction(async (tx) => {
+    await tx.insert(tenants).values({ id: spec.tenant.id, name: spec.tenant.name }).onConflictDoNothing();
+    const result: SeedResult = { tenantId: spec.tenant.id, createdKeys: [], devices: [], participants: [] };
+
+    if (spec.user) {
+      const email = spec.user.email.toLowerCase();
+      const [existing] = await tx.select().from(users).where(eq(users.email, email));
+      if (existing && existing.tenantId !== spec.tenant.id) throw new Error(`${email} belongs to another tenant`);
+      const id = existing?.id ?? newId("usr");
+      if (!existing) {
+        await tx.insert(users).values({
+          id,
+          tenantId: spec.tenant.id,
+          email,
+          name: spec.user.name,
+          passwordHash: await hashPassword(spec.user.password),
+        });
+      }
+      result.user = { id, email };
+    }
+
+    for (const key of spec.apiKeys ?? []) {
+      const [existing] = await tx
+        .select({ id: apiKeys.id })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.tenantId, spec.tenant.id), eq(apiKeys.name, key.name)));
+      if (existing) continue;
+      const plaintext = generateApiKey();
+      const id = newId("key");
+      await tx.insert(apiKeys).values({
+        id,
+        tenantId: spec.tenant.id,
+        name: key.name,
+        role: key.role,
+        keyHash: hashApiKey(plaintext),
+        last4: plaintext.slice(-4),
+      });
+      result.createdKeys.push({ id, name: key.name, role: key.role, key: plaintext });
+    }
+
+    for (const device of spec.devices ?? []) {
+      await tx
+        .insert(devices)
+        .values({ ...device, tenantId: spec.tenant.id, chainDeviceId: chainDeviceId(device.id) })
+        .onConflictDoNothing();
+      result.devices.push(device.id);
+    }
+
+    for (const participant of spec.participants ?? []) {
+      const address = participant.address.toLowerCase();
+      await tx
+        .insert(participants)
+        .values({ id: newId("pt"), tenantId: spec.tenant.id, name: participant.name, address })
+        .onConflictDoNothing();
+      const [row] = await tx
+        .select()
+        .from(participants)
+        .where(and(eq(participants.tenantId, spec.tenant.id), eq(participants.address, address)));
+      result.participants.push({ id: row.id, name: row.name, address: row.address });
+    }
+    return result;
+  });
+}
