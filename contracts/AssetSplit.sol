@@ -42,12 +42,15 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
     /// @dev What settlements touch, packed in two slots: the amounts each leg accrued since the last
     /// checkpoint, and the operator and protocol shares (the asset-owner share is the rest of 10,000).
     /// Accruals move to their recipients' credit at a checkpoint: before any withdrawal or leg change.
+    /// `held` is what this contract owes in total (credits and accruals): every settlement must be backed by
+    /// tokens beyond it, so `asset.balanceOf(this) >= held` always holds; the rest is surplus.
     struct Accrual {
         uint128 assetOwner;
         uint128 operator;
         uint128 protocol;
         uint16 operatorBps;
         uint16 protocolBps;
+        uint96 held;
     }
 
     IERC20 private immutable _asset;
@@ -67,6 +70,7 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
         address[3] memory recipients,
         uint16[3] memory bps
     ) AccessControlDefaultAdminRules(adminTransferDelay, initialAdmin) {
+        if (address(asset_) == address(0)) revert InvalidAsset();
         _asset = asset_;
         _setLegs(recipients, bps);
     }
@@ -99,8 +103,16 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
         if (_recipients[LEG_PROTOCOL] == recipient) amount += a.protocol;
     }
 
+    /// @notice Tokens held beyond what is owed (sent here directly): recoverable by the admin only.
+    function surplus() public view returns (uint256) {
+        return _asset.balanceOf(address(this)) - _accrual.held;
+    }
+
     /// @inheritdoc IAssetSplit
+    /// @dev Reverts with {UnbackedSettlement} unless the balance covers everything owed plus `gross`.
     function settle(bytes32 ref, uint256 gross) external onlyRole(DEPOSITOR_ROLE) whenNotPaused {
+        uint256 available = surplus();
+        if (available < gross) revert UnbackedSettlement(gross, available);
         _split(ref, gross);
     }
 
@@ -128,6 +140,14 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
         _setLegs(recipients, bps);
     }
 
+    /// @notice Sends the surplus (tokens sent here directly, owed to no one) to `to`. Only for the admin.
+    function recoverSurplus(address to) external onlyRole(DEFAULT_ADMIN_ROLE) nonReentrant returns (uint256 amount) {
+        amount = surplus();
+        if (amount == 0) revert NothingToWithdraw(address(this));
+        emit SurplusRecovered(to, amount);
+        _asset.safeTransfer(to, amount);
+    }
+
     /// @notice Stops new settlements and deposits. Withdrawals stay open.
     function pause() external onlyRole(PAUSER_ROLE) {
         _pause();
@@ -145,6 +165,7 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
         a.assetOwner = SafeCast.toUint128(a.assetOwner + assetOwner);
         a.operator = SafeCast.toUint128(a.operator + operator);
         a.protocol = SafeCast.toUint128(a.protocol + protocol);
+        a.held = SafeCast.toUint96(a.held + gross);
         _accrual = a;
         emit YieldDeposited(ref, msg.sender, gross, assetOwner, operator, protocol);
     }
@@ -175,6 +196,7 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
         amount = _credited[recipient];
         if (amount == 0) revert NothingToWithdraw(recipient);
         _credited[recipient] = 0;
+        _accrual.held -= uint96(amount);
         emit Withdrawn(recipient, to, amount);
         _asset.safeTransfer(to, amount);
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
+import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
 import {AccessControlDefaultAdminRules} from
     "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
@@ -94,6 +95,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     event SplitRegistered(address indexed split, address indexed token);
     /// @notice Emitted when a split is unregistered; orders naming it can no longer be paid.
     event SplitUnregistered(address indexed split, address indexed token);
+    /// @notice Emitted when the admin sends away tokens transferred to the router by mistake.
+    event TokensRecovered(address indexed token, address indexed to, uint256 amount);
 
     /// @notice The order's expiry has passed.
     error OrderExpired(uint256 orderId, uint64 expiry);
@@ -111,6 +114,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     error UnexpectedBalance(uint256 expected, uint256 received);
     /// @notice A split of address zero, or one whose asset is address zero.
     error InvalidSplit(address split);
+    /// @notice The split has not granted this router its depositor role.
+    error RouterNotDepositor(address split);
 
     /// @param initialAdmin Holder of the default admin role.
     /// @param adminTransferDelay Delay of a default admin transfer, in seconds.
@@ -139,8 +144,13 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     ) external whenNotPaused nonReentrant {
         bytes32 digest = _acceptOrder(order, voucherSignature);
         uint256 deadline = uint256(digest);
-        try IERC20Permit(order.token).permit(payer, address(this), order.amount, deadline, v, r, s) {}
-        catch {
+        IERC20Permit token = IERC20Permit(order.token);
+        // The nonce must move: a token without permit() whose fallback accepts any call would otherwise let
+        // this call spend an allowance the payer gave for something else.
+        uint256 nonce = token.nonces(payer);
+        try token.permit(payer, address(this), order.amount, deadline, v, r, s) {
+            if (token.nonces(payer) != nonce + 1) revert InvalidPermit(payer);
+        } catch {
             if (!_permitWasConsumed(order.token, payer, order.amount, deadline, v, r, s)) {
                 revert InvalidPermit(payer);
             }
@@ -197,12 +207,15 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         return uint256(hashOrder(order));
     }
 
-    /// @notice Allows payments in `split`'s asset, settled through `split`.
-    /// @dev The router must hold the split's depositor role for payments to succeed.
+    /// @notice Allows payments in `split`'s asset, settled through `split`, which must have granted this
+    /// router its depositor role.
     function registerSplit(IAssetSplit split) external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (address(split) == address(0)) revert InvalidSplit(address(split));
         address token = address(split.asset());
         if (token == address(0)) revert InvalidSplit(address(split));
+        if (!IAccessControl(address(split)).hasRole(split.DEPOSITOR_ROLE(), address(this))) {
+            revert RouterNotDepositor(address(split));
+        }
         splitToken[address(split)] = token;
         emit SplitRegistered(address(split), token);
     }
@@ -213,6 +226,13 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         if (token == address(0)) revert InvalidSplit(split);
         delete splitToken[split];
         emit SplitUnregistered(split, token);
+    }
+
+    /// @notice Sends tokens that were transferred to this router by mistake to `to`. The router never holds
+    /// tokens of its own (payments go straight from the payer to the split), so nothing owed is at stake.
+    function recoverERC20(IERC20 token, address to, uint256 amount) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        token.safeTransfer(to, amount);
+        emit TokensRecovered(address(token), to, amount);
     }
 
     /// @notice Stops all payments.

@@ -29,6 +29,9 @@ interface IAssetSplit {
     /// @notice Emitted when `amount` credited to `recipient` is paid out to `to`.
     event Withdrawn(address indexed recipient, address indexed to, uint256 amount);
 
+    /// @notice Emitted when the admin recovers tokens sent here directly (owed to no one).
+    event SurplusRecovered(address indexed to, uint256 amount);
+
     /// @notice Settlement amount of zero.
     error ZeroAmount();
     /// @notice A leg recipient of address zero.
@@ -37,14 +40,21 @@ interface IAssetSplit {
     error InvalidBasisPoints(uint256 sum);
     /// @notice The tokens received differ from the amount declared (fee-on-transfer or rebasing token).
     error UnexpectedBalance(uint256 expected, uint256 received);
+    /// @notice A settlement that the tokens held do not back: `available` is the balance beyond what is owed.
+    error UnbackedSettlement(uint256 gross, uint256 available);
+    /// @notice An asset of address zero.
+    error InvalidAsset();
     /// @notice Nothing to withdraw.
     error NothingToWithdraw(address recipient);
+
+    /// @notice Role allowed to record settlements and deposits.
+    function DEPOSITOR_ROLE() external view returns (bytes32);
 
     /// @notice The stablecoin this contract settles in.
     function asset() external view returns (IERC20);
 
     /// @notice Records a settlement whose `gross` tokens the caller has already transferred to this contract.
-    /// @dev Only for the depositor role, which must have checked the transfer (the payment router does).
+    /// @dev Only for the depositor role. Reverts unless the tokens held beyond what is owed cover `gross`.
     function settle(bytes32 ref, uint256 gross) external;
 
     /// @notice Pulls `gross` tokens from the caller and records them as one settlement (batch settlement of

@@ -33,12 +33,12 @@ export function definePayments(m: IgnitionModuleBuilder, p: PaymentsParams) {
   const agentRole = m.staticCall(paymentRouter, "AGENT_ROLE", [], 0);
   const routerPauserRole = m.staticCall(paymentRouter, "PAUSER_ROLE", [], 0, { id: "PaymentRouter_PAUSER_ROLE" });
 
-  m.call(assetSplit, "grantRole", [depositorRole, paymentRouter], { id: "grantDepositorToRouter" });
+  const depositor = m.call(assetSplit, "grantRole", [depositorRole, paymentRouter], { id: "grantDepositorToRouter" });
   m.call(assetSplit, "grantRole", [splitPauserRole, p.pauser], { id: "grantSplitPauser" });
   m.call(paymentRouter, "grantRole", [quoteSignerRole, p.quoteSigner], { id: "grantQuoteSigner" });
   m.call(paymentRouter, "grantRole", [agentRole, p.agent], { id: "grantAgent" });
   m.call(paymentRouter, "grantRole", [routerPauserRole, p.pauser], { id: "grantRouterPauser" });
-  const registered = m.call(paymentRouter, "registerSplit", [assetSplit], { id: "registerSplit" });
+  const registered = m.call(paymentRouter, "registerSplit", [assetSplit], { id: "registerSplit", after: [depositor] });
 
   return { assetSplit, paymentRouter, registered };
 }

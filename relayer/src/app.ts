@@ -17,7 +17,9 @@ export function createApp(services: Services) {
     "/v1/*",
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: (c) => c.json(errorBody(c, "body_too_large", `the body exceeds ${MAX_BODY_BYTES} bytes`), 413),
+      // The rest of the body is not read: close the connection so the client does not reuse it.
+      onError: (c) =>
+        c.json(errorBody(c, "body_too_large", `the body exceeds ${MAX_BODY_BYTES} bytes`), 413, { connection: "close" }),
     }),
   );
   app.route("/v1", paymentsApi(services));

@@ -64,8 +64,8 @@ export const configSchema = z.object({
   /** HMAC key of the portal's JWTs. */
   JWT_SECRET: z.string().min(32, "at least 32 characters"),
   JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
-  QUOTE_TTL_SECONDS: z.coerce.number().int().min(10).max(3_600).default(300),
-  ORDER_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(900),
+  QUOTE_TTL_SECONDS: z.coerce.number().int().min(5).max(3_600).default(300),
+  ORDER_TTL_SECONDS: z.coerce.number().int().min(5).max(86_400).default(900),
   /** Blocks on top of a payment's block before payment.confirmed fires (0: at once). */
   CONFIRMATIONS: z.coerce.number().int().min(0).max(1_000).default(0),
   /** Seconds past an order's expiry before it is marked expired (allows for clock skew with the chain). */
@@ -77,6 +77,20 @@ export const configSchema = z.object({
   STATS_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   /** Callback hosts allowed even though they are private or loopback addresses. */
   WEBHOOK_ALLOWED_PRIVATE_HOSTS: hostList.prefault(""),
+  /** Key material the webhook signing secrets are encrypted with at rest (AES-256-GCM, key derived with
+   * HKDF-SHA256). Changing it makes the stored secrets unreadable: every subscription then needs a new one. */
+  WEBHOOK_SECRET_KEY: z
+    .string({ error: "required: at least 32 characters of random key material" })
+    .min(32, "at least 32 characters of random key material"),
+  /** Time limit of one webhook delivery attempt (DNS, connect, request and response), in ms. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /** Backoff after the n-th failed attempt: WEBHOOK_RETRY_BASE_MS x 5^(n-1), +-20% jitter (1 min, 5 min,
+   * 25 min, ~2 h by default). */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(60_000),
+  /** Webhook deliveries one relayer process makes at the same time. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /** How often the device cloud is polled for devices going online or offline (device.online/offline). */
+  DEVICE_STATUS_POLL_MS: z.coerce.number().int().min(50).max(3_600_000).default(10_000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Run the background workers (payment sync, transaction sender, webhook dispatcher). */
   WORKERS: z

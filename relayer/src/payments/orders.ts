@@ -49,7 +49,8 @@ export async function createQuote(services: Services, req: QuoteRequest) {
   if (!device) throw errors.notFound(`device ${req.deviceId}`);
   const micros = device.tiers[req.tier];
   if (micros === undefined) {
-    throw errors.invalid(`device ${device.id} offers the tiers: ${Object.keys(device.tiers).join(", ")}`, [
+    const offered = Object.keys(device.tiers).sort((a, b) => (config.TIERS[a] ?? 0) - (config.TIERS[b] ?? 0));
+    throw errors.invalid(`device ${device.id} offers the tiers: ${offered.join(", ")}`, [
       { path: "tier", message: `tier ${req.tier} is not offered by this device` },
     ]);
   }

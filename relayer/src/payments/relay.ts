@@ -33,11 +33,15 @@ async function simulate(services: Services, data: Hex) {
   }
 }
 
-/** The relayer transaction already under way for the order, if any (a failed one does not count: the
- * order may be retried). */
-async function activeRelay(services: Services, order: OrderRow) {
+/** The relayer transaction already under way for the order on the same rail, if any: repeating a request
+ * returns it. A failed one does not count (the order may be retried); one on the other rail is a conflict. */
+async function activeRelay(services: Services, order: OrderRow, kind: "pay_with_permit" | "pay_cash") {
   const [row] = await services.db.select().from(chainTransactions).where(eq(chainTransactions.ref, order.id));
   if (!row || row.status === "failed" || row.status === "reverted") return undefined;
+  if (row.kind !== kind) {
+    if (order.status === "success") throw errors.conflict("order_already_paid", `order ${order.id} is paid already`);
+    throw errors.conflict("payment_in_progress", `a payment of order ${order.id} is already under way`);
+  }
   return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
 }
 
@@ -54,7 +58,7 @@ async function enqueue(services: Services, order: OrderRow, kind: "pay_with_perm
 
 /** POST /v1/orders/{id}/permit: checks the permit off-chain, simulates the payment, queues it. */
 export async function relayPermit(services: Services, order: OrderRow, body: { owner: string; signature: string }) {
-  const active = await activeRelay(services, order);
+  const active = await activeRelay(services, order, "pay_with_permit");
   if (active) return active;
   assertPayable(order);
   const owner = getAddress(body.owner);
@@ -105,7 +109,7 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
 
 /** POST /v1/orders/{id}/cash: an agent took cash for the order; the relayer pays it from its float. */
 export async function relayCash(services: Services, order: OrderRow, agentKeyId: string) {
-  const active = await activeRelay(services, order);
+  const active = await activeRelay(services, order, "pay_cash");
   if (active) return active;
   assertPayable(order);
   const data = encodeFunctionData({

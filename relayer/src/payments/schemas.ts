@@ -158,3 +158,37 @@ export const RelayAccepted = z
     transactionHash: Hex.nullable(),
   })
   .openapi("RelayAccepted");
+
+export const Receipt = z
+  .object({
+    orderId: z.string(),
+    deviceId: z.string(),
+    tier: z.string(),
+    amountUsd: z.number(),
+    token: z.object({ symbol: z.string(), address: Address }),
+    tokenAmount: z.string(),
+    chain: z.string(),
+    chainId: z.number().int(),
+    payment: z.object({
+      rail: z.enum(["permit", "approval", "cash"]),
+      payer: Address,
+      transactionHash: Hex,
+      blockNumber: z.number().int(),
+      paidAt: z.string(),
+    }),
+    split: z
+      .object({
+        ref: Hex,
+        split: Address,
+        gross: z.string(),
+        legs: z.array(z.object({ leg: z.string(), recipient: Address, amount: z.string() })),
+        transactionHash: Hex,
+      })
+      .nullable(),
+    device: z.object({
+      poweredOnAt: z.string().nullable(),
+      sessionEndsAt: z.string().nullable(),
+      energyWh: z.number().int().nullable(),
+    }),
+  })
+  .openapi("Receipt");

@@ -10,7 +10,8 @@ import { rateLimit } from "../../http/middleware.ts";
 import type { Services } from "../../services.ts";
 import { createOrder, findOrder, orderView } from "../orders.ts";
 import { relayCash, relayPermit } from "../relay.ts";
-import { Order, OrderIdParam, OrderRequest, PermitSubmission, RelayAccepted } from "../schemas.ts";
+import { Order, OrderIdParam, OrderRequest, PermitSubmission, Receipt, RelayAccepted } from "../schemas.ts";
+import { orderReceipt } from "../receipt.ts";
 
 export function orderRoutes(services: Services) {
   const api = createApi();
@@ -50,6 +51,21 @@ export function orderRoutes(services: Services) {
       },
     }),
     async (c) => c.json(await orderView(services, await findOrder(services, c.req.valid("param").id)), 200),
+  );
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/orders/{id}/receipt",
+      tags: ["Payments"],
+      summary: "Proof of payment: the paid order with its on-chain payment and 50/40/10 split (409 while unpaid)",
+      request: { params: OrderIdParam },
+      responses: {
+        200: { description: "The receipt", content: { "application/json": { schema: Receipt } } },
+        ...errorResponses(404, 409, 422, 503),
+      },
+    }),
+    async (c) => c.json(await orderReceipt(services, await findOrder(services, c.req.valid("param").id)), 200),
   );
 
   api.openapi(

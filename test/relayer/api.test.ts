@@ -1,0 +1,38 @@
+// The payment API end to end: the relayer over HTTP, with the real chain, indexer and device cloud, on the
+// embedded PGlite and on PostgreSQL.
+import { after, before, describe } from "node:test";
+import { selectedDatabaseKinds } from "../support/databases.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { authCases } from "./cases/auth.ts";
+import { OTHER_TENANT, deviceCases } from "./cases/devices.ts";
+import { expiryCases } from "./cases/expiry.ts";
+import { limitCases } from "./cases/limits.ts";
+import { quoteOrderCases } from "./cases/quotes-orders.ts";
+import { railCases } from "./cases/rails.ts";
+import { revenueCases } from "./cases/revenue.ts";
+
+for (const database of selectedDatabaseKinds()) {
+  describe(`payment API on ${database}`, { concurrency: false }, () => {
+    let stack: Stack;
+    let other: { key: string; participantId: string };
+    before(
+      async () => {
+        stack = await startStack({ label: "api", database, relayerEnv: { DEVICE_CLOUD_TIMEOUT_MS: "500" } });
+        const seeded = await stack.seed(OTHER_TENANT);
+        other = { key: seeded.createdKeys[0].key, participantId: seeded.participants[0].id };
+      },
+      { timeout: 240_000 },
+    );
+    after(() => stack?.stop());
+    const getStack = () => stack;
+    const getOther = () => other;
+
+    authCases(getStack);
+    deviceCases(getStack, getOther);
+    quoteOrderCases(getStack);
+    railCases(getStack);
+    revenueCases(getStack, getOther);
+    limitCases(getStack);
+    expiryCases(getStack);
+  });
+}

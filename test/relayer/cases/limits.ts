@@ -1,0 +1,68 @@
+// Limits and the error envelope everywhere: unknown routes, oversized bodies, rate limits, documentation.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Stack } from "../../support/stack.ts";
+import { expectError } from "./expect.ts";
+
+const SPEC_ROUTES = [
+  ["post", "/auth/login"],
+  ["get", "/auth/me"],
+  ["get", "/devices"],
+  ["get", "/devices/{id}"],
+  ["get", "/devices/{id}/status"],
+  ["post", "/quote"],
+  ["post", "/orders"],
+  ["get", "/orders/{id}"],
+  ["get", "/orders/{id}/events"],
+  ["get", "/revenue/splits"],
+  ["get", "/participants/{id}/earnings"],
+  ["get", "/public/stats"],
+  ["get", "/impact"],
+] as const;
+
+export function limitCases(stack: () => Stack) {
+  describe("documentation, limits and the envelope", () => {
+    it("publishes an OpenAPI 3.1 document with every route of the interface, and an offline docs page", async () => {
+      const s = stack();
+      const doc = await s.api("GET", "/v1/openapi.json");
+      assert.equal(doc.status, 200);
+      assert.equal(doc.body.openapi, "3.1.0");
+      for (const [method, route] of SPEC_ROUTES) {
+        assert.ok(doc.body.paths[route]?.[method], `${method.toUpperCase()} ${route} is documented`);
+      }
+      assert.ok(doc.body.components.schemas.Error, "the error envelope is documented");
+      const page = await fetch(`${s.relayerUrl}/v1/docs`);
+      const html = await page.text();
+      assert.equal(page.status, 200);
+      assert.ok(!/https?:\/\/(?!127\.0\.0\.1)/.test(html.replace(/https?:\/\/127\.0\.0\.1:\d+/g, "")), "no external URL");
+      const script = await fetch(`${s.relayerUrl}/v1/docs/assets/swagger-ui-bundle.js`);
+      assert.equal(script.status, 200);
+      assert.ok((await script.arrayBuffer()).byteLength > 100_000);
+    });
+
+    it("answers unknown routes and methods with the envelope's 404", async () => {
+      const s = stack();
+      expectError(await s.api("GET", "/v1/nope"), 404, "not_found");
+      expectError(await s.api("DELETE", "/v1/quote"), 404, "not_found");
+    });
+
+    it("refuses a body over 1 MiB with 413 in the envelope", async () => {
+      const s = stack();
+      const big = JSON.stringify({ deviceId: "kiosk-nbo-001", chain: "local", token: "USDC", tier: "x".repeat(1_100_000) });
+      expectError(await s.api("POST", "/v1/quote", { body: big }), 413, "body_too_large");
+    });
+
+    it("rate-limits login attempts with 429 and retry-after", async () => {
+      const s = stack();
+      let limited;
+      for (let i = 0; i < 15 && !limited; i++) {
+        const response = await s.api("POST", "/v1/auth/login", { body: { email: "x@example.com", password: "y" } });
+        if (response.status === 429) limited = response;
+        else assert.equal(response.status, 401);
+      }
+      assert.ok(limited, "limited within 15 attempts");
+      expectError(limited, 429, "rate_limited");
+      assert.ok(Number(limited.headers.get("retry-after")) >= 1);
+    });
+  });
+}

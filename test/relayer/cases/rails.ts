@@ -1,0 +1,127 @@
+// Every payment rail ends in the same place: the order turns success from the indexed payment, its event
+// stream shows it, the device is powered on, the split is recorded.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { createPublicClient, http } from "viem";
+import { localAccount } from "../../../lib/sample-data.ts";
+import { createOrder, pay, readEventStream, signPermit, waitForOrder } from "../../support/pay.ts";
+import type { Stack } from "../../support/stack.ts";
+import { expectError } from "./expect.ts";
+
+const rails = [
+  ["relayed-permit", "permit"],
+  ["wallet-permit", "permit"],
+  ["wallet-approval", "approval"],
+  ["cash", "cash"],
+] as const;
+
+export function railCases(stack: () => Stack) {
+  describe("payment rails", () => {
+    for (const [rail, onchainRail] of rails) {
+      it(`${rail}: the order turns success, the device is powered on, the receipt shows the split`, async () => {
+        const s = stack();
+        const order = await createOrder(s, "kiosk-nbo-001", "30m");
+        const result = await pay(s, order, rail);
+        if (rail === "relayed-permit" || rail === "cash") {
+          assert.equal(result.status, 202, JSON.stringify(result.body));
+          assert.equal(result.body.orderId, order.id);
+        }
+        const paid = await waitForOrder(s, order.id, (o) => o.status === "success" && o.device.poweredOnAt !== null);
+        assert.equal(paid.payment.rail, onchainRail);
+        assert.equal(paid.paymentDetails, undefined, "no payment details once paid");
+        const payer = rail === "cash" ? localAccount(2).address : localAccount(7).address;
+        assert.equal(paid.payment.payer, payer.toLowerCase());
+        if (result.hash) assert.equal(paid.payment.transactionHash, result.hash);
+        assert.equal(paid.split.transactionHash, paid.payment.transactionHash, "split in the same transaction");
+
+        const chain = createPublicClient({ transport: http(s.chain.rpcUrl) });
+        const receipt = await chain.getTransactionReceipt({ hash: paid.payment.transactionHash });
+        assert.equal(receipt.status, "success");
+
+        const session = await (await fetch(`${s.deviceCloudUrl}/devices/kiosk-nbo-001/sessions/${order.id}`)).json();
+        assert.equal(session.durationSeconds, 1800, "powered on for the tier's length");
+
+        const proof = await s.api("GET", `/v1/orders/${order.id}/receipt`);
+        assert.equal(proof.status, 200);
+        assert.equal(proof.body.payment.rail, onchainRail);
+        const legs = proof.body.split.legs.map((l: { amount: string }) => BigInt(l.amount));
+        assert.deepEqual(legs, [150_000n, 120_000n, 30_000n]);
+        assert.equal(legs.reduce((a: bigint, b: bigint) => a + b, 0n), BigInt(proof.body.split.gross));
+      });
+    }
+
+    it("streams the order: current state, payment, split, power-on, then closes; resumes after Last-Event-ID", async () => {
+      const s = stack();
+      const order = await createOrder(s, "kiosk-nbo-002", "1h");
+      const streaming = readEventStream(`${s.relayerUrl}/v1/orders/${order.id}/events`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await pay(s, order, "relayed-permit");
+      const events = (await streaming).filter((e) => !e.comment);
+      const types = events.map((e) => e.event);
+      assert.deepEqual(types, ["state", "payment.submitted", "payment.succeeded", "split.settled", "device.powered_on"]);
+      assert.equal(JSON.parse(events[0].data).status, "pending");
+      assert.equal(JSON.parse(events[2].data).rail, "permit");
+      const ids = events.map((e) => Number(e.id));
+      assert.deepEqual([...ids].sort((a, b) => a - b), ids, "ids increase");
+
+      const resumed = await readEventStream(`${s.relayerUrl}/v1/orders/${order.id}/events`, {
+        headers: { "last-event-id": events[2].id ?? "" },
+      });
+      assert.deepEqual(resumed.map((e) => e.event), ["split.settled", "device.powered_on"]);
+
+      const after = await readEventStream(`${s.relayerUrl}/v1/orders/${order.id}/events`);
+      assert.deepEqual(after.map((e) => e.event), ["state"], "a finished order's stream gives its state and closes");
+      assert.equal(JSON.parse(after[0].data).status, "success");
+    });
+
+    it("relays once: repeating the permit returns the same transaction; a paid order is 409", async () => {
+      const s = stack();
+      const order = await createOrder(s);
+      const permit = await signPermit(s, order);
+      const [a, b] = await Promise.all([
+        s.api("POST", `/v1/orders/${order.id}/permit`, { body: permit }),
+        s.api("POST", `/v1/orders/${order.id}/permit`, { body: permit }),
+      ]);
+      assert.equal(a.status, 202, a.text);
+      assert.equal(b.status, 202, b.text);
+      await waitForOrder(s, order.id, (o) => o.status === "success");
+      const again = await s.api("POST", `/v1/orders/${order.id}/permit`, { body: permit });
+      assert.equal(again.status, 202, "the mined relay is returned again");
+      assert.equal(again.body.status, "mined");
+      const chain = createPublicClient({ transport: http(s.chain.rpcUrl) });
+      const nonce = await chain.getTransactionCount({ address: localAccount(2).address });
+      const cash = await s.api("POST", `/v1/orders/${order.id}/cash`, { token: s.sample.agentKey });
+      expectError(cash, 409, "order_already_paid");
+      assert.equal(await chain.getTransactionCount({ address: localAccount(2).address }), nonce, "nothing else was sent");
+    });
+
+    it("checks the permit before relaying: wrong signer or amount is 422, no funds is 422", async () => {
+      const s = stack();
+      const order = await createOrder(s);
+      const permit = await signPermit(s, order);
+      const wrongOwner = await s.api("POST", `/v1/orders/${order.id}/permit`, {
+        body: { owner: localAccount(8).address, signature: permit.signature },
+      });
+      expectError(wrongOwner, 422, "invalid_parameters");
+      assert.equal(wrongOwner.body.error.details[0].path, "signature");
+      const broke = await signPermit(s, order, 9);
+      const noFunds = await s.api("POST", `/v1/orders/${order.id}/permit`, { body: broke });
+      expectError(noFunds, 422, "invalid_parameters");
+      assert.match(noFunds.body.error.message, /balance/);
+      expectError(await s.api("POST", `/v1/orders/${order.id}/permit`, { body: { owner: "0x12", signature: "0x00" } }), 422, "invalid_parameters");
+      expectError(await s.api("POST", `/v1/orders/${order.id}/permit`, { body: "nope", headers: { "content-type": "application/json" } }), 400, "invalid_body");
+      const still = await s.api("GET", `/v1/orders/${order.id}`);
+      assert.equal(still.body.status, "pending");
+      assert.equal(still.body.relay, null, "nothing was queued");
+    });
+
+    it("takes cash confirmations only from an agent key of the order's tenant", async () => {
+      const s = stack();
+      const order = await createOrder(s);
+      expectError(await s.api("POST", `/v1/orders/${order.id}/cash`), 401, "unauthorized");
+      expectError(await s.api("POST", `/v1/orders/${order.id}/cash`, { token: s.sample.developerKey }), 403, "forbidden");
+      const unknown = await s.api("POST", "/v1/orders/ord_00000000000000000000000000/cash", { token: s.sample.agentKey });
+      expectError(unknown, 404, "not_found");
+    });
+  });
+}

@@ -1,0 +1,213 @@
+// Paying orders through the relayer, as an integrator and a wallet would: quote, order, then one of the
+// rails (a relayed permit, the wallet paying the router itself with a permit or an approval, or an agent's
+// cash confirmation), and waiting for the order to reach a state.
+import {
+  type Address,
+  type Hex,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http,
+  maxUint256,
+  parseAbi,
+} from "viem";
+import { paymentRouterAbi } from "../../generated/abis.ts";
+import { localAccount } from "../../lib/sample-data.ts";
+import { permitSignatureParts } from "../../sdk/payment-order.ts";
+import type { Stack } from "./stack.ts";
+
+/** The local node's funded test wallet. */
+export const TEST_WALLET_INDEX = 7;
+
+const tokenAbi = parseAbi([
+  "function nonces(address) view returns (uint256)",
+  "function approve(address, uint256) returns (bool)",
+  "function balanceOf(address) view returns (uint256)",
+  "function mint(address, uint256)",
+]);
+
+export type OrderBody = {
+  id: string;
+  status: "pending" | "success" | "expired";
+  paymentDetails?: any;
+  [key: string]: any;
+};
+
+export function clients(stack: Stack, walletIndex = TEST_WALLET_INDEX) {
+  const chain = defineChain({
+    id: stack.chain.record.chainId,
+    name: "local",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [stack.chain.rpcUrl] } },
+  });
+  const transport = http(stack.chain.rpcUrl);
+  const account = localAccount(walletIndex);
+  return {
+    account,
+    publicClient: createPublicClient({ chain, transport, pollingInterval: 50 }),
+    walletClient: createWalletClient({ account, chain, transport }),
+  };
+}
+
+/** Quotes `tier` on `deviceId` and creates the order; returns the order as POST /v1/orders answered. */
+export async function createOrder(stack: Stack, deviceId: string = stack.sample.devices[0].id, tier = "1h"): Promise<OrderBody> {
+  const quote = await stack.api("POST", "/v1/quote", { body: { deviceId, chain: "local", token: "USDC", tier } });
+  if (quote.status !== 201) throw new Error(`quote failed: ${quote.status} ${quote.text}`);
+  const order = await stack.api("POST", "/v1/orders", {
+    body: { deviceId, chain: "local", token: "USDC", amountUsd: quote.body.amountUsd, quoteId: quote.body.quoteId },
+  });
+  if (order.status !== 201) throw new Error(`order failed: ${order.status} ${order.text}`);
+  return order.body;
+}
+
+/** The wallet's EIP-2612 signature of the order's permit (paymentDetails.permit with owner and nonce). */
+export async function signPermit(stack: Stack, order: OrderBody, walletIndex = TEST_WALLET_INDEX) {
+  const { account, publicClient } = clients(stack, walletIndex);
+  const details = order.paymentDetails;
+  const nonce = await publicClient.readContract({
+    address: details.token.address,
+    abi: tokenAbi,
+    functionName: "nonces",
+    args: [account.address],
+  });
+  const signature = await account.signTypedData({
+    domain: details.permit.domain,
+    types: details.permit.types,
+    primaryType: "Permit",
+    message: {
+      owner: account.address,
+      spender: details.permit.message.spender,
+      value: BigInt(details.permit.message.value),
+      nonce,
+      deadline: BigInt(details.permit.message.deadline),
+    },
+  });
+  return { owner: account.address, signature };
+}
+
+function voucher(order: OrderBody) {
+  const o = order.paymentDetails.order;
+  return {
+    orderId: BigInt(o.orderId),
+    deviceId: o.deviceId as Hex,
+    token: o.token as Address,
+    split: o.split as Address,
+    amount: BigInt(o.amount),
+    expiry: BigInt(o.expiry),
+  };
+}
+
+/** Pays `order` on `rail`; returns the relayer's answer (relayed rails) or the wallet's transaction hash. */
+export async function pay(
+  stack: Stack,
+  order: OrderBody,
+  rail: "relayed-permit" | "wallet-permit" | "wallet-approval" | "cash",
+  walletIndex = TEST_WALLET_INDEX,
+): Promise<{ status?: number; body?: any; hash?: Hex }> {
+  if (rail === "relayed-permit") {
+    const permit = await signPermit(stack, order, walletIndex);
+    const response = await stack.api("POST", `/v1/orders/${order.id}/permit`, { body: permit });
+    return { status: response.status, body: response.body };
+  }
+  if (rail === "cash") {
+    const response = await stack.api("POST", `/v1/orders/${order.id}/cash`, { token: stack.sample.agentKey });
+    return { status: response.status, body: response.body };
+  }
+  const { walletClient, publicClient } = clients(stack, walletIndex);
+  const router = order.paymentDetails.router as Address;
+  if (rail === "wallet-permit") {
+    const permit = await signPermit(stack, order, walletIndex);
+    const { v, r, s } = permitSignatureParts(permit.signature);
+    const hash = await walletClient.writeContract({
+      address: router,
+      abi: paymentRouterAbi,
+      functionName: "payWithPermit",
+      args: [voucher(order), order.paymentDetails.voucherSignature, permit.owner, v, r, s],
+    });
+    await publicClient.waitForTransactionReceipt({ hash });
+    return { hash };
+  }
+  const approve = await walletClient.writeContract({
+    address: order.paymentDetails.token.address,
+    abi: tokenAbi,
+    functionName: "approve",
+    args: [router, maxUint256],
+  });
+  await publicClient.waitForTransactionReceipt({ hash: approve });
+  const hash = await walletClient.writeContract({
+    address: router,
+    abi: paymentRouterAbi,
+    functionName: "pay",
+    args: [voucher(order), order.paymentDetails.voucherSignature],
+  });
+  await publicClient.waitForTransactionReceipt({ hash });
+  return { hash };
+}
+
+/** Polls GET /v1/orders/{id} until `until` holds; returns the order. */
+export async function waitForOrder(
+  stack: Stack,
+  id: string,
+  until: (order: OrderBody) => boolean,
+  timeoutMs = 20_000,
+): Promise<OrderBody> {
+  const deadline = Date.now() + timeoutMs;
+  let last: OrderBody | undefined;
+  while (Date.now() < deadline) {
+    const response = await stack.api("GET", `/v1/orders/${id}`);
+    last = response.body;
+    if (response.status === 200 && until(response.body)) return response.body;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`order ${id} did not reach the expected state; last: ${JSON.stringify(last)}`);
+}
+
+/** Reads a whole SSE stream until it closes (or `timeoutMs`); returns its events. */
+export async function readEventStream(
+  url: string,
+  opts: { headers?: Record<string, string>; timeoutMs?: number; until?: (event: SseEvent) => boolean } = {},
+): Promise<SseEvent[]> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 20_000);
+  const events: SseEvent[] = [];
+  try {
+    const response = await fetch(url, { headers: opts.headers, signal: controller.signal });
+    if (!response.ok || !response.body) throw new Error(`event stream answered ${response.status}`);
+    const decoder = new TextDecoder();
+    let buffer = "";
+    const reader = response.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const event: SseEvent = { event: "message", data: "", comment: false };
+        const lines = block.split("\n");
+        if (lines.every((l) => l.startsWith(":"))) {
+          events.push({ event: "comment", data: lines.join("\n"), comment: true });
+          continue;
+        }
+        for (const line of lines) {
+          if (line.startsWith("id:")) event.id = line.slice(3).trim();
+          else if (line.startsWith("event:")) event.event = line.slice(6).trim();
+          else if (line.startsWith("data:")) event.data += line.slice(5).trim();
+        }
+        events.push(event);
+        if (opts.until?.(event)) {
+          controller.abort();
+          return events;
+        }
+      }
+    }
+  } catch (error) {
+    if ((error as Error).name !== "AbortError") throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  return events;
+}
+
+export type SseEvent = { id?: string; event: string; data: string; comment: boolean };

@@ -1,0 +1,186 @@
+// The whole system for end-to-end suites, on loopback: a local chain with the LocalStack deployment, the
+// device-cloud simulator with the sample devices, the indexer, and the relayer seeded with the sample
+// tenant, on the embedded PGlite or on PostgreSQL (fresh directories or schemas, removed by stop()).
+import path from "node:path";
+import { type Service } from "../../lib/processes.ts";
+import { startIndexer } from "../../lib/indexer.ts";
+import {
+  type RelayerOptions,
+  type SeedOutput,
+  seedRelayer,
+  startDeviceCloud,
+  startRelayer,
+} from "../../lib/relayer.ts";
+import { SAMPLE_DEVICES, localPrivateKey, sampleSeedSpec } from "../../lib/sample-data.ts";
+import { type DatabaseKind, pgliteDatabase, postgresDatabase } from "./databases.ts";
+import { type LocalChain, startLocalChain, testLogDir } from "./local-chain.ts";
+
+export type StackOptions = {
+  label: string;
+  database: DatabaseKind;
+  /** Start the indexer (default true). */
+  indexer?: boolean;
+  /** Simulated seconds per real second in the device cloud (default 3600: an hour-long session lasts 1 s). */
+  timeScale?: number;
+  /** Extra relayer environment. */
+  relayerEnv?: NodeJS.ProcessEnv;
+  echo?: boolean;
+};
+
+export type ApiResponse<T = any> = { status: number; headers: Headers; body: T; text: string };
+
+export type Stack = {
+  database: DatabaseKind;
+  chain: LocalChain;
+  indexerUrl: string;
+  indexer?: Service;
+  deviceCloudUrl: string;
+  relayerUrl: string;
+  relayer: Service;
+  relayerOptions: RelayerOptions;
+  sample: {
+    tenantId: string;
+    email: string;
+    password: string;
+    developerKey: string;
+    agentKey: string;
+    devices: typeof SAMPLE_DEVICES;
+    participants: SeedOutput["participants"];
+  };
+  /** A JSON request to the relayer. */
+  api<T = any>(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  /** Seeds another tenant (stops and restarts the relayer on PGlite, which allows one process). */
+  seed(spec: unknown): Promise<SeedOutput>;
+  /** Stops the relayer (SIGTERM, or SIGKILL with `kill`) and starts it again on the same data. */
+  restartRelayer(opts?: { kill?: boolean; env?: NodeJS.ProcessEnv }): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const logDir = testLogDir(opts.label);
+  const cleanups: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
+  };
+  try {
+    const chain = await startLocalChain({ label: opts.label, logDir, echo: opts.echo });
+    cleanups.push(() => chain.stop());
+
+    const deviceCloud = await startDeviceCloud({ timeScale: opts.timeScale ?? 3600, logFile: path.join(logDir, `${chain.deploymentId}.device-cloud.log`) });
+    cleanups.push(() => deviceCloud.service.stop());
+    for (const device of SAMPLE_DEVICES) {
+      await fetch(`${deviceCloud.url}/sim/devices/${device.id}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ powerW: device.powerW }),
+      });
+    }
+
+    const indexerDb = opts.database === "pglite" ? pgliteDatabase(`${opts.label}-idx`) : postgresDatabase(opts.label);
+    cleanups.push(() => indexerDb.cleanup());
+    let indexerUrl = "http://127.0.0.1:9";
+    let indexer: Service | undefined;
+    if (opts.indexer !== false) {
+      const started = await startIndexer({
+        deploymentId: chain.deploymentId,
+        rpcUrl: chain.rpcUrl,
+        database: indexerDb.database,
+        logFile: path.join(logDir, `${chain.deploymentId}.indexer.log`),
+        echo: opts.echo,
+      });
+      indexer = started.service;
+      indexerUrl = started.url;
+      cleanups.push(() => started.service.stop());
+    }
+
+    const relayerDb = opts.database === "pglite" ? pgliteDatabase(`${opts.label}-rel`) : postgresDatabase(`${opts.label}r`);
+    cleanups.push(() => relayerDb.cleanup());
+    const relayerOptions: RelayerOptions = {
+      deploymentId: chain.deploymentId,
+      rpcUrl: chain.rpcUrl,
+      indexerUrl,
+      deviceCloudUrl: deviceCloud.url,
+      database:
+        relayerDb.database.kind === "pglite"
+          ? relayerDb.database
+          : { kind: "postgres", url: relayerDb.database.url, schema: relayerDb.database.schema },
+      quoteSignerPrivateKey: localPrivateKey(1),
+      relayerPrivateKey: localPrivateKey(2),
+      jwtSecret: `test-secret-${chain.deploymentId}-0123456789abcdef`,
+      env: {
+        LOG_LEVEL: "info",
+        WEBHOOK_SECRET_KEY: `test-webhook-key-${chain.deploymentId}-0123456789abcdef`,
+        ...opts.relayerEnv,
+      },
+      logFile: path.join(logDir, `${chain.deploymentId}.relayer.log`),
+      echo: opts.echo,
+    };
+    const spec = sampleSeedSpec();
+    const seeded = await seedRelayer(relayerOptions, spec);
+    let relayer = await startRelayer(relayerOptions);
+    cleanups.push(() => relayer.service.stop());
+
+    const byRole = (role: string) => seeded.createdKeys.find((k) => k.role === role)?.key ?? "";
+    const stack: Stack = {
+      database: opts.database,
+      chain,
+      indexerUrl,
+      indexer,
+      deviceCloudUrl: deviceCloud.url,
+      get relayerUrl() {
+        return relayer.url;
+      },
+      get relayer() {
+        return relayer.service;
+      },
+      relayerOptions,
+      sample: {
+        tenantId: seeded.tenantId,
+        email: spec.user.email,
+        password: spec.user.password,
+        developerKey: byRole("developer"),
+        agentKey: byRole("agent"),
+        devices: SAMPLE_DEVICES,
+        participants: seeded.participants,
+      },
+      async api(method, route, req = {}) {
+        const headers: Record<string, string> = { ...req.headers };
+        if (req.body !== undefined) headers["content-type"] ??= "application/json";
+        if (req.token) headers.authorization = `Bearer ${req.token}`;
+        const response = await fetch(`${relayer.url}${route}`, {
+          method,
+          headers,
+          body: req.body === undefined ? undefined : typeof req.body === "string" ? req.body : JSON.stringify(req.body),
+        });
+        const text = await response.text();
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        return { status: response.status, headers: response.headers, body: body as any, text };
+      },
+      async seed(more) {
+        if (opts.database === "pglite") await relayer.service.stop();
+        const output = await seedRelayer(relayerOptions, more);
+        if (opts.database === "pglite") relayer = await startRelayer({ ...relayerOptions, port: relayer.port });
+        return output;
+      },
+      async restartRelayer(restart = {}) {
+        if (restart.kill) await relayer.service.kill();
+        else await relayer.service.stop();
+        relayer = await startRelayer({
+          ...relayerOptions,
+          port: relayer.port,
+          env: { ...relayerOptions.env, ...restart.env },
+        });
+      },
+      stop: stopAll,
+    };
+    return stack;
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
