@@ -111,3 +111,15 @@ export async function startDeviceCloud(
   await waitUntil("the device cloud", async () => (await fetch(`${url}/health`)).ok, { service, timeoutMs: 30_000 });
   return { service, url };
 }
+
+/** Registers devices with the device-cloud simulator (online, with their power draw). */
+export async function registerSimulatedDevices(deviceCloudUrl: string, devices: ReadonlyArray<{ id: string; powerW: number }>) {
+  for (const device of devices) {
+    const response = await fetch(`${deviceCloudUrl}/sim/devices/${encodeURIComponent(device.id)}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ powerW: device.powerW, online: true }),
+    });
+    if (!response.ok) throw new Error(`device cloud refused device ${device.id}: ${response.status}`);
+  }
+}

@@ -9,6 +9,7 @@ import {
   defineChain,
   erc20Abi,
   hashDomain,
+  hashTypedData,
   http,
   keccak256,
   parseAbi,
@@ -156,10 +157,10 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     /** The quote signer's EIP-712 signature of `order` (the on-chain price lock). */
     signVoucher: (order: PaymentOrder): Promise<Hex> =>
       quoteSigner.signTypedData(orderTypedData(deployment.chainId, router, order)),
-    /** The order's EIP-712 digest under the router's domain: also the permit deadline that binds a permit
-     * to this order. */
-    permitDeadline: async (order: PaymentOrder): Promise<bigint> =>
-      publicClient.readContract({ address: router, abi: paymentRouterAbi, functionName: "permitDeadline", args: [order] }),
+    /** The order's EIP-712 digest under the router's domain (the router's hashOrder, computed here): also
+     * the permit deadline that binds a permit to this order. */
+    permitDeadline: (order: PaymentOrder): bigint =>
+      BigInt(hashTypedData(orderTypedData(deployment.chainId, router, order))),
     permitNonce: (token: Address, owner: Address): Promise<bigint> =>
       publicClient.readContract({ address: token, abi: permitExtrasAbi, functionName: "nonces", args: [owner] }),
     balanceOf: (token: Address, owner: Address): Promise<bigint> =>

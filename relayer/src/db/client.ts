@@ -66,6 +66,10 @@ async function openPostgres(options: { url: string; schema: string; poolSize?: n
   await bootstrap.connect();
   try {
     await bootstrap.query(`create schema if not exists "${options.schema}"`);
+  } catch (error) {
+    // Two processes creating the same schema at once: the loser sees a unique violation. The schema exists.
+    const code = (error as { code?: string }).code;
+    if (code !== "23505" && code !== "42P06") throw error;
   } finally {
     await bootstrap.end();
   }

@@ -179,7 +179,7 @@ export function voucherOf(order: OrderRow) {
 export async function paymentDetails(services: Services, order: OrderRow) {
   const token = await stablecoin(services, order.token);
   const voucher = voucherOf(order);
-  const deadline = await services.chain.permitDeadline(voucher);
+  const deadline = services.chain.permitDeadline(voucher);
   const base = services.config.publicBaseUrl;
   return {
     chain: order.chain,

@@ -64,9 +64,9 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   const owner = getAddress(body.owner);
   const voucher = voucherOf(order);
   const chain = services.chain;
-  const [nonce, deadline, balance] = await Promise.all([
+  const deadline = chain.permitDeadline(voucher);
+  const [nonce, balance] = await Promise.all([
     chain.permitNonce(voucher.token, owner),
-    chain.permitDeadline(voucher),
     chain.balanceOf(voucher.token, owner),
   ]).catch(() => {
     throw errors.unavailable("the chain is not reachable; retry shortly");

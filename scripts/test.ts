@@ -1,0 +1,57 @@
+// `npm test`: builds the contracts and the generated ABIs and deployment records, checks the services the
+// end-to-end suites need, then runs every test of the repository with Node's test runner, one file at a
+// time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
+//   npm test                       every suite, on PGlite and PostgreSQL
+//   npm test -- test/relayer       only the files under a path (or a glob)
+// Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
+// postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap).
+import { spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+
+const root = path.resolve(import.meta.dirname, "..");
+const node = process.execPath;
+const env: NodeJS.ProcessEnv = { ...process.env, HARDHAT_DISABLE_TELEMETRY: "true", PONDER_TELEMETRY_DISABLED: "1" };
+
+function run(label: string, args: string[]) {
+  console.error(`# ${label}`);
+  const result = spawnSync(node, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+  if (result.status !== 0) {
+    console.error(`# ${label} failed (exit ${result.status})`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+run("build the contracts", [path.join(root, "node_modules/hardhat/dist/src/cli.js"), "build", "--quiet"]);
+run("generate the ABIs", [path.join(root, "scripts/generate-abis.ts")]);
+run("generate the deployment records", [path.join(root, "scripts/generate-deployments.ts")]);
+
+const wanted = (env.TEST_DATABASES ?? "pglite,postgres").split(",").map((s) => s.trim());
+if (wanted.includes("postgres")) {
+  const url = env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await client.end();
+  } catch (error) {
+    console.error(
+      `# PostgreSQL is not reachable at ${url} (${(error as Error).message}).\n` +
+        "# Start it, set TEST_DATABASE_URL, or run only the embedded database: TEST_DATABASES=pglite npm test",
+    );
+    process.exit(1);
+  }
+}
+
+const args = process.argv.slice(2);
+const targets =
+  args.length > 0
+    ? args.map((arg) => (existsSync(arg) && statSync(arg).isDirectory() ? `${arg.replace(/\/$/, "")}/**/*.test.ts` : arg))
+    : ["test/**/*.test.ts"];
+const reporter = env.TEST_REPORTER ?? "tap";
+const result = spawnSync(
+  node,
+  ["--test", `--test-reporter=${reporter}`, "--test-concurrency=1", "--test-timeout=900000", ...targets],
+  { cwd: root, env, stdio: "inherit" },
+);
+process.exit(result.status ?? 1);
