@@ -103,9 +103,12 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
         if (_recipients[LEG_PROTOCOL] == recipient) amount += a.protocol;
     }
 
-    /// @notice Tokens held beyond what is owed (sent here directly): recoverable by the admin only.
+    /// @notice Tokens held beyond what is owed (sent here directly): recoverable by the admin only. Zero if the
+    /// token took some of the balance away (a rebase, a seizure): settlements then revert until it is restored.
     function surplus() public view returns (uint256) {
-        return _asset.balanceOf(address(this)) - _accrual.held;
+        uint256 balance = _asset.balanceOf(address(this));
+        uint256 held = _accrual.held;
+        return balance > held ? balance - held : 0;
     }
 
     /// @inheritdoc IAssetSplit

@@ -1,6 +1,6 @@
 // Shared deployment and signing helpers of the contract tests.
 import { network } from "hardhat";
-import { keccak256, toHex, type Address, type Hex } from "viem";
+import { keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex } from "viem";
 import {
   orderTypedData,
   permitSignatureParts,
@@ -140,12 +140,18 @@ export function expectedLegs(gross: bigint, bps: readonly number[] = LEG_BPS): [
   return [gross - operator - protocol, operator, protocol];
 }
 
-/** Deploys another AssetSplit settling in `token` (any ERC-20), lets the router settle through it and, unless
- * `register` is false, registers it on the router. Recipients and shares default to the fixture's legs. */
+/** Deploys another AssetSplit settling in `token` (any ERC-20), grants the router its depositor role (unless
+ * `grantRouter` is false) and then, unless `register` is false, registers it on the router (registration needs the
+ * role). Recipients and shares default to the fixture's legs. */
 export async function deploySplitFor(
   p: Payments,
   token: Address,
-  opts: { recipients?: readonly [Address, Address, Address]; bps?: readonly [number, number, number]; register?: boolean } = {},
+  opts: {
+    recipients?: readonly [Address, Address, Address];
+    bps?: readonly [number, number, number];
+    register?: boolean;
+    grantRouter?: boolean;
+  } = {},
 ) {
   const { admin, assetOwner, operator, protocol } = p.accounts;
   const split = await viem.deployContract("AssetSplit", [
@@ -155,7 +161,47 @@ export async function deploySplitFor(
     [...(opts.recipients ?? [assetOwner.account.address, operator.account.address, protocol.account.address])],
     [...(opts.bps ?? LEG_BPS)],
   ]);
-  await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), p.router.address]);
+  if (opts.grantRouter ?? true) await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), p.router.address]);
   if (opts.register ?? true) await p.router.write.registerSplit([split.address]);
   return split;
+}
+
+/** The router's three rails, by the name the tests use, and their `Rail` enum value. */
+export const RAILS = ["permit", "approval", "cash"] as const;
+export type RailName = (typeof RAILS)[number];
+export const RAIL_ID: Record<RailName, number> = { permit: 0, approval: 1, cash: 2 };
+
+/** The account `rail` pays from: the payer for the permit and approval rails, the agent for cash. */
+export function railPayer(p: Payments, rail: RailName): Wallet {
+  return rail === "cash" ? p.accounts.agent : p.accounts.payer;
+}
+
+/** Does everything a payment of `order` on `rail` needs beforehand (the payer's permit, or the payer's approval
+ * of exactly the amount; the agent's float approval is the fixture's) and returns the call that submits it: the
+ * relayer's payWithPermit, the payer's pay, or the agent's payCash. Orders in token zero get a dummy permit. */
+export async function prepareRail(p: Payments, rail: RailName, order: PaymentOrder, voucher?: Hex) {
+  const signature = voucher ?? (await signVoucher(p, order));
+  if (rail === "permit") {
+    const permit =
+      order.token === zeroAddress
+        ? { owner: p.accounts.payer.account.address, v: 27, r: zeroHash, s: zeroHash }
+        : await signPermit(p, order);
+    const asRelayer = await routerAs(p, p.accounts.relayer);
+    return () => asRelayer.write.payWithPermit([order, signature, permit.owner, permit.v, permit.r, permit.s]);
+  }
+  if (rail === "approval") {
+    if (order.token !== zeroAddress) {
+      const erc20 = await viem.getContractAt("TestStablecoin", order.token, { client: { wallet: p.accounts.payer } });
+      await erc20.write.approve([p.router.address, order.amount]);
+    }
+    const asPayer = await routerAs(p, p.accounts.payer);
+    return () => asPayer.write.pay([order, signature]);
+  }
+  const asAgent = await routerAs(p, p.accounts.agent);
+  return () => asAgent.write.payCash([order, signature]);
+}
+
+/** Prepares and submits a payment of `order` on `rail` (see {@link prepareRail}); resolves to the tx hash. */
+export async function payOnRail(p: Payments, rail: RailName, order: PaymentOrder, voucher?: Hex): Promise<Hex> {
+  return (await prepareRail(p, rail, order, voucher))();
 }

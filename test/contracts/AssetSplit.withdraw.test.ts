@@ -1,0 +1,202 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { getAddress, zeroAddress } from "viem";
+import {
+  USDC,
+  deployPayments,
+  makeOrder,
+  networkHelpers,
+  payOnRail,
+  splitAs,
+  viem,
+  type Payments,
+} from "./fixture.ts";
+
+/** The fixture after one 100 USDC cash payment: 50 / 40 / 10 USDC claimable. */
+async function deployWithCredits() {
+  const p = await deployPayments();
+  await payOnRail(p, "cash", await makeOrder(p, USDC(100)));
+  return p;
+}
+
+async function balance(p: Payments, address: `0x${string}`) {
+  return p.token.read.balanceOf([address]);
+}
+
+describe("AssetSplit.withdraw and release", () => {
+  describe("withdraw(to)", () => {
+    it("pays the caller's whole claimable amount to `to` and emits Withdrawn", async () => {
+      const p = await networkHelpers.loadFixture(deployWithCredits);
+      const { assetOwner, stranger, operator } = p.accounts;
+      const asOwner = await splitAs(p, assetOwner);
+      const { result } = await asOwner.simulate.withdraw([stranger.account.address], { account: assetOwner.account.address });
+      assert.equal(result, USDC(50));
+      await viem.assertions.emitWithArgs(asOwner.write.withdraw([stranger.account.address]), p.split, "Withdrawn", [
+        getAddress(assetOwner.account.address),
+        getAddress(stranger.account.address),
+        USDC(50),
+      ]);
+      assert.equal(await balance(p, stranger.account.address), USDC(50));
+      assert.equal(await balance(p, assetOwner.account.address), 0n);
+      assert.equal(await balance(p, p.split.address), USDC(50));
+      assert.equal(await p.split.read.claimable([assetOwner.account.address]), 0n);
+      assert.equal(await p.split.read.claimable([operator.account.address]), USDC(40), "others keep their credit");
+    });
+
+    it("pays to the caller itself", async () => {
+      const p = await networkHelpers.loadFixture(deployWithCredits);
+      const { operator } = p.accounts;
+      await viem.assertions.emitWithArgs((await splitAs(p, operator)).write.withdraw([operator.account.address]), p.split, "Withdrawn", [
+        getAddress(operator.account.address),
+        getAddress(operator.account.address),
+        USDC(40),
+      ]);
+      assert.equal(await balance(p, operator.account.address), USDC(40));
+    });
+
+    it("reverts with NothingToWithdraw for a caller with no credit, and for a second withdrawal", async () => {
+      const p = await networkHelpers.loadFixture(deployWithCredits);
+      const { stranger, protocol } = p.accounts;
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        (await splitAs(p, stranger)).write.withdraw([stranger.account.address]),
+        p.split,
+        "NothingToWithdraw",
+        [getAddress(stranger.account.address)],
+      );
+      const asProtocol = await splitAs(p, protocol);
+      await asProtocol.write.withdraw([protocol.account.address]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asProtocol.write.withdraw([protocol.account.address]),
+        p.split,
+        "NothingToWithdraw",
+        [getAddress(protocol.account.address)],
+      );
+      assert.equal(await balance(p, protocol.account.address), USDC(10));
+    });
+
+    it("reverts with NothingToWithdraw on an empty split", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        (await splitAs(p, p.accounts.assetOwner)).write.withdraw([p.accounts.assetOwner.account.address]),
+        p.split,
+        "NothingToWithdraw",
+        [getAddress(p.accounts.assetOwner.account.address)],
+      );
+    });
+
+    it("reverts with the token's ERC20InvalidReceiver for `to` = address zero and keeps the credit", async () => {
+      const p = await networkHelpers.loadFixture(deployWithCredits);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        (await splitAs(p, p.accounts.assetOwner)).write.withdraw([zeroAddress]),
+        p.token,
+        "ERC20InvalidReceiver",
+        [zeroAddress],
+      );
+      assert.equal(await p.split.read.claimable([p.accounts.assetOwner.account.address]), USDC(50));
+    });
+
+    it("works while the split is paused", async () => {
+      const p = await networkHelpers.loadFixture(deployWithCredits);
+      const { assetOwner, stranger } = p.accounts;
+      await (await splitAs(p, p.accounts.pauser)).write.pause();
+      assert.equal(await p.split.read.paused(), true);
+      await viem.assertions.emitWithArgs(
+        (await splitAs(p, assetOwner)).write.withdraw([assetOwner.account.address]),
+        p.split,
+        "Withdrawn",
+        [getAddress(assetOwner.account.address), getAddress(assetOwner.account.address), USDC(50)],
+      );
+      await (await splitAs(p, stranger)).write.release([p.accounts.operator.account.address]);
+      assert.equal(await balance(p, assetOwner.account.address), USDC(50));
+      assert.equal(await balance(p, p.accounts.operator.account.address), USDC(40));
+    });
+  });
+
+  describe("release(recipient)", () => {
+    it("lets anyone push a recipient's credit to the recipient", async () => {
+      const p = await networkHelpers.loadFixture(deployWithCredits);
+      const { stranger, protocol } = p.accounts;
+      const asStranger = await splitAs(p, stranger);
+      const { result } = await asStranger.simulate.release([protocol.account.address], { account: stranger.account.address });
+      assert.equal(result, USDC(10));
+      await viem.assertions.emitWithArgs(asStranger.write.release([protocol.account.address]), p.split, "Withdrawn", [
+        getAddress(protocol.account.address),
+        getAddress(protocol.account.address),
+        USDC(10),
+      ]);
+      assert.equal(await balance(p, protocol.account.address), USDC(10));
+      assert.equal(await balance(p, stranger.account.address), 0n, "the caller gets nothing");
+      assert.equal(await p.split.read.claimable([protocol.account.address]), 0n);
+    });
+
+    it("reverts with NothingToWithdraw for a recipient without credit, or already released", async () => {
+      const p = await networkHelpers.loadFixture(deployWithCredits);
+      const { stranger, operator } = p.accounts;
+      const asStranger = await splitAs(p, stranger);
+      await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([stranger.account.address]), p.split, "NothingToWithdraw", [
+        getAddress(stranger.account.address),
+      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([zeroAddress]), p.split, "NothingToWithdraw", [
+        zeroAddress,
+      ]);
+      await asStranger.write.release([operator.account.address]);
+      await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([operator.account.address]), p.split, "NothingToWithdraw", [
+        getAddress(operator.account.address),
+      ]);
+    });
+  });
+
+  describe("a recipient holding several legs", () => {
+    it("gets the sum of both legs in one withdrawal and has nothing left afterwards", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { assetOwner, protocol } = p.accounts;
+      // The asset owner also operates the device: legs 0 and 1 go to the same address.
+      await p.split.write.setLegs([[assetOwner.account.address, assetOwner.account.address, protocol.account.address], [5000, 4000, 1000]]);
+      await payOnRail(p, "cash", await makeOrder(p, USDC(10)));
+      await payOnRail(p, "approval", await makeOrder(p, 7n));
+      // 10 USDC: 5 + 4; 7 units: 5 + 2.
+      assert.equal(await p.split.read.claimable([assetOwner.account.address]), USDC(9) + 7n);
+      assert.equal(await p.split.read.claimable([protocol.account.address]), USDC(1));
+      await viem.assertions.emitWithArgs(
+        (await splitAs(p, assetOwner)).write.withdraw([assetOwner.account.address]),
+        p.split,
+        "Withdrawn",
+        [getAddress(assetOwner.account.address), getAddress(assetOwner.account.address), USDC(9) + 7n],
+      );
+      assert.equal(await balance(p, assetOwner.account.address), USDC(9) + 7n);
+      assert.equal(await p.split.read.claimable([assetOwner.account.address]), 0n);
+      assert.equal(await p.split.read.claimable([protocol.account.address]), USDC(1));
+      assert.equal(await balance(p, p.split.address), USDC(1));
+    });
+
+    it("a single recipient of all three legs withdraws everything", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { operator } = p.accounts;
+      const only = operator.account.address;
+      await p.split.write.setLegs([[only, only, only], [2000, 3000, 5000]]);
+      await payOnRail(p, "cash", await makeOrder(p, 12_345n));
+      assert.equal(await p.split.read.claimable([only]), 12_345n);
+      await (await splitAs(p, p.accounts.stranger)).write.release([only]);
+      assert.equal(await balance(p, only), 12_345n);
+      assert.equal(await balance(p, p.split.address), 0n);
+      assert.equal(await p.split.read.claimable([only]), 0n);
+    });
+  });
+
+  it("withdrawals interleaved with payments pay exactly what was credited in between", async () => {
+    const p = await networkHelpers.loadFixture(deployWithCredits);
+    const { assetOwner, operator, protocol } = p.accounts;
+    const asOwner = await splitAs(p, assetOwner);
+    await asOwner.write.withdraw([assetOwner.account.address]);
+    await payOnRail(p, "cash", await makeOrder(p, USDC(20)));
+    assert.equal(await p.split.read.claimable([assetOwner.account.address]), USDC(10));
+    assert.equal(await p.split.read.claimable([operator.account.address]), USDC(48));
+    await asOwner.write.withdraw([assetOwner.account.address]);
+    await (await splitAs(p, operator)).write.withdraw([operator.account.address]);
+    await (await splitAs(p, protocol)).write.withdraw([protocol.account.address]);
+    assert.equal(await balance(p, assetOwner.account.address), USDC(60));
+    assert.equal(await balance(p, operator.account.address), USDC(48));
+    assert.equal(await balance(p, protocol.account.address), USDC(12));
+    assert.equal(await balance(p, p.split.address), 0n);
+  });
+});

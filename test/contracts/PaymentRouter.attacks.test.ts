@@ -1,0 +1,753 @@
+// Attacks on the router and the split, written as tests: each one must fail for the attacker.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { encodeFunctionData, getAddress, keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex } from "viem";
+import { permitSignatureParts, permitTypedData, type PaymentOrder } from "../../sdk/payment-order.ts";
+import {
+  MAX_UINT256,
+  RAILS,
+  RAIL_ID,
+  USDC,
+  chainId,
+  deployPayments,
+  deploySplitFor,
+  expectedLegs,
+  makeOrder,
+  networkHelpers,
+  payOnRail,
+  permitPayment,
+  prepareRail,
+  publicClient,
+  railPayer,
+  routerAs,
+  signPermit,
+  signVoucher,
+  splitAs,
+  tokenAs,
+  viem,
+  type Payments,
+  type RailName,
+  type Wallet,
+} from "./fixture.ts";
+
+/** Mints `amount` of a test token (any of them: they share `mint(address,uint256)`) to the payer and the agent,
+ * and lets the agent's float pay through the router. */
+async function fund(p: Payments, token: Address, amount: bigint) {
+  const erc20 = await viem.getContractAt("TestStablecoin", token);
+  await erc20.write.mint([p.accounts.payer.account.address, amount]);
+  await erc20.write.mint([p.accounts.agent.account.address, amount]);
+  const asAgent = await viem.getContractAt("TestStablecoin", token, { client: { wallet: p.accounts.agent } });
+  await asAgent.write.approve([p.router.address, MAX_UINT256]);
+  return erc20;
+}
+
+function tokenOf(address: Address, wallet?: Wallet) {
+  return viem.getContractAt("TestStablecoin", address, wallet ? { client: { wallet } } : undefined);
+}
+
+/** The raw revert data of a call that must revert (viem nests it in the error's `cause` chain). */
+async function revertData(call: Promise<unknown>): Promise<Hex> {
+  try {
+    await call;
+  } catch (error) {
+    for (let e: unknown = error; e instanceof Error; e = e.cause) {
+      const data = (e as { data?: unknown }).data;
+      if (typeof data === "string" && data.startsWith("0x")) return data as Hex;
+    }
+    throw new Error(`reverted without revert data in the error: ${String(error)}`);
+  }
+  assert.fail("the call was expected to revert");
+}
+
+/** The relayer's payWithPermit call for `order` paid by `payer` with the permit parts `v, r, s`. */
+async function relayPermit(p: Payments, order: PaymentOrder, voucher: Hex, payer: Address, v: number, r: Hex, s: Hex) {
+  return (await routerAs(p, p.accounts.relayer)).write.payWithPermit([order, voucher, payer, v, r, s]);
+}
+
+describe("PaymentRouter attacks", () => {
+  describe("(1) a front-run permit", () => {
+    it("does not stop the relayer: payWithPermit pays the order on the allowance the permit created", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { payer, stranger, assetOwner } = p.accounts;
+      const order = await makeOrder(p, USDC(4));
+      const args = await permitPayment(p, order);
+      const [, , owner, v, r, s] = args;
+
+      // Someone watching the mempool submits the payer's permit straight to the token.
+      const deadline = await p.router.read.permitDeadline([order]);
+      await (await tokenAs(p, stranger)).write.permit([owner, p.router.address, order.amount, deadline, v, r, s]);
+      assert.equal(await p.token.read.allowance([payer.account.address, p.router.address]), USDC(4));
+      assert.equal(await p.token.read.nonces([payer.account.address]), 1n);
+
+      await viem.assertions.emitWithArgs((await routerAs(p, p.accounts.relayer)).write.payWithPermit(args), p.router, "OrderPaid", [
+        order.orderId,
+        order.deviceId,
+        getAddress(payer.account.address),
+        getAddress(p.token.address),
+        getAddress(p.split.address),
+        USDC(4),
+        RAIL_ID.permit,
+      ]);
+      assert.equal(await p.token.read.balanceOf([payer.account.address]), USDC(996));
+      assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(4));
+      assert.equal(await p.token.read.allowance([payer.account.address, p.router.address]), 0n);
+      assert.equal(await p.split.read.claimable([assetOwner.account.address]), USDC(2));
+      assert.equal(await p.token.read.balanceOf([stranger.account.address]), 0n);
+    });
+
+    it("known limitation: once the payer signs another permit, the front-run one is no longer recognised", async () => {
+      // _permitWasConsumed only looks at the payer's latest nonce. The funds stay safe (InvalidPermit) and the
+      // allowance stays with the router; the order has to be paid another way (here: the payer's own pay()).
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { payer, stranger } = p.accounts;
+      const order = await makeOrder(p, USDC(4));
+      const args = await permitPayment(p, order);
+      const [, voucher, owner, v, r, s] = args;
+      const deadline = await p.router.read.permitDeadline([order]);
+      await (await tokenAs(p, stranger)).write.permit([owner, p.router.address, order.amount, deadline, v, r, s]);
+
+      // The payer then signs an unrelated permit (nonce 1, another spender), which gets submitted.
+      const unrelated = permitSignatureParts(
+        await payer.signTypedData({
+          account: payer.account,
+          ...permitTypedData({
+            tokenDomain: { name: await p.token.read.name(), version: "1", chainId, verifyingContract: p.token.address },
+            owner: payer.account.address,
+            spender: stranger.account.address,
+            value: 1n,
+            nonce: 1n,
+            deadline: MAX_UINT256,
+          }),
+        }),
+      );
+      await p.token.write.permit([payer.account.address, stranger.account.address, 1n, MAX_UINT256, unrelated.v, unrelated.r, unrelated.s]);
+
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        (await routerAs(p, p.accounts.relayer)).write.payWithPermit(args),
+        p.router,
+        "InvalidPermit",
+        [getAddress(payer.account.address)],
+      );
+      assert.equal(await p.token.read.allowance([payer.account.address, p.router.address]), USDC(4));
+      await viem.assertions.emit((await routerAs(p, payer)).write.pay([order, voucher]), p.router, "OrderPaid");
+      assert.equal(await p.token.read.balanceOf([payer.account.address]), USDC(996));
+    });
+  });
+
+  describe("(2) a stolen permit", () => {
+    it("cannot pay another order of the same amount and token: InvalidPermit, before and after the permit hit the token", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { payer, stranger: attacker } = p.accounts;
+      const orderA = await makeOrder(p, USDC(10));
+      const permitA = await signPermit(p, orderA);
+      // The attacker gets a genuine voucher for its own order B: same token, split and amount.
+      const orderB = await makeOrder(p, USDC(10), { deviceId: keccak256(toHex("attacker-device")) });
+      const voucherB = await signVoucher(p, orderB);
+      const asAttacker = await routerAs(p, attacker);
+
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asAttacker.write.payWithPermit([orderB, voucherB, payer.account.address, permitA.v, permitA.r, permitA.s]),
+        p.router,
+        "InvalidPermit",
+        [getAddress(payer.account.address)],
+      );
+
+      // The attacker submits the victim's permit to the token first: the allowance exists now, but is still
+      // bound to order A.
+      await (await tokenAs(p, attacker)).write.permit([
+        payer.account.address,
+        p.router.address,
+        USDC(10),
+        permitA.deadline,
+        permitA.v,
+        permitA.r,
+        permitA.s,
+      ]);
+      assert.equal(await p.token.read.allowance([payer.account.address, p.router.address]), USDC(10));
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asAttacker.write.payWithPermit([orderB, voucherB, payer.account.address, permitA.v, permitA.r, permitA.s]),
+        p.router,
+        "InvalidPermit",
+        [getAddress(payer.account.address)],
+      );
+      assert.equal(await p.router.read.isPaid([orderB.orderId]), false);
+      assert.equal(await p.token.read.balanceOf([payer.account.address]), USDC(1_000));
+      assert.equal(await p.token.read.balanceOf([p.split.address]), 0n);
+
+      // Order A itself still goes through.
+      await viem.assertions.emit(
+        relayPermit(p, orderA, await signVoucher(p, orderA), payer.account.address, permitA.v, permitA.r, permitA.s),
+        p.router,
+        "OrderPaid",
+      );
+      assert.equal(await p.token.read.balanceOf([payer.account.address]), USDC(990));
+    });
+
+    it("cannot be redirected to another payer, nor to a larger amount of the same order", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { payer, stranger } = p.accounts;
+      const order = await makeOrder(p, USDC(10));
+      const permit = await signPermit(p, order);
+      const voucher = await signVoucher(p, order);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        relayPermit(p, order, voucher, stranger.account.address, permit.v, permit.r, permit.s),
+        p.router,
+        "InvalidPermit",
+        [getAddress(stranger.account.address)],
+      );
+      const bigger = { ...order, amount: USDC(100) };
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        relayPermit(p, bigger, await signVoucher(p, bigger), payer.account.address, permit.v, permit.r, permit.s),
+        p.router,
+        "InvalidPermit",
+        [getAddress(payer.account.address)],
+      );
+    });
+  });
+
+  describe("(3) a payer's standing approval", () => {
+    it("cannot be spent by someone else through payWithPermit with a garbage signature", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { payer, stranger: attacker } = p.accounts;
+      await (await tokenAs(p, payer)).write.approve([p.router.address, MAX_UINT256]);
+      const order = await makeOrder(p, USDC(10), { deviceId: keccak256(toHex("attacker-device")) });
+      const voucher = await signVoucher(p, order);
+      const asAttacker = await routerAs(p, attacker);
+      const garbage: Array<[number, Hex, Hex]> = [
+        [0, `0x${"00".repeat(32)}`, `0x${"00".repeat(32)}`],
+        [27, `0x${"00".repeat(32)}`, `0x${"00".repeat(32)}`],
+        [28, keccak256(toHex("r")), keccak256(toHex("s"))],
+      ];
+      for (const [v, r, s] of garbage) {
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          asAttacker.write.payWithPermit([order, voucher, payer.account.address, v, r, s]),
+          p.router,
+          "InvalidPermit",
+          [getAddress(payer.account.address)],
+        );
+      }
+      // Nor with a permit the attacker signed itself.
+      const own = await signPermit(p, order, { owner: attacker });
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asAttacker.write.payWithPermit([order, voucher, payer.account.address, own.v, own.r, own.s]),
+        p.router,
+        "InvalidPermit",
+        [getAddress(payer.account.address)],
+      );
+      assert.equal(await p.token.read.balanceOf([payer.account.address]), USDC(1_000));
+      assert.equal(await p.token.read.allowance([payer.account.address, p.router.address]), MAX_UINT256);
+    });
+
+    it("cannot be spent with the payer's old, already used permit signature", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { payer, stranger: attacker } = p.accounts;
+      // The payer once paid order A with a permit (nonce 0), then approved the router for the approval rail.
+      const orderA = await makeOrder(p, USDC(10));
+      const permitA = await signPermit(p, orderA);
+      const voucherA = await signVoucher(p, orderA);
+      await relayPermit(p, orderA, voucherA, payer.account.address, permitA.v, permitA.r, permitA.s);
+      await (await tokenAs(p, payer)).write.approve([p.router.address, MAX_UINT256]);
+      assert.equal(await p.token.read.nonces([payer.account.address]), 1n);
+
+      const orderB = await makeOrder(p, USDC(10), { deviceId: keccak256(toHex("attacker-device")) });
+      const asAttacker = await routerAs(p, attacker);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asAttacker.write.payWithPermit([orderB, await signVoucher(p, orderB), payer.account.address, permitA.v, permitA.r, permitA.s]),
+        p.router,
+        "InvalidPermit",
+        [getAddress(payer.account.address)],
+      );
+      // Replaying order A itself is refused as a double payment.
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asAttacker.write.payWithPermit([orderA, voucherA, payer.account.address, permitA.v, permitA.r, permitA.s]),
+        p.router,
+        "OrderAlreadyPaid",
+        [orderA.orderId],
+      );
+      assert.equal(await p.token.read.balanceOf([payer.account.address]), USDC(990));
+      assert.equal(await p.token.read.allowance([payer.account.address, p.router.address]), MAX_UINT256);
+    });
+  });
+
+  describe("(4) reentrancy through a token's transfer hook", () => {
+    async function reentrantSetup(p: Payments) {
+      const token = await viem.deployContract("ReentrantToken");
+      const split = await deploySplitFor(p, token.address);
+      await fund(p, token.address, USDC(1_000));
+      return { token, split };
+    }
+
+
+    for (const outer of RAILS) {
+      for (const inner of ["payCash", "pay", "payWithPermit"] as const) {
+        it(`a ${outer}-rail payment whose token re-enters ${inner} reverts with ReentrancyGuardReentrantCall`, async () => {
+          const p = await networkHelpers.loadFixture(deployPayments);
+          const { token, split } = await reentrantSetup(p);
+          const innerOrder = await makeOrder(p, USDC(1), { token: token.address, split: split.address });
+          const innerVoucher = await signVoucher(p, innerOrder);
+          let payload: Hex;
+          if (inner === "payWithPermit") {
+            const permit = await signPermit(p, innerOrder);
+            payload = encodeFunctionData({
+              abi: p.router.abi,
+              functionName: "payWithPermit",
+              args: [innerOrder, innerVoucher, permit.owner, permit.v, permit.r, permit.s],
+            });
+          } else {
+            payload = encodeFunctionData({ abi: p.router.abi, functionName: inner, args: [innerOrder, innerVoucher] });
+          }
+          const outerOrder = await makeOrder(p, USDC(2), { token: token.address, split: split.address });
+          const submit = await prepareRail(p, outer, outerOrder);
+          await token.write.arm([p.router.address, payload]);
+
+          await viem.assertions.revertWithCustomErrorWithArgs(submit(), p.router, "ReentrancyGuardReentrantCall", []);
+          assert.equal(await p.router.read.isPaid([outerOrder.orderId]), false);
+          assert.equal(await p.router.read.isPaid([innerOrder.orderId]), false);
+          assert.equal(await token.read.balanceOf([split.address]), 0n);
+          assert.equal(await token.read.balanceOf([railPayer(p, outer).account.address]), USDC(1_000));
+
+          // Disarmed, the very same payment goes through: only the guard stopped it.
+          await token.write.arm([zeroAddress, "0x"]);
+          await viem.assertions.emit(submit(), p.router, "OrderPaid");
+          assert.equal(await token.read.balanceOf([split.address]), USDC(2));
+        });
+      }
+    }
+
+    it("the re-entered payWithPermit calldata is valid on its own (the guard, not the payload, stops it)", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { token, split } = await reentrantSetup(p);
+      const innerOrder = await makeOrder(p, USDC(1), { token: token.address, split: split.address });
+      const permit = await signPermit(p, innerOrder);
+      const payload = encodeFunctionData({
+        abi: p.router.abi,
+        functionName: "payWithPermit",
+        args: [innerOrder, await signVoucher(p, innerOrder), permit.owner, permit.v, permit.r, permit.s],
+      });
+      const outerOrder = await makeOrder(p, USDC(2), { token: token.address, split: split.address });
+      await token.write.arm([p.router.address, payload]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        payOnRail(p, "cash", outerOrder),
+        p.router,
+        "ReentrancyGuardReentrantCall",
+        [],
+      );
+      await token.write.arm([zeroAddress, "0x"]);
+      const hash = await p.accounts.relayer.sendTransaction({ to: p.router.address, data: payload });
+      await viem.assertions.emit(Promise.resolve(hash), p.router, "OrderPaid");
+      assert.equal(await p.router.read.isPaid([innerOrder.orderId]), true);
+    });
+
+    it("a token that pulls funds out of the split during the transfer makes the router revert UnexpectedBalance", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { token, split } = await reentrantSetup(p);
+      const { assetOwner } = p.accounts;
+      await payOnRail(p, "cash", await makeOrder(p, USDC(10), { token: token.address, split: split.address }));
+      assert.equal(await split.read.claimable([assetOwner.account.address]), USDC(5));
+
+      await token.write.arm([split.address, encodeFunctionData({ abi: split.abi, functionName: "release", args: [assetOwner.account.address] })]);
+      const order = await makeOrder(p, USDC(10), { token: token.address, split: split.address });
+      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "UnexpectedBalance", [
+        USDC(10),
+        USDC(5),
+      ]);
+      assert.equal(await split.read.claimable([assetOwner.account.address]), USDC(5));
+      assert.equal(await token.read.balanceOf([split.address]), USDC(10));
+    });
+
+    it("AssetSplit.deposit and withdraw are guarded too", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { token, split } = await reentrantSetup(p);
+      const { relayer: depositor, assetOwner } = p.accounts;
+      await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), depositor.account.address]);
+      await token.write.mint([depositor.account.address, USDC(100)]);
+      await (await tokenOf(token.address, depositor)).write.approve([split.address, MAX_UINT256]);
+      const asDepositor = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: depositor } });
+      await asDepositor.write.deposit([toHex(1n, { size: 32 }), USDC(10)]);
+
+      const withdrawPayload = encodeFunctionData({ abi: split.abi, functionName: "withdraw", args: [depositor.account.address] });
+      await token.write.arm([split.address, withdrawPayload]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asDepositor.write.deposit([toHex(2n, { size: 32 }), USDC(10)]),
+        split,
+        "ReentrancyGuardReentrantCall",
+        [],
+      );
+      const asOwner = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: assetOwner } });
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asOwner.write.withdraw([assetOwner.account.address]),
+        split,
+        "ReentrancyGuardReentrantCall",
+        [],
+      );
+      assert.equal(await split.read.claimable([assetOwner.account.address]), USDC(5));
+      assert.equal(await token.read.balanceOf([split.address]), USDC(10));
+    });
+
+    it("AssetSplit.recoverSurplus is guarded too: its transfer cannot re-enter a withdrawal", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { token, split } = await reentrantSetup(p);
+      const { assetOwner, admin } = p.accounts;
+      await payOnRail(p, "cash", await makeOrder(p, USDC(10), { token: token.address, split: split.address }));
+      await token.write.mint([split.address, USDC(3)]);
+      await token.write.arm([split.address, encodeFunctionData({ abi: split.abi, functionName: "release", args: [assetOwner.account.address] })]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        split.write.recoverSurplus([admin.account.address]),
+        split,
+        "ReentrancyGuardReentrantCall",
+        [],
+      );
+      assert.equal(await split.read.surplus(), USDC(3));
+      assert.equal(await split.read.claimable([assetOwner.account.address]), USDC(5));
+      await token.write.arm([zeroAddress, "0x"]);
+      await viem.assertions.emitWithArgs(split.write.recoverSurplus([admin.account.address]), split, "SurplusRecovered", [
+        getAddress(admin.account.address),
+        USDC(3),
+      ]);
+      assert.equal(await token.read.balanceOf([split.address]), USDC(10));
+    });
+  });
+
+  describe("(5) a fee-on-transfer token", () => {
+    for (const rail of RAILS) {
+      it(`is refused on the ${rail} rail with UnexpectedBalance(amount, received)`, async () => {
+        const p = await networkHelpers.loadFixture(deployPayments);
+        const fee = await viem.deployContract("FeeOnTransferToken");
+        const split = await deploySplitFor(p, fee.address);
+        await fund(p, fee.address, 1_000_000n);
+        const order = await makeOrder(p, 10_000n, { token: fee.address, split: split.address });
+        await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, rail, order), p.router, "UnexpectedBalance", [
+          10_000n,
+          9_900n,
+        ]);
+        assert.equal(await p.router.read.isPaid([order.orderId]), false);
+        assert.equal(await fee.read.balanceOf([split.address]), 0n);
+        assert.equal(await fee.read.balanceOf([railPayer(p, rail).account.address]), 1_000_000n);
+      });
+    }
+
+    it("is refused by AssetSplit.deposit with UnexpectedBalance(gross, received)", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const fee = await viem.deployContract("FeeOnTransferToken");
+      const split = await deploySplitFor(p, fee.address, { register: false });
+      const { relayer: depositor } = p.accounts;
+      await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), depositor.account.address]);
+      await fee.write.mint([depositor.account.address, 1_000_000n]);
+      await (await tokenOf(fee.address, depositor)).write.approve([split.address, MAX_UINT256]);
+      const asDepositor = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: depositor } });
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asDepositor.write.deposit([toHex(1n, { size: 32 }), 12_345n]),
+        split,
+        "UnexpectedBalance",
+        [12_345n, 12_222n],
+      );
+      assert.equal(await fee.read.balanceOf([split.address]), 0n);
+    });
+  });
+
+  describe("(6) a blocked recipient", () => {
+    async function blocklistSetup(p: Payments) {
+      const token = await viem.deployContract("BlocklistToken");
+      const split = await deploySplitFor(p, token.address);
+      await fund(p, token.address, USDC(1_000));
+      await token.write.setBlocked([p.accounts.operator.account.address, true]);
+      return { token, split };
+    }
+
+    it("never blocks payments; only its own release fails, the others withdraw their exact shares", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { token, split } = await blocklistSetup(p);
+      const { assetOwner, operator, protocol, stranger } = p.accounts;
+      for (const rail of RAILS) {
+        const order = await makeOrder(p, USDC(10), { token: token.address, split: split.address });
+        await viem.assertions.emitWithArgs(payOnRail(p, rail, order), p.router, "OrderPaid", [
+          order.orderId,
+          order.deviceId,
+          getAddress(railPayer(p, rail).account.address),
+          getAddress(token.address),
+          getAddress(split.address),
+          USDC(10),
+          RAIL_ID[rail],
+        ]);
+      }
+      assert.equal(await token.read.balanceOf([split.address]), USDC(30));
+      assert.equal(await split.read.claimable([operator.account.address]), USDC(12));
+
+      const asStranger = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: stranger } });
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asStranger.write.release([operator.account.address]),
+        token,
+        "Blocked",
+        [getAddress(operator.account.address)],
+      );
+      const asOperator = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: operator } });
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asOperator.write.withdraw([operator.account.address]),
+        token,
+        "Blocked",
+        [getAddress(operator.account.address)],
+      );
+      assert.equal(await split.read.claimable([operator.account.address]), USDC(12));
+
+      await viem.assertions.emitWithArgs(asStranger.write.release([assetOwner.account.address]), split, "Withdrawn", [
+        getAddress(assetOwner.account.address),
+        getAddress(assetOwner.account.address),
+        USDC(15),
+      ]);
+      const asProtocol = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: protocol } });
+      await asProtocol.write.withdraw([protocol.account.address]);
+      assert.equal(await token.read.balanceOf([assetOwner.account.address]), USDC(15));
+      assert.equal(await token.read.balanceOf([protocol.account.address]), USDC(3));
+      assert.equal(await token.read.balanceOf([split.address]), USDC(12), "the operator's share stays in the split");
+
+      // Payments keep working after the failed releases, and the operator is paid once unblocked.
+      await payOnRail(p, "cash", await makeOrder(p, USDC(10), { token: token.address, split: split.address }));
+      await token.write.setBlocked([operator.account.address, false]);
+      await asStranger.write.release([operator.account.address]);
+      assert.equal(await token.read.balanceOf([operator.account.address]), USDC(16));
+      assert.equal(await split.read.claimable([operator.account.address]), 0n);
+    });
+
+    it("can still move its credit to another address with withdraw(to)", async () => {
+      // Noted in the report: the blocklist only sees split -> `to`, so a blocked recipient is not frozen here.
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { token, split } = await blocklistSetup(p);
+      const { operator, stranger } = p.accounts;
+      await payOnRail(p, "cash", await makeOrder(p, USDC(10), { token: token.address, split: split.address }));
+      const asOperator = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: operator } });
+      await viem.assertions.emitWithArgs(asOperator.write.withdraw([stranger.account.address]), split, "Withdrawn", [
+        getAddress(operator.account.address),
+        getAddress(stranger.account.address),
+        USDC(4),
+      ]);
+      assert.equal(await token.read.balanceOf([stranger.account.address]), USDC(4));
+    });
+
+    it("a blocked payer cannot pay", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { token, split } = await blocklistSetup(p);
+      await token.write.setBlocked([p.accounts.agent.account.address, true]);
+      const order = await makeOrder(p, USDC(1), { token: token.address, split: split.address });
+      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), token, "Blocked", [
+        getAddress(p.accounts.agent.account.address),
+      ]);
+      assert.equal(await p.router.read.isPaid([order.orderId]), false);
+    });
+  });
+
+  describe("(7) pauses", () => {
+    for (const rail of RAILS) {
+      it(`a paused router and a paused split both reject a ${rail}-rail payment`, async () => {
+        const p = await networkHelpers.loadFixture(deployPayments);
+        const order = await makeOrder(p, USDC(1));
+        const voucher = await signVoucher(p, order);
+        const payerBefore = await p.token.read.balanceOf([railPayer(p, rail).account.address]);
+
+        await (await routerAs(p, p.accounts.pauser)).write.pause();
+        await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order, voucher))(), p.router, "EnforcedPause", []);
+        await (await routerAs(p, p.accounts.pauser)).write.unpause();
+
+        const splitAsPauser = await splitAs(p, p.accounts.pauser);
+        await splitAsPauser.write.pause();
+        assert.equal(await p.router.read.paused(), false);
+        await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order, voucher))(), p.split, "EnforcedPause", []);
+        assert.equal(await p.router.read.isPaid([order.orderId]), false);
+        assert.equal(await p.token.read.balanceOf([railPayer(p, rail).account.address]), payerBefore);
+        assert.equal(await p.token.read.balanceOf([p.split.address]), 0n);
+
+        await splitAsPauser.write.unpause();
+        await viem.assertions.emit((await prepareRail(p, rail, order, voucher))(), p.router, "OrderPaid");
+        assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(1));
+      });
+    }
+  });
+
+  describe("(8) the router never keeps tokens", () => {
+    it("holds zero of every token after payments on every rail, failed ones included", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const blk = await viem.deployContract("BlocklistToken");
+      const ree = await viem.deployContract("ReentrantToken");
+      const fee = await viem.deployContract("FeeOnTransferToken");
+      const setups: Array<{ token: Address; split: Address }> = [{ token: p.token.address, split: p.split.address }];
+      for (const t of [blk, ree, fee]) {
+        const split = await deploySplitFor(p, t.address);
+        await fund(p, t.address, USDC(1_000));
+        setups.push({ token: t.address, split: split.address });
+      }
+      const balances = async () => {
+        const out: bigint[] = [];
+        for (const { token } of setups) out.push(await (await tokenOf(token)).read.balanceOf([p.router.address]));
+        return out;
+      };
+      for (const { token, split } of setups) {
+        for (const rail of RAILS as readonly RailName[]) {
+          const order = await makeOrder(p, USDC(3), { token, split });
+          if (token === fee.address) {
+            await viem.assertions.revertWithCustomError(payOnRail(p, rail, order), p.router, "UnexpectedBalance");
+          } else {
+            await viem.assertions.emit(payOnRail(p, rail, order), p.router, "OrderPaid");
+            await viem.assertions.revertWithCustomError(payOnRail(p, rail, order), p.router, "OrderAlreadyPaid");
+          }
+          assert.deepEqual(await balances(), [0n, 0n, 0n, 0n], `${rail} rail, token ${token}`);
+        }
+      }
+      assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(9));
+      const [owner, op, proto] = expectedLegs(USDC(9));
+      assert.equal(await p.split.read.claimable([p.accounts.assetOwner.account.address]), owner);
+      assert.equal(await p.split.read.claimable([p.accounts.operator.account.address]), op);
+      assert.equal(await p.split.read.claimable([p.accounts.protocol.account.address]), proto);
+    });
+  });
+
+  describe("(9) a token whose permit() does not really permit", () => {
+    /** The payer's tokens of `token` and a standing approval of the router (the approval rail's), and an attacker's
+     * genuine voucher for its own order in that token. */
+    async function victimWithStandingApproval(p: Payments, token: Address, split: Address) {
+      const erc20 = await tokenOf(token);
+      await erc20.write.mint([p.accounts.payer.account.address, USDC(100)]);
+      await (await tokenOf(token, p.accounts.payer)).write.approve([p.router.address, MAX_UINT256]);
+      const order = await makeOrder(p, USDC(100), { token, split, deviceId: keccak256(toHex("attacker-device")) });
+      return { erc20, order, voucher: await signVoucher(p, order) };
+    }
+
+    it("phantom permit (no permit()/nonces(), a fallback accepting any call): payWithPermit reverts and the approval is untouched", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { payer, stranger: attacker } = p.accounts;
+      const phantom = await viem.deployContract("PhantomPermitToken");
+      const split = await deploySplitFor(p, phantom.address);
+      const { order, voucher } = await victimWithStandingApproval(p, phantom.address, split.address);
+
+      // The token really is a phantom: a permit call to it "succeeds" without checking anything or granting anything.
+      const zero: Hex = `0x${"00".repeat(32)}`;
+      const permitCall = encodeFunctionData({
+        abi: p.token.abi,
+        functionName: "permit",
+        args: [payer.account.address, attacker.account.address, USDC(100), MAX_UINT256, 0, zero, zero],
+      });
+      const hash = await attacker.sendTransaction({ account: attacker.account, to: phantom.address, data: permitCall });
+      assert.equal((await publicClient.waitForTransactionReceipt({ hash })).status, "success");
+      assert.equal(await phantom.read.allowance([payer.account.address, attacker.account.address]), 0n);
+
+      // The attacker has no signature of the payer at all; nonces() returns nothing, so the router's call reverts
+      // without reason data.
+      const asAttacker = await routerAs(p, attacker);
+      for (const [v, r, s] of [
+        [0, zero, zero],
+        [27, keccak256(toHex("r")), keccak256(toHex("s"))],
+      ] as Array<[number, Hex, Hex]>) {
+        assert.equal(await revertData(asAttacker.write.payWithPermit([order, voucher, payer.account.address, v, r, s])), "0x");
+      }
+      assert.equal(await p.router.read.isPaid([order.orderId]), false);
+      assert.equal(await phantom.read.balanceOf([payer.account.address]), USDC(100));
+      assert.equal(await phantom.read.balanceOf([split.address]), 0n);
+      assert.equal(await phantom.read.allowance([payer.account.address, p.router.address]), MAX_UINT256);
+
+      // The payer's own approval-rail payment of the very same order still goes through: only the permit rail refuses.
+      await viem.assertions.emitWithArgs((await routerAs(p, payer)).write.pay([order, voucher]), p.router, "OrderPaid", [
+        order.orderId,
+        order.deviceId,
+        getAddress(payer.account.address),
+        getAddress(phantom.address),
+        getAddress(split.address),
+        USDC(100),
+        RAIL_ID.approval,
+      ]);
+      assert.equal(await phantom.read.balanceOf([payer.account.address]), 0n);
+    });
+
+    it("a permit() that returns without moving the payer's nonce is refused with InvalidPermit(payer)", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { payer, stranger: attacker } = p.accounts;
+      const noop = await viem.deployContract("NoopPermitToken");
+      const split = await deploySplitFor(p, noop.address);
+      const { order, voucher } = await victimWithStandingApproval(p, noop.address, split.address);
+      const asAttacker = await routerAs(p, attacker);
+      const zero: Hex = `0x${"00".repeat(32)}`;
+      const attack = () => asAttacker.write.payWithPermit([order, voucher, payer.account.address, 27, zero, zero]);
+
+      assert.equal(await noop.read.nonceStep(), 0n);
+      await viem.assertions.revertWithCustomErrorWithArgs(attack(), p.router, "InvalidPermit", [getAddress(payer.account.address)]);
+      // A nonce moved by anything but exactly one is refused as well.
+      await noop.write.setNonceStep([2n]);
+      await viem.assertions.revertWithCustomErrorWithArgs(attack(), p.router, "InvalidPermit", [getAddress(payer.account.address)]);
+      assert.equal(await noop.read.nonces([payer.account.address]), 0n, "the reverted calls moved nothing");
+      assert.equal(await p.router.read.isPaid([order.orderId]), false);
+      assert.equal(await noop.read.balanceOf([payer.account.address]), USDC(100));
+      assert.equal(await noop.read.allowance([payer.account.address, p.router.address]), MAX_UINT256);
+
+      // Control: when the token's permit() moves the nonce by exactly one, the router takes it as executed (it
+      // cannot check the signature itself; that is the token's job), which shows the nonce check is what refused.
+      await noop.write.setNonceStep([1n]);
+      await viem.assertions.emit(attack(), p.router, "OrderPaid");
+      assert.equal(await noop.read.nonces([payer.account.address]), 1n);
+    });
+
+    it("a genuine permit moves the payer's nonce by exactly one", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const order = await makeOrder(p, USDC(1));
+      assert.equal(await p.token.read.nonces([p.accounts.payer.account.address]), 0n);
+      await viem.assertions.emit((await routerAs(p, p.accounts.relayer)).write.payWithPermit(await permitPayment(p, order)), p.router, "OrderPaid");
+      assert.equal(await p.token.read.nonces([p.accounts.payer.account.address]), 1n);
+    });
+  });
+
+  describe("(10) an unbacked settlement", () => {
+    it("a batch depositor cannot credit a settlement it never paid for: UnbackedSettlement, and the split stays solvent", async () => {
+      // The depositor role also unlocks settle(), which records tokens already sent. Without backing, a depositor (or
+      // its tooling calling settle instead of deposit) would credit amounts paid with other recipients' money.
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { relayer: batchDepositor, assetOwner, operator, protocol, stranger } = p.accounts;
+      await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), batchDepositor.account.address]);
+      await payOnRail(p, "cash", await makeOrder(p, USDC(100))); // real revenue
+
+      const asDepositor = await splitAs(p, batchDepositor);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asDepositor.write.settle([keccak256(toHex("batch-without-tokens")), USDC(1_000)]),
+        p.split,
+        "UnbackedSettlement",
+        [USDC(1_000), 0n],
+      );
+      // Sending part of it does not help either: only what was sent backs a settlement.
+      await p.token.write.mint([batchDepositor.account.address, USDC(10)]);
+      await (await tokenAs(p, batchDepositor)).write.transfer([p.split.address, USDC(10)]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asDepositor.write.settle([keccak256(toHex("batch-partly-paid")), USDC(1_000)]),
+        p.split,
+        "UnbackedSettlement",
+        [USDC(1_000), USDC(10)],
+      );
+
+      let credited = 0n;
+      for (const w of [assetOwner, operator, protocol]) credited += await p.split.read.claimable([w.account.address]);
+      assert.equal(credited, USDC(100));
+      assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(110));
+      assert.equal(await p.split.read.surplus(), USDC(10));
+
+      // Every recipient is paid its exact share of the real revenue.
+      for (const w of [assetOwner, operator, protocol]) await (await splitAs(p, stranger)).write.release([w.account.address]);
+      assert.equal(await p.token.read.balanceOf([assetOwner.account.address]), USDC(50));
+      assert.equal(await p.token.read.balanceOf([operator.account.address]), USDC(40));
+      assert.equal(await p.token.read.balanceOf([protocol.account.address]), USDC(10));
+      assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(10));
+    });
+
+    it("nor can a depositor re-settle what recipients are already owed, before or after they withdraw part of it", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { relayer: batchDepositor, operator } = p.accounts;
+      await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), batchDepositor.account.address]);
+      await payOnRail(p, "approval", await makeOrder(p, USDC(100)));
+      const asDepositor = await splitAs(p, batchDepositor);
+      await viem.assertions.revertWithCustomErrorWithArgs(asDepositor.write.settle([zeroHash, USDC(100)]), p.split, "UnbackedSettlement", [
+        USDC(100),
+        0n,
+      ]);
+      await (await splitAs(p, operator)).write.withdraw([operator.account.address]);
+      await viem.assertions.revertWithCustomErrorWithArgs(asDepositor.write.settle([zeroHash, USDC(60)]), p.split, "UnbackedSettlement", [
+        USDC(60),
+        0n,
+      ]);
+      assert.equal(await p.split.read.claimable([operator.account.address]), 0n);
+      assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(60));
+    });
+  });
+});
