@@ -2,8 +2,10 @@
 // Ignition's journal (never copied by hand).
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
-export const repoRoot = path.resolve(import.meta.dirname, "..");
+// fileURLToPath rather than import.meta.dirname: Ponder's module runner (vite-node) leaves the latter undefined.
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const deploymentsDir = path.join(repoRoot, "ignition", "deployments");
 export const generatedDeploymentsDir = path.join(repoRoot, "generated", "deployments");
 

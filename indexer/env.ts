@@ -1,0 +1,104 @@
+// The indexer's configuration, read from the environment only and validated with a clear error. Used by
+// ponder.config.ts (inside `ponder start`) and by lib/indexer.ts (which sets these variables for the child).
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The indexer app's directory (indexer/). */
+export const indexerDir = path.dirname(fileURLToPath(import.meta.url));
+
+/** Chain ids of local development chains: fast polling, no RPC cache (a restarted node is a new chain). */
+export const LOCAL_CHAIN_IDS: readonly number[] = [31337, 1337];
+
+export type IndexerEnv = {
+  /** Ignition deployment id whose generated record (generated/deployments/<id>.json) gives chain and addresses. */
+  deploymentId: string;
+  /** The chain's JSON-RPC URL. */
+  rpcUrl: string;
+  /** How many times the URL is listed in Ponder's `rpc` array. Ponder rate-limits each entry separately
+   * (starting at 20 requests/s), so listing a loopback node several times lifts that limit. */
+  rpcBuckets: number;
+  /** Realtime polling interval in milliseconds, or undefined for the per-chain default. */
+  pollingIntervalMs: number | undefined;
+  database: { kind: "postgres"; connectionString: string } | { kind: "pglite"; directory: string };
+};
+
+export class IndexerConfigError extends Error {
+  override name = "IndexerConfigError";
+}
+
+/** Reads and validates the indexer's environment:
+ * - DEPLOYMENT: deployment id, default `chain-31337`;
+ * - PONDER_RPC_URL: JSON-RPC URL (http/https/ws/wss), default http://127.0.0.1:8545;
+ * - PONDER_RPC_BUCKETS: how many times to list the URL, 1-64; default 16 on loopback, 1 elsewhere;
+ * - PONDER_POLLING_MS: realtime polling interval, default 100 ms on a local chain, 1000 ms elsewhere;
+ * - DATABASE_URL: PostgreSQL connection string; when unset, the embedded PGlite in PONDER_PGLITE_DIR
+ *   (default indexer/.ponder/pglite; a relative path is taken from the current directory). */
+export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv {
+  const problems: string[] = [];
+  const value = (name: string) => {
+    const v = env[name]?.trim();
+    return v === undefined || v === "" ? undefined : v;
+  };
+
+  const deploymentId = value("DEPLOYMENT") ?? "chain-31337";
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(deploymentId)) {
+    problems.push(`DEPLOYMENT must be an Ignition deployment id (letters, digits, "-", "_", "."), got "${deploymentId}"`);
+  }
+
+  const rpcUrl = value("PONDER_RPC_URL") ?? "http://127.0.0.1:8545";
+  let loopback = false;
+  try {
+    const url = new URL(rpcUrl);
+    if (!["http:", "https:", "ws:", "wss:"].includes(url.protocol)) {
+      problems.push(`PONDER_RPC_URL must be an http(s) or ws(s) URL, got "${rpcUrl}"`);
+    }
+    loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+  } catch {
+    problems.push(`PONDER_RPC_URL is not a URL: "${rpcUrl}"`);
+  }
+
+  const integer = (name: string, min: number, max: number): number | undefined => {
+    const raw = value(name);
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+      return undefined;
+    }
+    return n;
+  };
+  const rpcBuckets = integer("PONDER_RPC_BUCKETS", 1, 64) ?? (loopback ? 16 : 1);
+  const pollingIntervalMs = integer("PONDER_POLLING_MS", 10, 60_000);
+
+  let database: IndexerEnv["database"];
+  const databaseUrl = value("DATABASE_URL");
+  if (databaseUrl !== undefined) {
+    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+      problems.push("DATABASE_URL must be a postgres:// or postgresql:// connection string");
+    }
+    database = { kind: "postgres", connectionString: databaseUrl };
+  } else {
+    const dir = value("PONDER_PGLITE_DIR");
+    database = { kind: "pglite", directory: dir ? path.resolve(dir) : path.join(indexerDir, ".ponder", "pglite") };
+  }
+
+  if (problems.length > 0) {
+    throw new IndexerConfigError(`invalid indexer configuration:\n  - ${problems.join("\n  - ")}`);
+  }
+  return { deploymentId, rpcUrl, rpcBuckets, pollingIntervalMs, database };
+}
+
+/** Ponder's name for a chain (the key of /status and of _ponder_checkpoint). */
+export function chainName(chainId: number): string {
+  switch (chainId) {
+    case 31337:
+    case 1337:
+      return "local";
+    case 84532:
+      return "baseSepolia";
+    case 8453:
+      return "base";
+    default:
+      return `chain${chainId}`;
+  }
+}

@@ -1,0 +1,133 @@
+// End to end: a chain reorganisation on the local chain (evm_snapshot, payments, evm_revert, different
+// payments on a longer fork). The abandoned fork's rows disappear, the new fork's appear, totals stay exact,
+// and a reader whose cursor was on the abandoned fork is told and rewound.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { START_CURSOR, createIndexerClient, orderRef, type OrderCursor, type PaidOrder } from "../../indexer/client.ts";
+import { testDatabases } from "../support/databases.ts";
+import { LOCAL_ACCOUNT_INDEX, localAccount } from "../support/local-chain.ts";
+import { deviceId, usdc } from "../support/payments.ts";
+import { type Stack, assertTotalsMatchChain, eventually, startStack } from "./harness.ts";
+
+const recipients = [LOCAL_ACCOUNT_INDEX.assetOwner, LOCAL_ACCOUNT_INDEX.operator, LOCAL_ACCOUNT_INDEX.protocol].map(
+  (index) => localAccount(index).address,
+);
+
+/** Reads every page after `cursor`; returns the orders, the final cursor and the first page's reorg. */
+async function readAll(client: Stack["client"], cursor: OrderCursor, limit = 3) {
+  const orders: PaidOrder[] = [];
+  let reorg: { fromBlock: bigint } | null = null;
+  for (let first = true; ; first = false) {
+    const page = await client.paidOrdersAfter(cursor, limit);
+    if (first) reorg = page.reorg;
+    else assert.equal(page.reorg, null, "a reorg is reported once");
+    orders.push(...page.orders);
+    cursor = page.cursor;
+    if (page.orders.length < limit) return { orders, cursor, reorg };
+  }
+}
+
+for (const variant of testDatabases("reorg")) {
+  describe(`indexer across a reorg (${variant.name})`, { timeout: 180_000 }, () => {
+    let stack: Stack;
+
+    before(async () => {
+      stack = await startStack(variant, { label: "reorg" });
+    });
+    after(async () => {
+      await stack?.stop();
+    });
+
+    test("rows of the abandoned fork disappear, the new fork's appear, totals stay exact", async () => {
+      const { client, payments, chain } = stack;
+      const [x, y, z] = ["x", "y", "z"].map((name) => deviceId(`reorg-${name}-${variant.name}`));
+
+      // Common history.
+      await payments.pay("permit", { device: x!, amount: usdc(1) });
+      const base = await payments.pay("cash", { device: y!, amount: usdc(2) });
+      await client.waitForBlock(base.receipt.blockNumber);
+      const common = await readAll(client, START_CURSOR);
+      assert.equal(common.orders.length, 2);
+
+      // Fork 1: three payments and a withdrawal, indexed and read.
+      const snapshot = await chain.rpc<string>("evm_snapshot");
+      const forkBlock = await payments.blockNumber();
+      const a1 = await payments.pay("cash", { device: x!, amount: usdc(5) });
+      const a2 = await payments.pay("approval", { device: z!, amount: usdc(3) });
+      await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator);
+      const a3 = await payments.pay("cash", { device: x!, amount: usdc(1.25) });
+      await client.waitForBlock(a3.receipt.blockNumber);
+      const oldHead = await payments.blockNumber();
+      for (const { order } of [a1, a2, a3]) assert.ok(await client.orderById(order.orderId));
+      assert.equal((await client.withdrawalsOf(recipients[1]!)).length, 1);
+      assert.equal((await client.networkStats()).payments, 5);
+      const fork1 = await readAll(client, common.cursor);
+      assert.deepEqual(
+        fork1.orders.map((o) => o.orderId),
+        [a1, a2, a3].map(({ order }) => order.orderId),
+      );
+
+      // Fork 2, longer: a1's order paid again by another rail, and a different payment.
+      assert.equal(await chain.rpc("evm_revert", [snapshot]), true);
+      const b1 = await payments.pay("permit", { device: z!, amount: usdc(0.75) });
+      const b2receipt = await payments.payCash(a1.order);
+      const newHead = await payments.mine(Number(oldHead - (await payments.blockNumber())) + 3);
+      assert.ok(newHead > oldHead);
+
+      await eventually("the indexer to follow the new fork", async () => {
+        if ((await client.indexedBlock()) < newHead) return false;
+        return (await client.orderById(a2.order.orderId)) === null;
+      });
+
+      // Abandoned: a2, a3, their settlements and the withdrawal; a1's order is paid by its new transaction.
+      assert.equal(await client.orderById(a2.order.orderId), null);
+      assert.equal(await client.orderById(a3.order.orderId), null);
+      assert.deepEqual(await client.settlementsByRefs([orderRef(a2.order.orderId), orderRef(a3.order.orderId)]), []);
+      assert.deepEqual(await client.withdrawalsOf(recipients[1]!), []);
+      const repaid = await client.orderById(a1.order.orderId);
+      assert.equal(repaid?.transactionHash, b2receipt.transactionHash);
+      assert.equal(repaid?.rail, "cash");
+      assert.equal(repaid?.blockHash, b2receipt.blockHash);
+      const b1row = await client.orderById(b1.order.orderId);
+      assert.equal(b1row?.transactionHash, b1.receipt.transactionHash);
+      const settlements = await client.settlementsByOrderIds([a1.order.orderId, b1.order.orderId]);
+      assert.deepEqual(
+        settlements.map((s) => s.transactionHash),
+        [b1.receipt.transactionHash, b2receipt.transactionHash],
+      );
+      const stats = await client.networkStats();
+      assert.equal(stats.payments, 4);
+      assert.equal(stats.volumeUsdMicro, usdc(1) + usdc(2) + usdc(0.75) + usdc(5));
+      await assertTotalsMatchChain(stack, recipients);
+
+      // A reader at the start of the fork continues without noticing; one on the abandoned fork is rewound.
+      const fromCommon = await readAll(client, common.cursor);
+      assert.equal(fromCommon.reorg, null);
+      assert.deepEqual(
+        fromCommon.orders.map((o) => o.transactionHash),
+        [b1.receipt.transactionHash, b2receipt.transactionHash],
+      );
+      const rewound = await readAll(client, fork1.cursor);
+      assert.ok(rewound.reorg, "reorg reported");
+      assert.ok(rewound.reorg.fromBlock <= forkBlock + 1n, "rewound below the fork");
+      const onChain = (await payments.orderPaidLogs()).filter((log) => log.blockNumber >= rewound.reorg!.fromBlock);
+      assert.deepEqual(
+        rewound.orders.map((o) => o.transactionHash),
+        onChain.map((log) => log.transactionHash),
+        "every order from the rewind point, once, in chain order",
+      );
+      assert.equal(rewound.cursor, fromCommon.cursor);
+
+      // With a tighter rewind depth, the re-delivery starts later but still at the fork.
+      // (reorgDepth = the depth of this reorg: the rewind starts at the fork's first block)
+      const depth = Number(fork1.orders.at(-1)!.blockNumber - forkBlock - 1n);
+      const tight = createIndexerClient(stack.indexerUrl, { reorgDepth: depth });
+      const tightRead = await readAll(tight, fork1.cursor);
+      assert.equal(tightRead.reorg?.fromBlock, forkBlock + 1n);
+      assert.deepEqual(
+        tightRead.orders.map((o) => o.transactionHash),
+        [b1.receipt.transactionHash, b2receipt.transactionHash],
+      );
+    });
+  });
+}

@@ -1,0 +1,108 @@
+// The databases end-to-end suites run against: the embedded PGlite (a fresh directory) and PostgreSQL (a
+// fresh schema, and a views schema, in the test database). Each variant is created fresh and cleaned up.
+//
+//   for (const variant of testDatabases("rails")) {
+//     describe(`... (${variant.name})`, () => {
+//       after(() => variant.cleanup());
+//       ... startIndexer({ ..., database: variant.database }) ...
+//     });
+//   }
+//
+// Environment: TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test); TEST_DATABASES, a
+// comma-separated subset of "pglite,postgres" (default both).
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import type { IndexerDatabase } from "../../lib/indexer.ts";
+
+export const DEFAULT_TEST_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test";
+
+export type DatabaseKind = IndexerDatabase["kind"];
+
+export type PgliteTestDatabase = Extract<IndexerDatabase, { kind: "pglite" }>;
+export type PostgresTestDatabase = Extract<IndexerDatabase, { kind: "postgres" }> & { viewsSchema: string };
+
+export type TestDatabase<D extends IndexerDatabase = IndexerDatabase> = {
+  /** "pglite" or "postgres", for test names. */
+  name: D["kind"];
+  /** What to pass to startIndexer (or to any service taking a PGlite directory or a PostgreSQL schema). */
+  database: D;
+  /** Removes the directory, or drops the schemas. Safe to call more than once. */
+  cleanup(): Promise<void>;
+};
+
+/** The kinds selected by TEST_DATABASES (default both). */
+export function selectedDatabaseKinds(env: NodeJS.ProcessEnv = process.env): DatabaseKind[] {
+  const raw = env.TEST_DATABASES?.trim();
+  if (!raw) return ["pglite", "postgres"];
+  const kinds = raw.split(",").map((kind) => kind.trim());
+  for (const kind of kinds) {
+    if (kind !== "pglite" && kind !== "postgres") {
+      throw new Error(`TEST_DATABASES: unknown database "${kind}" (use pglite and/or postgres)`);
+    }
+  }
+  return kinds as DatabaseKind[];
+}
+
+/** A fresh PGlite directory under the system's temp directory. */
+export function pgliteDatabase(label = "test"): TestDatabase<PgliteTestDatabase> {
+  const directory = mkdtempSync(path.join(os.tmpdir(), `pglite-${sanitize(label)}-`));
+  return {
+    name: "pglite",
+    database: { kind: "pglite", directory },
+    cleanup: () => rm(directory, { recursive: true, force: true }),
+  };
+}
+
+/** A fresh PostgreSQL schema (and views schema) name in the test database; created by whoever uses it
+ * (Ponder creates its schemas itself). */
+export function postgresDatabase(label = "test", url = testDatabaseUrl()): TestDatabase<PostgresTestDatabase> {
+  // Ponder allows 45 characters; keep room for the "_views" suffix.
+  const schema = `t_${sanitize(label).slice(0, 16)}_${process.pid}_${randomBytes(3).toString("hex")}`;
+  const viewsSchema = `${schema}_views`;
+  return {
+    name: "postgres",
+    database: { kind: "postgres", url, schema, viewsSchema },
+    cleanup: () => dropSchemas(url, [schema, viewsSchema]),
+  };
+}
+
+/** One fresh database of each selected kind, labelled `label` (used in directory and schema names). */
+export function testDatabases(label = "test"): TestDatabase[] {
+  return selectedDatabaseKinds().map(
+    (kind): TestDatabase => (kind === "pglite" ? pgliteDatabase(label) : postgresDatabase(label)),
+  );
+}
+
+export function testDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return env.TEST_DATABASE_URL?.trim() || DEFAULT_TEST_DATABASE_URL;
+}
+
+/** Runs `fn` with a PostgreSQL client of `url`. */
+export async function withPostgres<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(`cannot connect to the test PostgreSQL at ${url}: ${(error as Error).message}`);
+  }
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops the schemas (and everything in them) if they exist. */
+export async function dropSchemas(url: string, schemas: string[]): Promise<void> {
+  await withPostgres(url, async (client) => {
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema.replaceAll('"', '""')}" CASCADE`);
+  });
+}
+
+function sanitize(label: string): string {
+  return label.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "") || "test";
+}

@@ -1,0 +1,85 @@
+// A local chain for end-to-end suites: a Hardhat node on a free loopback port with the LocalStack Ignition
+// module deployed under a unique deployment id, and its cleanup (stop the node, remove the deployment's
+// Ignition journal and generated record).
+//
+// Accounts are the node's well-known ones (Hardhat's default mnemonic): 0 admin and pauser, 1 quote signer,
+// 2 agent (relayer) with an approved float, 3 spare, 4-6 the asset-owner, operator and protocol
+// recipients, 7 a funded test wallet.
+import { randomBytes } from "node:crypto";
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import { deployLocalStack, rpc, startChain } from "../../lib/chain.ts";
+import { type DeploymentRecord, deploymentRecordPath, deploymentsDir, repoRoot } from "../../lib/deployments.ts";
+import { type Service, freePort } from "../../lib/processes.ts";
+import { LOCAL_MNEMONIC, localAccount } from "../../lib/sample-data.ts";
+
+export { LOCAL_MNEMONIC, localAccount };
+
+
+/** Roles of the local node's accounts in the LocalStack deployment. */
+export const LOCAL_ACCOUNT_INDEX = {
+  admin: 0,
+  quoteSigner: 1,
+  agent: 2,
+  spare: 3,
+  assetOwner: 4,
+  operator: 5,
+  protocol: 6,
+  testWallet: 7,
+} as const;
+
+
+export type LocalChain = {
+  deploymentId: string;
+  rpcUrl: string;
+  port: number;
+  record: DeploymentRecord;
+  chain: Service;
+  /** A JSON-RPC call to the node. */
+  rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
+  /** Stops the node and removes the deployment's files. Safe to call more than once. */
+  stop(): Promise<void>;
+};
+
+/** Where suites write service logs (gitignored). */
+export function testLogDir(suite: string): string {
+  return path.join(repoRoot, "test-results", suite);
+}
+
+/** Starts a node on a free port and deploys LocalStack as `<label>-<pid>-<random>`. */
+export async function startLocalChain(
+  opts: { label?: string; logDir?: string; echo?: boolean } = {},
+): Promise<LocalChain> {
+  const label = (opts.label ?? "e2e").replace(/[^A-Za-z0-9_-]+/g, "-");
+  const deploymentId = `${label}-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const port = await freePort();
+  const logFile = opts.logDir ? path.join(opts.logDir, `${deploymentId}.chain.log`) : undefined;
+  const { service, rpcUrl } = await startChain({ port, logFile, echo: opts.echo });
+  const cleanup = async () => {
+    await service.stop();
+    await rm(path.join(deploymentsDir, deploymentId), { recursive: true, force: true });
+    await rm(deploymentRecordPath(deploymentId), { force: true });
+  };
+  let record: DeploymentRecord;
+  try {
+    record = await deployLocalStack({
+      rpcUrl,
+      deploymentId,
+      logFile: opts.logDir ? path.join(opts.logDir, `${deploymentId}.deploy.log`) : undefined,
+      echo: opts.echo,
+    });
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    deploymentId,
+    rpcUrl,
+    port,
+    record,
+    chain: service,
+    rpc: (method, params = []) => rpc(rpcUrl, method, params),
+    stop: () => (stopped ??= cleanup()),
+  };
+}

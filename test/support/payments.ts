@@ -1,0 +1,282 @@
+// Paying orders on a local chain through every rail, as the service and its users would: the quote signer
+// (account 1) signs each order's voucher, a payer signs a permit bound to the order, and the transactions go
+// to the node. Typed data comes from sdk/payment-order.ts, ABIs from generated/abis.ts, addresses from the
+// deployment record.
+import { randomBytes } from "node:crypto";
+import {
+  type Address,
+  type Hex,
+  type TransactionReceipt,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  hashTypedData,
+  http,
+  keccak256,
+  maxUint256,
+  toHex,
+} from "viem";
+import { assetSplitAbi, paymentRouterAbi, testStablecoinAbi } from "../../generated/abis.ts";
+import {
+  type PaymentOrder,
+  orderTypedData,
+  permitSignatureParts,
+  permitTypedData,
+} from "../../sdk/payment-order.ts";
+import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "./local-chain.ts";
+
+export type Rail = "permit" | "approval" | "cash";
+
+/** USD amount (dollars, at most 6 decimals) in the test stablecoin's base units. */
+export function usdc(dollars: number): bigint {
+  return BigInt(Math.round(dollars * 1_000_000));
+}
+
+/** A device id (bytes32) from a name. */
+export function deviceId(name: string): Hex {
+  return keccak256(toHex(name));
+}
+
+export type Payments = ReturnType<typeof createPayments>;
+
+/** Helpers to pay orders and drive the split on `chain` (a LocalStack deployment). */
+export function createPayments(chain: LocalChain) {
+  const { record } = chain;
+  const router = record.contracts.PaymentRouter!.address;
+  const split = record.contracts.AssetSplit!.address;
+  const token = record.contracts.TestStablecoin!.address;
+  const viemChain = defineChain({
+    id: record.chainId,
+    name: "local",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
+  const transport = http(chain.rpcUrl, { retryCount: 0, timeout: 10_000 });
+  const publicClient = createPublicClient({ chain: viemChain, transport, pollingInterval: 50 });
+  const wallets = new Map<number, ReturnType<typeof makeWallet>>();
+  function makeWallet(index: number) {
+    return createWalletClient({ account: localAccount(index), chain: viemChain, transport });
+  }
+  const wallet = (index: number) => {
+    let client = wallets.get(index);
+    if (!client) wallets.set(index, (client = makeWallet(index)));
+    return client;
+  };
+  const quoteSigner = localAccount(LOCAL_ACCOUNT_INDEX.quoteSigner);
+
+  // Order ids: random per process, sequential within it, so several suites can share a chain.
+  let nextOrderId = BigInt(`0x${randomBytes(6).toString("hex")}`) << 16n;
+
+  async function mined(hash: Hex): Promise<TransactionReceipt> {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+    if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
+    return receipt;
+  }
+
+  async function chainTime(): Promise<bigint> {
+    return (await publicClient.getBlock({ blockTag: "latest" })).timestamp;
+  }
+
+  const api = {
+    publicClient,
+    wallet,
+    addresses: { router, split, token },
+
+    /** A fresh order of `amount` base units for `device`, valid for a day from the chain's time. */
+    async newOrder(opts: { device: Hex; amount: bigint; orderId?: bigint }): Promise<PaymentOrder> {
+      return {
+        orderId: opts.orderId ?? nextOrderId++,
+        deviceId: opts.device,
+        token,
+        split,
+        amount: opts.amount,
+        expiry: (await chainTime()) + 86_400n * 30n,
+      };
+    },
+
+    /** The quote signer's voucher for `order`. */
+    signVoucher(order: PaymentOrder): Promise<Hex> {
+      return quoteSigner.signTypedData(orderTypedData(record.chainId, router, order));
+    },
+
+    /** Pays `order` with a permit signed by account `payer` (default the test wallet), submitted by account
+     * `submitter` (default the agent, as the relayer does). */
+    async payWithPermit(
+      order: PaymentOrder,
+      opts: { payer?: number; submitter?: number } = {},
+    ): Promise<TransactionReceipt> {
+      const payer = localAccount(opts.payer ?? LOCAL_ACCOUNT_INDEX.testWallet);
+      const [nonce, name] = await Promise.all([
+        publicClient.readContract({ address: token, abi: testStablecoinAbi, functionName: "nonces", args: [payer.address] }),
+        publicClient.readContract({ address: token, abi: testStablecoinAbi, functionName: "name" }),
+      ]);
+      const deadline = BigInt(hashTypedData(orderTypedData(record.chainId, router, order)));
+      const permit = permitSignatureParts(
+        await payer.signTypedData(
+          permitTypedData({
+            tokenDomain: { name, version: "1", chainId: record.chainId, verifyingContract: token },
+            owner: payer.address,
+            spender: router,
+            value: order.amount,
+            nonce,
+            deadline,
+          }),
+        ),
+      );
+      const voucher = await api.signVoucher(order);
+      const hash = await wallet(opts.submitter ?? LOCAL_ACCOUNT_INDEX.agent).writeContract({
+        address: router,
+        abi: paymentRouterAbi,
+        functionName: "payWithPermit",
+        args: [order, voucher, payer.address, permit.v, permit.r, permit.s],
+      });
+      return mined(hash);
+    },
+
+    /** Pays `order` from account `payer`'s allowance (approving the router first if needed). */
+    async payWithApproval(order: PaymentOrder, opts: { payer?: number } = {}): Promise<TransactionReceipt> {
+      const payerIndex = opts.payer ?? LOCAL_ACCOUNT_INDEX.testWallet;
+      const payer = wallet(payerIndex);
+      const allowance = await publicClient.readContract({
+        address: token,
+        abi: testStablecoinAbi,
+        functionName: "allowance",
+        args: [payer.account.address, router],
+      });
+      if (allowance < order.amount) {
+        await mined(
+          await payer.writeContract({ address: token, abi: testStablecoinAbi, functionName: "approve", args: [router, maxUint256] }),
+        );
+      }
+      const hash = await payer.writeContract({
+        address: router,
+        abi: paymentRouterAbi,
+        functionName: "pay",
+        args: [order, await api.signVoucher(order)],
+      });
+      return mined(hash);
+    },
+
+    /** Pays a cash order from the agent's float. */
+    async payCash(order: PaymentOrder): Promise<TransactionReceipt> {
+      const hash = await wallet(LOCAL_ACCOUNT_INDEX.agent).writeContract({
+        address: router,
+        abi: paymentRouterAbi,
+        functionName: "payCash",
+        args: [order, await api.signVoucher(order)],
+      });
+      return mined(hash);
+    },
+
+    /** Pays a fresh order through `rail`; returns the order and the receipt. */
+    async pay(rail: Rail, opts: { device: Hex; amount: bigint }) {
+      const order = await api.newOrder(opts);
+      const receipt =
+        rail === "permit"
+          ? await api.payWithPermit(order)
+          : rail === "approval"
+            ? await api.payWithApproval(order)
+            : await api.payCash(order);
+      return { order, receipt };
+    },
+
+    /** Account `index` withdraws its claimable amount from the split to itself. */
+    async withdraw(index: number): Promise<TransactionReceipt> {
+      const account = wallet(index);
+      return mined(
+        await account.writeContract({
+          address: split,
+          abi: assetSplitAbi,
+          functionName: "withdraw",
+          args: [account.account.address],
+        }),
+      );
+    },
+
+    /** The admin replaces the split's legs. */
+    async setLegs(recipients: readonly [Address, Address, Address], bps: readonly [number, number, number]) {
+      return mined(
+        await wallet(LOCAL_ACCOUNT_INDEX.admin).writeContract({
+          address: split,
+          abi: assetSplitAbi,
+          functionName: "setLegs",
+          args: [recipients, bps],
+        }),
+      );
+    },
+
+    /** The split's current legs, on chain. */
+    async legs() {
+      const [recipients, bps] = await publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "legs" });
+      return { recipients, bps };
+    },
+
+    /** On-chain claimable amount of `recipient` at the split. */
+    claimable(recipient: Address): Promise<bigint> {
+      return publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "claimable", args: [recipient] });
+    },
+
+    /** A batch settlement outside the router: the agent (made a depositor) deposits `gross` under `ref`. */
+    async batchDeposit(ref: Hex, gross: bigint): Promise<TransactionReceipt> {
+      const agent = wallet(LOCAL_ACCOUNT_INDEX.agent);
+      const admin = wallet(LOCAL_ACCOUNT_INDEX.admin);
+      const role = await publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "DEPOSITOR_ROLE" });
+      const isDepositor = await publicClient.readContract({
+        address: split,
+        abi: assetSplitAbi,
+        functionName: "hasRole",
+        args: [role, agent.account.address],
+      });
+      if (!isDepositor) {
+        await mined(
+          await admin.writeContract({ address: split, abi: assetSplitAbi, functionName: "grantRole", args: [role, agent.account.address] }),
+        );
+        await mined(
+          await agent.writeContract({ address: token, abi: testStablecoinAbi, functionName: "approve", args: [split, maxUint256] }),
+        );
+      }
+      return mined(
+        await agent.writeContract({ address: split, abi: assetSplitAbi, functionName: "deposit", args: [ref, gross] }),
+      );
+    },
+
+    /** Every OrderPaid of the router on chain, in chain order (the ground truth the indexer must match). */
+    async orderPaidLogs() {
+      return publicClient.getContractEvents({
+        address: router,
+        abi: paymentRouterAbi,
+        eventName: "OrderPaid",
+        fromBlock: BigInt(record.contracts.PaymentRouter!.startBlock),
+        toBlock: "latest",
+      });
+    },
+
+    /** Every YieldDeposited of the split on chain, in chain order. */
+    async yieldDepositedLogs() {
+      return publicClient.getContractEvents({
+        address: split,
+        abi: assetSplitAbi,
+        eventName: "YieldDeposited",
+        fromBlock: BigInt(record.contracts.AssetSplit!.startBlock),
+        toBlock: "latest",
+      });
+    },
+
+    /** Mines `count` empty blocks, one evm_mine each: `hardhat_mine` reserves blocks whose parent hashes do
+     * not link up, which an indexer takes for a reorganisation. */
+    async mine(count = 1): Promise<bigint> {
+      for (let i = 0; i < count; i++) await chain.rpc("evm_mine");
+      return publicClient.getBlockNumber({ cacheTime: 0 });
+    },
+
+    /** Moves the chain's clock forward by `seconds` (applies to the next block). */
+    async increaseTime(seconds: number): Promise<void> {
+      await chain.rpc("evm_increaseTime", [seconds]);
+    },
+
+    blockNumber(): Promise<bigint> {
+      return publicClient.getBlockNumber({ cacheTime: 0 });
+    },
+  };
+  return api;
+}
