@@ -36,15 +36,17 @@ export async function startChain(opts: { port: number; logFile?: string; echo?: 
   return { service, rpcUrl };
 }
 
-/** Deploys ignition/modules/LocalStack.ts to the chain at `rpcUrl` as `deploymentId` (any earlier
- * deployment with that id is removed first) and writes its record to generated/deployments/. */
+/** Deploys ignition/modules/LocalStack.ts to the chain at `rpcUrl` as `deploymentId` and writes its record
+ * to generated/deployments/. A fresh deployment (the default) first removes any earlier one with that id;
+ * otherwise Ignition continues the existing deployment, deploying only what it lacks. */
 export async function deployLocalStack(opts: {
   rpcUrl: string;
   deploymentId: string;
+  fresh?: boolean;
   logFile?: string;
   echo?: boolean;
 }): Promise<DeploymentRecord> {
-  await rm(path.join(deploymentsDir, opts.deploymentId), { recursive: true, force: true });
+  if (opts.fresh !== false) await rm(path.join(deploymentsDir, opts.deploymentId), { recursive: true, force: true });
   const deploy = startService(
     "deploy",
     process.execPath,

@@ -23,6 +23,8 @@ export type RelayerOptions = {
   quoteSignerPrivateKey: `0x${string}`;
   relayerPrivateKey: `0x${string}`;
   jwtSecret: string;
+  /** WEBHOOK_SECRET_KEY: encrypts webhook signing secrets at rest (at least 32 characters). */
+  webhookSecretKey?: string;
   /** Extra environment (any variable of relayer/src/config.ts). */
   env?: NodeJS.ProcessEnv;
   logFile?: string;
@@ -42,6 +44,7 @@ export function relayerEnv(opts: RelayerOptions, port: number): NodeJS.ProcessEn
     QUOTE_SIGNER_PRIVATE_KEY: opts.quoteSignerPrivateKey,
     RELAYER_PRIVATE_KEY: opts.relayerPrivateKey,
     JWT_SECRET: opts.jwtSecret,
+    WEBHOOK_SECRET_KEY: opts.webhookSecretKey,
     DATABASE_URL: db.kind === "postgres" ? db.url : undefined,
     DATABASE_SCHEMA: db.kind === "postgres" ? db.schema : undefined,
     PGLITE_DIR: db.kind === "pglite" ? db.directory : undefined,

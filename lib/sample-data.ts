@@ -1,6 +1,7 @@
 // The sample tenant the local stack and the end-to-end tests seed: a developer login, a developer and an
 // agent API key, devices in three regions, and the three revenue participants (the local deployment's leg
-// recipients: the local node's accounts 4, 5 and 6).
+// recipients: the local node's accounts 4, 5 and 6); and the energy sandbox's OAuth client (with it, seeding
+// creates the sandbox's sample devices).
 import { randomBytes } from "node:crypto";
 import { mnemonicToAccount } from "viem/accounts";
 
@@ -30,7 +31,14 @@ export const SAMPLE_DEVICES = [
   { id: "cold-dar-001", name: "Cold room, Kariakoo", deviceClass: "cold-storage", region: "TZ-02", tiers: coldTiers, powerW: 800 },
 ] as const;
 
-export function sampleSeedSpec(opts: { password?: string; email?: string } = {}) {
+/** The energy sandbox's sample device with a registered signing key, and that key's Ed25519 seed (sample
+ * data, public on purpose: it signs telemetry in tests and demos). */
+export const SAMPLE_SIGNING_DEVICE = {
+  deviceId: "mtr-kibera-002",
+  ed25519Seed: "c1c652766ab61319367b4ce84b6bc1e287b9077c71f8d25d52e04692e7fff253",
+} as const;
+
+export function sampleSeedSpec(opts: { password?: string; email?: string; energyClientSecret?: string } = {}) {
   return {
     tenant: { id: "tn_sample", name: "Sunbeam Energy (sample)" },
     user: {
@@ -48,5 +56,10 @@ export function sampleSeedSpec(opts: { password?: string; email?: string } = {})
       { name: "Operator", address: localAccount(5).address },
       { name: "Protocol", address: localAccount(6).address },
     ],
+    energyClient: {
+      clientId: "sandbox-sample-client",
+      clientSecret: opts.energyClientSecret ?? randomBytes(32).toString("base64url"),
+      name: "Sample sandbox client",
+    },
   };
 }

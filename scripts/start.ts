@@ -110,10 +110,11 @@ async function main() {
       await rm(dirs.indexer, { recursive: true, force: true });
       await rm(dirs.relayer, { recursive: true, force: true });
     });
-    record = await step("deploying the contracts with Ignition", () =>
-      deployLocalStack({ rpcUrl, deploymentId: DEPLOYMENT, logFile: path.join(logDir, "deploy.log") }),
-    );
   }
+  // On the same chain Ignition only deploys what the deployment lacks (contracts added since).
+  record = await step(reuse ? "bringing the deployment up to date with Ignition" : "deploying the contracts with Ignition", () =>
+    deployLocalStack({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !reuse, logFile: path.join(logDir, "deploy.log") }),
+  );
   if (!record) throw new Error("no deployment");
 
   const deviceCloud = await step(`starting the device-cloud simulator on port ${ports.deviceCloud}`, async () => {
@@ -128,13 +129,24 @@ async function main() {
   });
 
   const indexer = await step(`starting the indexer on port ${ports.indexer} (catching up with the chain)`, async () => {
-    const started = await startIndexer({
-      deploymentId: DEPLOYMENT,
-      rpcUrl,
-      port: ports.indexer,
-      database: { kind: "pglite", directory: dirs.indexer },
-      logFile: path.join(logDir, "indexer.log"),
-    });
+    const start = () =>
+      startIndexer({
+        deploymentId: DEPLOYMENT,
+        rpcUrl,
+        port: ports.indexer,
+        database: { kind: "pglite", directory: dirs.indexer },
+        logFile: path.join(logDir, "indexer.log"),
+      });
+    let started;
+    try {
+      started = await start();
+    } catch (error) {
+      if (!reuse) throw error;
+      // Ponder refuses data written by a different version of the indexer: index the chain again.
+      process.stderr.write(`\n  the kept index could not be reused (${(error as Error).message.split("\n")[0]}); re-indexing\n`);
+      await rm(dirs.indexer, { recursive: true, force: true });
+      started = await start();
+    }
     watch(started.service);
     return started;
   });

@@ -1,8 +1,10 @@
 // The local chain's deployment: a test stablecoin, the payment contracts, and funded test accounts.
 // Accounts are the local node's: 0 admin and pauser, 1 quote signer, 2 relayer (agent), 3 spare,
-// 4-6 the asset-owner, operator and protocol recipients, 7 a funded test wallet.
+// 4-6 the asset-owner, operator and protocol recipients, 7 a funded test wallet. The relayer (2) also
+// anchors telemetry batch roots.
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
 import { definePayments } from "./define-payments.ts";
+import { defineTelemetryAnchor } from "./define-telemetry-anchor.ts";
 
 export default buildModule("LocalStack", (m) => {
   const admin = m.getAccount(0);
@@ -31,5 +33,12 @@ export default buildModule("LocalStack", (m) => {
     after: [registered],
   });
 
-  return { testStablecoin, assetSplit, paymentRouter };
+  const { telemetryAnchor } = defineTelemetryAnchor(m, {
+    admin,
+    adminTransferDelay: 0,
+    anchorer: agent,
+    after: [registered],
+  });
+
+  return { testStablecoin, assetSplit, paymentRouter, telemetryAnchor };
 });

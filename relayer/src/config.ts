@@ -91,6 +91,8 @@ export const configSchema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   /** How often the device cloud is polled for devices going online or offline (device.online/offline). */
   DEVICE_STATUS_POLL_MS: z.coerce.number().int().min(50).max(3_600_000).default(10_000),
+  /** Seconds after ingest at which the energy sandbox confirms a telemetry batch's anomaly score. */
+  ENERGY_ANOMALY_CONFIRM_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Run the background workers (payment sync, transaction sender, webhook dispatcher). */
   WORKERS: z

@@ -12,11 +12,14 @@ import { migrate } from "./db/migrate.ts";
 import { createDeviceCloud } from "./devices/device-cloud.ts";
 import { deviceJobHandlers } from "./devices/power-on.ts";
 import { createJobRunner } from "./jobs/queue.ts";
+import { energyWorkers } from "./energy/workers.ts";
 import { createLogger } from "./logger.ts";
 import { createOrderEventHub } from "./payments/order-event-hub.ts";
 import { createExpiry } from "./payments/expiry.ts";
 import { createPaymentSync } from "./payments/payment-sync.ts";
 import type { Services } from "./services.ts";
+import { createDeviceStatusWatcher } from "./webhooks/device-status.ts";
+import { createWebhookDispatcher } from "./webhooks/dispatcher.ts";
 
 export function databaseOptions(config: Config): DatabaseOptions {
   return config.DATABASE_URL
@@ -55,6 +58,9 @@ export function createWorkers(services: Services): Worker[] {
     createPaymentSync(services),
     createExpiry(services),
     createJobRunner({ database: services.database, logger: services.logger, handlers: deviceJobHandlers(services) }),
+    createWebhookDispatcher(services),
+    createDeviceStatusWatcher(services),
+    ...energyWorkers(services),
   ];
 }
 

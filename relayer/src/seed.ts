@@ -7,6 +7,7 @@ import { hashPassword } from "./auth/passwords.ts";
 import { chainDeviceId } from "./chain/payments-chain.ts";
 import type { Db } from "./db/client.ts";
 import { apiKeys, devices, participants, tenants, users } from "./db/schema.ts";
+import { type EnergyClientSpec, seedEnergySandbox } from "./energy/seed.ts";
 import { newId } from "./ids.ts";
 
 export type SeedSpec = {
@@ -15,6 +16,9 @@ export type SeedSpec = {
   apiKeys?: Array<{ name: string; role: "developer" | "agent" }>;
   devices?: Array<{ id: string; name: string; deviceClass: string; region: string; tiers: Record<string, number> }>;
   participants?: Array<{ name: string; address: string }>;
+  /** The energy sandbox's OAuth client (created once, secret stored hashed) and, with it, the sandbox's
+   * sample devices. */
+  energyClient?: EnergyClientSpec;
 };
 
 export type SeedResult = {
@@ -23,6 +27,8 @@ export type SeedResult = {
   createdKeys: Array<{ id: string; name: string; role: "developer" | "agent"; key: string }>;
   devices: string[];
   participants: Array<{ id: string; name: string; address: string }>;
+  /** The sandbox client (created: false when it existed, with the secret it had) and sample devices. */
+  energy?: { clientId: string; created: boolean; devices: string[] };
 };
 
 export async function seed(db: Db, spec: SeedSpec): Promise<SeedResult> {
@@ -86,6 +92,7 @@ export async function seed(db: Db, spec: SeedSpec): Promise<SeedResult> {
         .where(and(eq(participants.tenantId, spec.tenant.id), eq(participants.address, address)));
       result.participants.push({ id: row.id, name: row.name, address: row.address });
     }
+    if (spec.energyClient) result.energy = await seedEnergySandbox(tx, spec.energyClient);
     return result;
   });
 }

@@ -10,7 +10,7 @@ import { createLogger } from "../../relayer/src/logger.ts";
 import { pgliteDatabase, postgresDatabase, selectedDatabaseKinds } from "../support/databases.ts";
 
 const logger = createLogger("error");
-const tables = Object.values(schema).filter(
+const tables: PgTable[] = (Object.values(schema) as unknown[]).filter(
   (value): value is PgTable => typeof value === "object" && value !== null && Symbol.for("drizzle:IsDrizzleTable") in value,
 );
 

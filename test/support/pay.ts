@@ -211,3 +211,25 @@ export async function readEventStream(
 }
 
 export type SseEvent = { id?: string; event: string; data: string; comment: boolean };
+
+/** Pays an order end to end through the relayer, as a wallet would: quote and order `tier` on `deviceId`,
+ * the test wallet (account 7) signs the permit, POST /v1/orders/{id}/permit; with `until` (default
+ * "success") waits for the order to be paid (or, "powered_on", for its device to be on). Returns the order
+ * as created and as last read. */
+export async function payOrder(
+  stack: Stack,
+  opts: { deviceId?: string; tier?: string; walletIndex?: number; until?: "submitted" | "success" | "powered_on"; timeoutMs?: number } = {},
+): Promise<{ created: OrderBody; order: OrderBody }> {
+  const created = await createOrder(stack, opts.deviceId ?? stack.sample.devices[0].id, opts.tier ?? "1h");
+  const relayed = await pay(stack, created, "relayed-permit", opts.walletIndex ?? TEST_WALLET_INDEX);
+  if (relayed.status !== 202) throw new Error(`the relayer refused the permit: ${relayed.status} ${JSON.stringify(relayed.body)}`);
+  const until = opts.until ?? "success";
+  if (until === "submitted") return { created, order: created };
+  const order = await waitForOrder(
+    stack,
+    created.id,
+    (o) => o.status === "success" && (until !== "powered_on" || Boolean(o.device?.poweredOnAt)),
+    opts.timeoutMs ?? 30_000,
+  );
+  return { created, order };
+}

@@ -46,6 +46,8 @@ export type Stack = {
     agentKey: string;
     devices: typeof SAMPLE_DEVICES;
     participants: SeedOutput["participants"];
+    /** The energy sandbox's OAuth client (POST /energy/v1/auth/token). */
+    energyClient: { clientId: string; clientSecret: string };
   };
   /** A JSON request to the relayer. */
   api<T = any>(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
@@ -53,6 +55,9 @@ export type Stack = {
   seed(spec: unknown): Promise<SeedOutput>;
   /** Stops the relayer (SIGTERM, or SIGKILL with `kill`) and starts it again on the same data. */
   restartRelayer(opts?: { kill?: boolean; env?: NodeJS.ProcessEnv }): Promise<void>;
+  /** Starts one more relayer process on the same database (PostgreSQL only: PGlite allows one process),
+   * with its own port and log file; stop() stops it too. */
+  startExtraRelayer(opts?: { env?: NodeJS.ProcessEnv }): Promise<{ url: string; service: Service }>;
   stop(): Promise<void>;
 };
 
@@ -142,6 +147,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         agentKey: byRole("agent"),
         devices: SAMPLE_DEVICES,
         participants: seeded.participants,
+        energyClient: { clientId: spec.energyClient.clientId, clientSecret: spec.energyClient.clientSecret },
       },
       async api(method, route, req = {}) {
         const headers: Record<string, string> = { ...req.headers };
@@ -175,6 +181,17 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           port: relayer.port,
           env: { ...relayerOptions.env, ...restart.env },
         });
+      },
+      async startExtraRelayer(extra = {}) {
+        if (opts.database !== "postgres") throw new Error("several relayer processes need PostgreSQL");
+        const n = cleanups.length;
+        const started = await startRelayer({
+          ...relayerOptions,
+          env: { ...relayerOptions.env, ...extra.env },
+          logFile: path.join(logDir, `${chain.deploymentId}.relayer-${n}.log`),
+        });
+        cleanups.push(() => started.service.stop());
+        return { url: started.url, service: started.service };
       },
       stop: stopAll,
     };

@@ -4,7 +4,7 @@
 // transaction is broadcast again and never a second one: nonces cannot collide and a payment is never
 // submitted twice. Sent transactions are watched until mined; one the node dropped is broadcast again.
 import { randomUUID } from "node:crypto";
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, gt, sql } from "drizzle-orm";
 import { type Address, type Hex, keccak256 } from "viem";
 import type { Database, DbOrTx } from "../db/client.ts";
 import { chainTransactions, syncState } from "../db/schema.ts";
@@ -17,6 +17,10 @@ export const TX_CHANNEL = "chain_transactions";
 const LEASE = "tx_sender_lease";
 const LEASE_MS = 15_000;
 const TICK_MS = 500;
+/** For a few seconds after a transaction is sent, poll for its receipt faster (a local chain mines at
+ * once); then back to TICK_MS, so a slow public chain's RPC is not hammered. */
+const WATCH_MS = 50;
+const WATCH_WINDOW_MS = 5_000;
 const REBROADCAST_AFTER_MS = 12_000;
 const GAS_HEADROOM = 1.25;
 
@@ -195,10 +199,17 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
     }
   }
 
+  let watching = false;
   async function tick() {
     if (!(await holdLease())) return;
     await watchSent();
     await sendQueued();
+    const [pending] = await db
+      .select({ id: chainTransactions.id })
+      .from(chainTransactions)
+      .where(and(eq(chainTransactions.status, "sent"), gt(chainTransactions.sentAt, new Date(Date.now() - WATCH_WINDOW_MS))))
+      .limit(1);
+    watching = pending !== undefined;
   }
 
   function schedule(delay: number) {
@@ -218,7 +229,7 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
         running = undefined;
         const again = wakeRequested;
         wakeRequested = false;
-        schedule(again ? 0 : TICK_MS);
+        schedule(again ? 0 : watching ? WATCH_MS : TICK_MS);
       });
   }
 

@@ -3,3 +3,5 @@
 export * from "./schema/accounts.ts";
 export * from "./schema/events.ts";
 export * from "./schema/payments.ts";
+export * from "./schema/webhooks.ts";
+export * from "./schema/energy.ts";

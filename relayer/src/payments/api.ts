@@ -13,6 +13,10 @@ import { orderRoutes } from "./routes/orders.ts";
 import { quoteRoutes } from "./routes/quote.ts";
 import { revenueRoutes } from "./routes/revenue.ts";
 import { statsRoutes } from "./routes/stats.ts";
+import { revenueOverviewRoutes } from "../portal/revenue-api.ts";
+import { ticketRoutes } from "../tickets/routes.ts";
+import { WEBHOOKS_GUIDE, registerWebhookDocs } from "../webhooks/catalogue.ts";
+import { webhookRoutes } from "../webhooks/routes.ts";
 
 export const PAYMENT_API_VERSION = "1.0.0";
 
@@ -57,6 +61,10 @@ export function paymentsApi(services: Services) {
   api.route("/", orderEventRoutes(services));
   api.route("/", revenueRoutes(services));
   api.route("/", statsRoutes(services));
+  api.route("/", ticketRoutes(services));
+  api.route("/", webhookRoutes(services));
+  api.route("/", revenueOverviewRoutes(services));
+  registerWebhookDocs(api.openAPIRegistry);
 
   api.doc31("/openapi.json", {
     openapi: "3.1.0",
@@ -69,6 +77,7 @@ export function paymentsApi(services: Services) {
         '`{"error": {"code", "message", "details"?}, "requestId"}`.',
     },
     servers: [{ url: `${services.config.publicBaseUrl}/v1` }],
+    tags: [{ name: "Webhooks", description: WEBHOOKS_GUIDE }],
   });
   api.route("/docs", docsPage("Payment API reference", "/v1/openapi.json"));
   return api;

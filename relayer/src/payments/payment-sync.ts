@@ -58,8 +58,12 @@ export function createPaymentSync(services: Services) {
   const controller = new AbortController();
   let loop: Promise<void> | undefined;
 
+  let cursorCreated = false;
   async function currentCursor(): Promise<string> {
-    await db.insert(syncState).values({ name: CURSOR, value: START_CURSOR }).onConflictDoNothing();
+    if (!cursorCreated) {
+      await db.insert(syncState).values({ name: CURSOR, value: START_CURSOR }).onConflictDoNothing();
+      cursorCreated = true;
+    }
     const [row] = await db.select().from(syncState).where(eq(syncState.name, CURSOR));
     return row.value;
   }
@@ -147,6 +151,10 @@ export function createPaymentSync(services: Services) {
     const settlements = new Map(
       (await indexer.settlementsByOrderIds(ours.map((p) => p.orderId))).map((s) => [s.orderId, s]),
     );
+    // The router settles in the same transaction as it pays, so the indexer commits both together: a
+    // payment without its settlement means an inconsistent read, to be retried, never a lost split event.
+    const unsettled = ours.find((p) => !settlements.has(p.orderId));
+    if (unsettled) throw new Error(`order ${unsettled.orderId} is indexed without its settlement; retrying`);
     const router = chain.router.toLowerCase();
 
     await db.transaction(async (tx) => {
@@ -165,7 +173,7 @@ export function createPaymentSync(services: Services) {
           const order = byOnchainId.get(paid.orderId);
           if (!order) continue; // paid through the router, but not an order of this service
           if (order.status === "success" && order.txHash === paid.transactionHash) continue;
-          await markPaid(tx, order, paid, settlements.get(paid.orderId) ?? undefined);
+          await markPaid(tx, order, paid, settlements.get(paid.orderId));
           logger.info("order paid", { orderId: order.id, rail: paid.rail, tx: paid.transactionHash });
         }
       }

@@ -96,7 +96,7 @@ create table order_events (
   id bigserial primary key,
   order_id text not null references orders (id),
   type text not null,
-  data jsonb not null,
+  data json not null,
   created_at timestamptz not null default now()
 );
 create index order_events_order_idx on order_events (order_id, id);
@@ -155,7 +155,7 @@ create table events (
   id text primary key,
   tenant_id text not null references tenants (id),
   type text not null,
-  data jsonb not null,
+  data json not null,
   created_at timestamptz not null default now(),
   dispatched_at timestamptz
 );

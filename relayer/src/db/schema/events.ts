@@ -1,6 +1,6 @@
 // The outbox of events integrators subscribe to (webhooks).
 import { sql } from "drizzle-orm";
-import { index, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { index, json, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { tenants } from "./accounts.ts";
 
 export const events = pgTable(
@@ -11,7 +11,8 @@ export const events = pgTable(
       .notNull()
       .references(() => tenants.id),
     type: text("type").notNull(),
-    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    // json, not jsonb: the payload keeps the key order it was written in.
+    data: json("data").$type<Record<string, unknown>>().notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     /** When the dispatcher fanned the event out to the subscriptions (null: not yet). */
     dispatchedAt: timestamp("dispatched_at", { withTimezone: true }),

@@ -6,6 +6,7 @@ import {
   bigserial,
   index,
   integer,
+  json,
   jsonb,
   numeric,
   pgTable,
@@ -110,7 +111,8 @@ export const orderEvents = pgTable(
       .notNull()
       .references(() => orders.id),
     type: text("type").notNull(),
-    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    // json, not jsonb: the payload keeps the key order it was written in.
+    data: json("data").$type<Record<string, unknown>>().notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("order_events_order_idx").on(t.orderId, t.id)],

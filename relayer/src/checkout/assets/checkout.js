@@ -1,0 +1,224 @@
+// The checkout page's script: pays the order with a browser wallet (EIP-1193, called directly: no
+// library) and follows the order's event stream to the end.
+//
+//   1. eth_requestAccounts, eth_chainId (wallet_switchEthereumChain if needed)
+//   2. the token's nonces(owner), read with eth_call through the wallet
+//   3. eth_signTypedData_v4 of paymentDetails.permit with owner and nonce filled in
+//   4. POST /v1/orders/{id}/permit {owner, signature}: the service submits payWithPermit
+//   5. GET /v1/orders/{id}/events (SSE): payment.succeeded, then device.powered_on
+"use strict";
+
+(() => {
+  const root = document.getElementById("checkout");
+  if (!root) return;
+  const orderId = root.dataset.orderId;
+  const $ = (id) => document.getElementById(id);
+  const payButton = $("pay");
+  const statusBox = $("status");
+  const errorBox = $("error");
+  const steps = $("steps");
+  let order;
+  let stream;
+
+  const DOMAIN_FIELDS = [
+    ["name", "string"],
+    ["version", "string"],
+    ["chainId", "uint256"],
+    ["verifyingContract", "address"],
+    ["salt", "bytes32"],
+  ];
+  const NONCES_SELECTOR = "0x7ecebe00"; // nonces(address)
+
+  function setStatus(kind, html) {
+    statusBox.className = `status status-${kind}`;
+    statusBox.innerHTML = html;
+    root.dataset.state = kind;
+  }
+  function showError(message) {
+    errorBox.textContent = message;
+    errorBox.hidden = !message;
+  }
+  function step(name, state) {
+    const item = steps.querySelector(`[data-step="${name}"]`);
+    if (item) item.className = state;
+  }
+  function utc(iso) {
+    return `${new Date(iso).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  }
+  function escapeHtml(text) {
+    return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  }
+
+  async function loadOrder() {
+    const response = await fetch(`/v1/orders/${orderId}`, { headers: { accept: "application/json" } });
+    if (!response.ok) throw new Error(`the order could not be loaded (${response.status})`);
+    order = await response.json();
+    return order;
+  }
+
+  function paid(data) {
+    if (root.dataset.state === "done") return;
+    step("connect", "done");
+    step("sign", "done");
+    step("confirm", "done");
+    step("power", "active");
+    payButton.hidden = true;
+    showError("");
+    setStatus("paid", "<strong>Paid.</strong> Powering the device on…");
+    $("receipt").hidden = false;
+    if (data && data.transactionHash) $("tx-hash").textContent = data.transactionHash;
+  }
+
+  function poweredOn(data) {
+    paid();
+    step("power", "done");
+    setStatus("paid", `<strong>Paid. The device is on</strong> until ${escapeHtml(utc(data.sessionEndsAt))}.`);
+    $("session-ends").textContent = utc(data.sessionEndsAt);
+    root.dataset.state = "done";
+    if (stream) stream.close();
+  }
+
+  function follow() {
+    if (stream || typeof EventSource === "undefined") return;
+    stream = new EventSource(`/v1/orders/${orderId}/events`);
+    const on = (type, fn) => stream.addEventListener(type, (e) => fn(JSON.parse(e.data)));
+    on("state", (o) => {
+      if (o.status === "success") {
+        paid(o.payment);
+        if (o.device && o.device.poweredOnAt) poweredOn({ sessionEndsAt: o.device.sessionEndsAt });
+      } else if (o.status === "expired") expired();
+    });
+    on("payment.submitted", () => {
+      step("sign", "done");
+      step("confirm", "active");
+      setStatus("pending", "Payment submitted. Waiting for the chain…");
+    });
+    on("payment.failed", (d) => {
+      step("confirm", "failed");
+      payButton.hidden = false;
+      payButton.disabled = false;
+      showError(`The payment failed${d && d.error ? `: ${d.error}` : ""}. You can try again.`);
+    });
+    on("payment.succeeded", paid);
+    on("device.powered_on", poweredOn);
+    on("device.power_on_failed", () => {
+      step("power", "failed");
+      setStatus("paid", "<strong>Paid</strong>, but the device could not be powered on. The operator has been notified.");
+      if (stream) stream.close();
+    });
+    on("order.expired", expired);
+  }
+
+  function expired() {
+    payButton.hidden = true;
+    steps.hidden = true;
+    setStatus("expired", "<strong>This order has expired.</strong> Scan the device's QR code again for a new one.");
+    if (stream) stream.close();
+  }
+
+  function domainTypes(domain) {
+    return DOMAIN_FIELDS.filter(([name]) => domain[name] !== undefined).map(([name, type]) => ({ name, type }));
+  }
+
+  async function pay() {
+    showError("");
+    const wallet = window.ethereum;
+    if (!wallet || typeof wallet.request !== "function") {
+      showError("No browser wallet was found. Install one, or scan the QR code with your phone's wallet app.");
+      return;
+    }
+    payButton.disabled = true;
+    try {
+      if (!order || !order.paymentDetails) await loadOrder();
+      const details = order.paymentDetails;
+      if (!details) throw new Error(`the order is ${order.status}`);
+
+      step("connect", "active");
+      const accounts = await wallet.request({ method: "eth_requestAccounts" });
+      const owner = accounts && accounts[0];
+      if (!owner) throw new Error("the wallet returned no account");
+      const chainId = Number.parseInt(await wallet.request({ method: "eth_chainId" }), 16);
+      if (chainId !== details.chainId) {
+        await wallet.request({ method: "wallet_switchEthereumChain", params: [{ chainId: `0x${details.chainId.toString(16)}` }] });
+      }
+      step("connect", "done");
+
+      step("sign", "active");
+      const nonceHex = await wallet.request({
+        method: "eth_call",
+        params: [{ to: details.token.address, data: NONCES_SELECTOR + owner.slice(2).toLowerCase().padStart(64, "0") }, "latest"],
+      });
+      const nonce = BigInt(nonceHex === "0x" ? "0x0" : nonceHex).toString();
+      const permit = details.permit;
+      const typedData = {
+        types: { EIP712Domain: domainTypes(permit.domain), ...permit.types },
+        domain: permit.domain,
+        primaryType: permit.primaryType,
+        message: { owner, spender: permit.message.spender, value: permit.message.value, nonce, deadline: permit.message.deadline },
+      };
+      const signature = await wallet.request({ method: "eth_signTypedData_v4", params: [owner, JSON.stringify(typedData)] });
+      step("sign", "done");
+
+      step("confirm", "active");
+      setStatus("pending", "Submitting the payment…");
+      follow();
+      const response = await fetch(`/v1/orders/${orderId}/permit`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ owner, signature }),
+      });
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok) throw new Error(body.error ? body.error.message : `the service answered ${response.status}`);
+      payButton.hidden = true;
+      setStatus("pending", "Payment submitted. Waiting for the chain…");
+    } catch (error) {
+      const rejected = error && (error.code === 4001 || error.code === "ACTION_REJECTED");
+      showError(rejected ? "You declined the request in your wallet." : `Payment failed: ${error && error.message ? error.message : error}`);
+      for (const item of steps.querySelectorAll("li.active")) item.className = "failed";
+      payButton.disabled = false;
+    }
+  }
+
+  function tick() {
+    const expiry = $("expiry");
+    if (!expiry || root.dataset.state !== "pending") return;
+    const left = new Date(expiry.dataset.expiresAt).getTime() - Date.now();
+    if (left <= 0) {
+      expiry.textContent = "expired";
+      return;
+    }
+    const m = Math.floor(left / 60000);
+    const s = Math.floor((left % 60000) / 1000);
+    expiry.textContent = `in ${m}:${String(s).padStart(2, "0")} (${utc(expiry.dataset.expiresAt)})`;
+  }
+
+  const report = $("report");
+  if (report) {
+    report.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const status = $("report-status");
+      const form = new FormData(report);
+      const body = { category: form.get("category"), message: String(form.get("message") || "").trim(), orderId };
+      const contact = String(form.get("contact") || "").trim();
+      if (contact) body.contact = contact;
+      const response = await fetch(`/v1/devices/${encodeURIComponent(root.dataset.deviceId)}/tickets`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify(body),
+      });
+      const answer = await response.json().catch(() => ({}));
+      status.hidden = false;
+      if (response.ok) {
+        status.textContent = `Thank you. Your report ${answer.id} was sent to the operator.`;
+        report.reset();
+      } else {
+        status.textContent = answer.error ? answer.error.message : `The report could not be sent (${response.status}).`;
+      }
+    });
+  }
+
+  payButton.addEventListener("click", () => void pay());
+  setInterval(tick, 1000);
+  tick();
+  if (root.dataset.state !== "expired") follow();
+})();

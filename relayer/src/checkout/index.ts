@@ -1,0 +1,71 @@
+// Scan-to-pay: the order's checkout page at /pay/{orderId} (the URI of paymentDetails.scanToPay, also served
+// as a QR code at /pay/{orderId}/qr.svg). The page shows the amount, the device and the expiry; a browser
+// wallet (EIP-1193) signs the order's permit there (checkout.js, hand-written, no library) and the page
+// posts it to POST /v1/orders/{id}/permit, then follows GET /v1/orders/{id}/events to success.
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import { Hono } from "hono";
+import QRCode from "qrcode";
+import { devices, orders } from "../db/schema.ts";
+import type { AppEnv } from "../http/env.ts";
+import { PAGE_HEADERS, staticAssets } from "../portal/assets.ts";
+import type { Services } from "../services.ts";
+import { checkoutPage, missingPage } from "./page.ts";
+
+const ORDER_ID = /^ord_[0-9A-Z]{26}$/;
+
+export function checkoutPages(services: Services) {
+  const app = new Hono<AppEnv>();
+  const { db, config } = services;
+  const assets = staticAssets(path.join(import.meta.dirname, "assets"), [
+    "checkout.css",
+    "checkout.js",
+    ["logo.svg", "../../portal/assets/logo.svg"],
+  ]);
+  app.route("/assets", assets.app);
+  const version = assets.version;
+
+  async function load(id: string) {
+    if (!ORDER_ID.test(id)) return undefined;
+    const [order] = await db.select().from(orders).where(eq(orders.id, id));
+    if (!order) return undefined;
+    const [device] = await db.select().from(devices).where(eq(devices.id, order.deviceId));
+    return { order, device };
+  }
+
+  app.get("/:id/qr.svg", async (c) => {
+    const found = await load(c.req.param("id"));
+    if (!found) return c.text("no such order", 404);
+    const svg = await QRCode.toString(`${config.publicBaseUrl}/pay/${found.order.id}`, {
+      type: "svg",
+      margin: 2,
+      errorCorrectionLevel: "M",
+      color: { dark: "#0b1f24ff", light: "#ffffffff" },
+    });
+    return c.body(svg, 200, {
+      "content-type": "image/svg+xml",
+      "cache-control": "public, max-age=86400, immutable",
+      "x-content-type-options": "nosniff",
+    });
+  });
+
+  app.get("/:id", async (c) => {
+    const found = await load(c.req.param("id"));
+    if (!found) return c.html(missingPage({ version }), 404, PAGE_HEADERS);
+    const tokens = await services.chain.stablecoins().catch(() => undefined);
+    const token = tokens ? [...tokens.values()].find((t) => t.symbol === found.order.token) : undefined;
+    return c.html(
+      checkoutPage({
+        order: found.order,
+        device: found.device,
+        tokenDecimals: token?.decimals,
+        uri: `${config.publicBaseUrl}/pay/${found.order.id}`,
+        version,
+      }),
+      200,
+      PAGE_HEADERS,
+    );
+  });
+
+  return app;
+}

@@ -1,0 +1,125 @@
+// The energy cash-flow sandbox interface, mounted at /energy/v1: the ten routes of the interface and
+// nothing else (any other method or path under the base is 404 not_found), its own authentication
+// (client credentials -> bearer token), its own error envelope and its own devices. Its OpenAPI 3.1
+// document and reference page live outside the base, at /energy/openapi.json and /energy/docs.
+import { Hono, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { docsPage } from "../http/docs-page.ts";
+import type { Services } from "../services.ts";
+import { requireToken } from "./auth/require-token.ts";
+import { createSandboxTokens } from "./auth/tokens.ts";
+import { ENVIRONMENT, SandboxErrorEnvelope, payloadTooLarge, sandboxErrorBody, toSandboxResponse } from "./errors.ts";
+import { authRoutes } from "./routes/auth.ts";
+import { publicRoutes } from "./routes/public.ts";
+import { resourceRoutes } from "./routes/resources.ts";
+import { telemetryRoutes } from "./routes/telemetry.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import { type EnergyEnv, type SandboxApi, createSandboxApi } from "./sandbox-api.ts";
+import {
+  DRIFT_LIMIT_SECONDS,
+  MAX_READINGS_PER_BATCH,
+  SMALL_BODY_BYTES,
+  TELEMETRY_MAX_BODY_BYTES,
+  TOKEN_LIFETIME_SECONDS,
+} from "./schemas.ts";
+import { SPEC_VERSION } from "./sample-data.ts";
+
+export const ENERGY_BASE_PATH = "/energy/v1";
+
+function limitBodies(): MiddlewareHandler<EnergyEnv> {
+  const limit = (maxSize: number) => bodyLimit({ maxSize, onError: (c) => payloadTooLarge(c, maxSize) });
+  const telemetry = limit(TELEMETRY_MAX_BODY_BYTES);
+  const other = limit(SMALL_BODY_BYTES);
+  return (c, next) => (c.req.path.endsWith("/telemetry:batch") ? telemetry(c, next) : other(c, next));
+}
+
+/** The /energy/v1 router. */
+export function energyApi(services: Services): SandboxApi {
+  const api = createSandboxApi();
+  api.onError((error, c) => {
+    if ((error as Error).name === "BodyLimitError") return payloadTooLarge(c);
+    return toSandboxResponse(c, error);
+  });
+  api.use("*", limitBodies());
+
+  const tokens = createSandboxTokens(services.config.JWT_SECRET, TOKEN_LIFETIME_SECONDS);
+  const auth = requireToken(services.db, tokens);
+
+  api.openAPIRegistry.registerComponent("securitySchemes", "sandboxToken", {
+    type: "oauth2",
+    description:
+      "POST /auth/token with the client_credentials grant, then Authorization: Bearer <access_token>. Tokens are " +
+      `valid for ${TOKEN_LIFETIME_SECONDS} s and carry no scopes.`,
+    flows: { clientCredentials: { tokenUrl: `${services.config.publicBaseUrl}${ENERGY_BASE_PATH}/auth/token`, scopes: {} } },
+  });
+  api.openAPIRegistry.register("SandboxError", SandboxErrorEnvelope);
+
+  api.route("/", publicRoutes(services));
+  api.route("/", authRoutes(services, tokens));
+  api.route("/", resourceRoutes(services, auth));
+  api.route("/", telemetryRoutes(services, auth));
+  api.route("/", webhookRoutes(services, auth));
+
+  // Only the interface's routes are callable: everything else under the base is 404 not_found.
+  api.all("*", (c) =>
+    c.json(sandboxErrorBody("not_found", `no route ${c.req.method} ${c.req.path} in the sandbox interface`), 404),
+  );
+  return api;
+}
+
+/** The OpenAPI 3.1 document of the sandbox interface. */
+export function energyOpenApiDocument(api: SandboxApi, services: Services) {
+  return api.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "Energy cash-flow service: sandbox interface",
+      version: SPEC_VERSION,
+      description: [
+        "Telemetry ingest, projects, devices, distributions with their waterfall, evidence, and webhook registration, " +
+          "on fixed sample data. Only the routes below are callable; any other method or path under the base address " +
+          "is 404 not_found.",
+        "",
+        `Errors share one envelope: \`{"error": {"svc_code", "message"}, "environment": "${ENVIRONMENT}"}\`. Beyond ` +
+          "the interface's Errors table this sandbox uses 413 payload_too_large (body over the route's limit), " +
+          "422 idempotency_key_reused and 500 internal_error. It applies no rate limit.",
+        "",
+        `Limits: 1 to ${MAX_READINGS_PER_BATCH} readings and ${TELEMETRY_MAX_BODY_BYTES} bytes per telemetry batch; ` +
+          `${SMALL_BODY_BYTES} bytes for any other body; device_ts drift beyond ±${DRIFT_LIMIT_SECONDS} s is flagged; ` +
+          `tokens live ${TOKEN_LIFETIME_SECONDS} s; Idempotency-Key records are kept 24 hours.`,
+        "",
+        "Authentication: POST /auth/token (client_credentials) gives a bearer token for every other route but the " +
+          "public ones. Tokens carry no scopes; client credentials are issued by the sandbox's operator (seeding), " +
+          "not through this interface.",
+        "",
+        "Versioning: the base address carries /v1 and GET /version reports the specification version. Within v1 " +
+          "changes are additive (new optional fields); the sandbox has no deprecation schedule of its own.",
+        "",
+        "Attestation: every attested batch's readings become a Merkle tree (OpenZeppelin's standard tree) whose root " +
+          "the TelemetryAnchor contract anchors (event BatchAnchored(projectId, deviceId, batchSequence, root, readings)). " +
+          "Each leaf is abi.encode(chain id, keccak256(project_id), keccak256(device_id), batch sequence, reading_id, " +
+          "sequence_number, meter_epoch, energy_wh_cumulative, device_ts in Unix milliseconds, supersedes_reading_id or " +
+          '""), hashed twice with keccak256. GET /capabilities names the chain and the contract.',
+      ].join("\n"),
+    },
+    servers: [{ url: `${services.config.publicBaseUrl}${ENERGY_BASE_PATH}`, description: "Sandbox" }],
+    tags: [
+      { name: "Operations" },
+      { name: "Authentication" },
+      { name: "Telemetry" },
+      { name: "Projects" },
+      { name: "Devices" },
+      { name: "Distributions" },
+      { name: "Evidence" },
+      { name: "Webhooks" },
+    ],
+  });
+}
+
+/** /energy/openapi.json and /energy/docs (outside the base address, which has the interface's routes only). */
+export function energyDocs(api: SandboxApi, services: Services) {
+  const app = new Hono();
+  let document: ReturnType<typeof energyOpenApiDocument> | undefined;
+  app.get("/openapi.json", (c) => c.json((document ??= energyOpenApiDocument(api, services))));
+  app.route("/docs", docsPage("Energy cash-flow sandbox reference", "/energy/openapi.json"));
+  return app;
+}

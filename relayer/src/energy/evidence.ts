@@ -1,0 +1,32 @@
+// Evidence as the interface shows it. Historical evidence is fixed sample data; a project's latest
+// evidence is live: its energy cluster describes the project's latest attested telemetry batch that has a
+// Merkle root (its readings, root, and anchor transaction on the relayer's chain) once there is one.
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { type Evidence, SAMPLE_EVIDENCE, liveEvidenceRef } from "./sample-data.ts";
+
+type LatestBatch = { readings: number; merkle_root: string; attestation_status: string; tx: string | null };
+
+export async function evidenceView(db: Db, chainName: string, ref: string): Promise<Evidence | undefined> {
+  const sample = SAMPLE_EVIDENCE.find((e) => e.evidence_ref === ref);
+  if (!sample || liveEvidenceRef(sample.project_id) !== ref) return sample;
+  const result = await db.execute(sql`
+    select b.readings, b.merkle_root, b.attestation_status, coalesce(b.anchor_tx_hash, t.tx_hash) as tx
+    from energy_batches b left join chain_transactions t on t.ref = b.batch_id
+    where b.project_id = ${sample.project_id} and b.merkle_root is not null
+    order by b.received_at desc, b.batch_id desc
+    limit 1`);
+  const [latest] = (result as unknown as { rows: LatestBatch[] }).rows;
+  if (!latest) return sample;
+  return {
+    ...sample,
+    clusters: {
+      ...sample.clusters,
+      energy_evidence: {
+        readings: Number(latest.readings),
+        merkle_root: latest.merkle_root,
+        anchor: { chain: chainName, tx: latest.tx ?? "", status: latest.attestation_status },
+      },
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// POST /auth/token: the OAuth 2.0 client credentials grant (RFC 6749 section 4.4), form-urlencoded.
+import { createRoute } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { Services } from "../../services.ts";
+import { verifyClientCredentials } from "../auth/client-credentials.ts";
+import type { SandboxTokens } from "../auth/tokens.ts";
+import { SandboxError, errorResponse, sandboxErrors } from "../errors.ts";
+import { type EnergyEnv, createSandboxApi } from "../sandbox-api.ts";
+import { TokenRequest, TokenResponse } from "../schemas.ts";
+
+const FORM = "application/x-www-form-urlencoded";
+
+/** Only form-urlencoded bodies (a JSON or multipart body is 400 invalid_request). */
+const formOnly: MiddlewareHandler<EnergyEnv> = async (c, next) => {
+  const type = c.req.header("content-type")?.split(";")[0].trim().toLowerCase();
+  if (type !== FORM) throw sandboxErrors.invalidRequest(`the token request must be sent as ${FORM}`);
+  await next();
+};
+
+export function authRoutes(services: Services, tokens: SandboxTokens) {
+  const api = createSandboxApi();
+  const { db } = services;
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/auth/token",
+      tags: ["Authentication"],
+      summary: "Exchange client credentials for a bearer token (client_credentials grant)",
+      description:
+        "Form fields grant_type=client_credentials, client_id and client_secret. The token is valid for expires_in " +
+        "seconds; request a new one when it expires (there is no refresh token). Responses carry Cache-Control: no-store.",
+      middleware: [formOnly] as const,
+      request: { body: { content: { [FORM]: { schema: TokenRequest } }, required: true } },
+      responses: {
+        200: { description: "A bearer token", content: { "application/json": { schema: TokenResponse } } },
+        400: errorResponse(
+          ["invalid_request"],
+          "The form failed validation: another grant_type, a missing field, or a body that is not form-urlencoded (JSON included).",
+        ),
+        401: errorResponse(["unauthorized"], "Unknown client_id, wrong client_secret, or a revoked client."),
+        413: errorResponse(["payload_too_large"], "The body exceeds 64 KiB."),
+        500: errorResponse(["internal_error"], "An unexpected failure; retry later."),
+      },
+    }),
+    async (c) => {
+      const form = c.req.valid("form");
+      if (!(await verifyClientCredentials(db, form.client_id, form.client_secret))) {
+        throw new SandboxError(401, "unauthorized", "unknown client_id or wrong client_secret");
+      }
+      const accessToken = await tokens.issue(form.client_id);
+      c.header("cache-control", "no-store");
+      c.header("pragma", "no-cache");
+      return c.json({ access_token: accessToken, token_type: "Bearer" as const, expires_in: tokens.lifetimeSeconds }, 200);
+    },
+  );
+
+  return api;
+}

@@ -1,0 +1,294 @@
+// The developer portal at /portal: server-rendered pages (hono/html), a local stylesheet and a small
+// hand-written script. Every action goes through the /v1 JSON routes, called in-process with the
+// session's JWT as the bearer token (the same calls an operator can script); the pages only render what
+// those routes answer. Forms are protected against CSRF (portal/session.ts).
+import path from "node:path";
+import type { Context } from "hono";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { AppEnv } from "../http/env.ts";
+import type { Services } from "../services.ts";
+import { PAGE_HEADERS, staticAssets } from "./assets.ts";
+import { type Notice, type PageUser, layout } from "./layout.ts";
+import {
+  type ApiKeyView,
+  type DeliveryView,
+  type SubscriptionView,
+  keysPage,
+  loginPage,
+  revenuePage,
+  subscriptionPage,
+  webhooksPage,
+} from "./pages.ts";
+import type { RevenueOverview } from "./revenue-api.ts";
+import { createPortalSession } from "./session.ts";
+
+/** The relayer's own fetch (app.fetch), to call the /v1 routes in-process. */
+export type AppFetch = (request: Request, env: unknown) => Response | Promise<Response>;
+
+type PortalEnv = { Variables: AppEnv["Variables"] & { user: PageUser } };
+type C = Context<PortalEnv>;
+
+const NOTICES: Record<string, Notice> = {
+  signed_out: { kind: "info", text: "You are signed out." },
+  expired: { kind: "info", text: "Your session has expired. Sign in again." },
+  revoked: { kind: "success", text: "The API key was revoked. Requests with it are rejected from now on." },
+  test_queued: { kind: "success", text: "Test event queued: a test.ping is on its way to this endpoint." },
+  redelivery_queued: { kind: "success", text: "Redelivery queued: one more attempt is being made now." },
+  disabled: { kind: "info", text: "The endpoint is disabled. Pending deliveries were stopped." },
+  enabled: { kind: "success", text: "The endpoint is enabled again." },
+  updated: { kind: "success", text: "The endpoint was updated." },
+  csrf: { kind: "error", text: "The form had expired. Please try again." },
+};
+
+function apiError(body: unknown, fallback: string): string {
+  const error = (body as { error?: { message?: string; details?: Array<{ message: string }> } })?.error;
+  if (!error?.message) return fallback;
+  const details = error.details?.map((d) => d.message).filter((m) => m && !error.message?.includes(m));
+  return details && details.length > 0 ? `${error.message}: ${details.join("; ")}` : error.message;
+}
+
+const str = (v: unknown) => (typeof v === "string" ? v : "");
+const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : typeof v === "string" ? [v] : []);
+
+export function portalPages(services: Services, appFetch: AppFetch) {
+  const app = new Hono<PortalEnv>();
+  const session = createPortalSession(services.config);
+  const assets = staticAssets(path.join(import.meta.dirname, "assets"), ["portal.css", "portal.js", "logo.svg"]);
+  app.route("/assets", assets.app);
+
+  async function callApi(c: C, method: string, route: string, body?: unknown, opts: { auth?: boolean } = {}) {
+    const headers = new Headers({ "x-request-id": c.get("requestId") ?? "" });
+    const token = session.token(c);
+    if (opts.auth !== false && token) headers.set("authorization", `Bearer ${token}`);
+    if (body !== undefined) headers.set("content-type", "application/json");
+    const response = await appFetch(
+      new Request(new URL(route, c.req.url), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }),
+      c.env,
+    );
+    const text = await response.text();
+    let json: any;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, body: json };
+  }
+
+  function page(c: C, title: string, body: Parameters<typeof layout>[0]["body"], opts: { active?: string; notice?: Notice; status?: 200 | 201 | 400 | 403 | 404 | 422 | 502; autoRefresh?: boolean } = {}) {
+    const notice = opts.notice ?? NOTICES[c.req.query("notice") ?? ""];
+    return c.html(
+      layout({ title, active: opts.active, user: c.get("user"), csrf: session.csrfToken(c), notice, assetVersion: assets.version, body, autoRefresh: opts.autoRefresh }),
+      opts.status ?? 200,
+      PAGE_HEADERS,
+    );
+  }
+
+  /** Signs out and sends to the sign-in page when the API no longer accepts the session. */
+  function expired(c: C) {
+    session.end(c);
+    return c.redirect("/portal/login?notice=expired", 303);
+  }
+
+  function notFound(c: C) {
+    return page(c, "Not found", "", { notice: { kind: "error", text: "There is no such page." }, status: 404 });
+  }
+
+  function failure(c: C, title: string, result: { status: number; body: unknown }) {
+    if (result.status === 401) return expired(c);
+    return page(c, title, "", { notice: { kind: "error", text: apiError(result.body, `The service answered ${result.status}.`) }, status: 502 });
+  }
+
+  app.use("*", bodyLimit({ maxSize: 64 * 1024, onError: (c) => c.text("the form is too large", 413) }));
+
+  // Every POST: the CSRF checks first.
+  app.use("*", async (c, next) => {
+    if (c.req.method !== "POST") return next();
+    const form = await c.req.parseBody({ all: true }).catch(() => ({}) as Record<string, unknown>);
+    if (!session.checkPost(c, (form as Record<string, unknown>)._csrf)) {
+      c.get("logger").warn("portal form rejected by the CSRF check", { path: c.req.path });
+      if (c.req.path === "/portal/login") return c.redirect("/portal/login?notice=csrf", 303);
+      return c.html(layout({ title: "Forbidden", csrf: session.csrfToken(c), assetVersion: assets.version, body: "", notice: NOTICES.csrf }), 403, PAGE_HEADERS);
+    }
+    await next();
+  });
+
+  app.get("/", (c) => c.redirect(session.token(c) ? "/portal/keys" : "/portal/login", 303));
+
+  app.get("/login", (c) => page(c, "Sign in", loginPage({ csrf: session.csrfToken(c) })));
+
+  app.post("/login", async (c) => {
+    const form = await c.req.parseBody();
+    const email = str(form.email).trim();
+    const result = await callApi(c, "POST", "/v1/auth/login", { email, password: str(form.password) }, { auth: false });
+    if (result.status === 200) {
+      session.start(c, result.body.token, result.body.expiresIn);
+      return c.redirect("/portal/keys", 303);
+    }
+    const error =
+      result.status === 401
+        ? "Wrong email or password."
+        : result.status === 429
+          ? "Too many attempts. Wait a minute and try again."
+          : result.status === 422
+            ? "Enter your email address and password."
+            : apiError(result.body, "Sign-in failed. Try again.");
+    // Render with a fresh token bound to the sign-in cookie.
+    return page(c, "Sign in", loginPage({ csrf: session.csrfToken(c), email, error }), { status: result.status === 429 ? 400 : 422 });
+  });
+
+  app.post("/logout", (c) => {
+    session.end(c);
+    return c.redirect("/portal/login?notice=signed_out", 303);
+  });
+
+  // Everything below needs a session the API accepts.
+  app.use("*", async (c, next) => {
+    if (!session.token(c)) return c.redirect("/portal/login", 303);
+    const me = await callApi(c, "GET", "/v1/auth/me");
+    if (me.status !== 200 || me.body?.type !== "user") return expired(c);
+    c.set("user", { email: me.body.user.email, name: me.body.user.name, tenant: me.body.tenant.name });
+    await next();
+  });
+
+  // API keys
+  async function renderKeys(c: C, extra: { created?: ApiKeyView & { key: string }; error?: string } = {}, status: 200 | 201 | 422 = 200) {
+    const keys = await callApi(c, "GET", "/v1/api-keys");
+    if (keys.status !== 200) return failure(c, "API keys", keys);
+    return page(c, "API keys", keysPage({ csrf: session.csrfToken(c), keys: keys.body.data as ApiKeyView[], ...extra }), { active: "keys", status });
+  }
+
+  app.get("/keys", (c) => renderKeys(c));
+
+  app.post("/keys", async (c) => {
+    const form = await c.req.parseBody();
+    const created = await callApi(c, "POST", "/v1/api-keys", { name: str(form.name).trim(), role: str(form.role) || "developer" });
+    if (created.status === 201) return renderKeys(c, { created: created.body }, 201);
+    if (created.status === 401) return expired(c);
+    return renderKeys(c, { error: apiError(created.body, "The key could not be created.") }, 422);
+  });
+
+  app.post("/keys/:id/revoke", async (c) => {
+    const result = await callApi(c, "DELETE", `/v1/api-keys/${encodeURIComponent(c.req.param("id"))}`);
+    if (result.status !== 200) return failure(c, "API keys", result);
+    return c.redirect("/portal/keys?notice=revoked", 303);
+  });
+
+  // Webhooks
+  app.get("/webhooks", async (c) => {
+    const subs = await callApi(c, "GET", "/v1/webhooks/subscriptions");
+    if (subs.status !== 200) return failure(c, "Webhooks", subs);
+    return page(c, "Webhooks", webhooksPage({ csrf: session.csrfToken(c), subscriptions: subs.body.data }), { active: "webhooks" });
+  });
+
+  app.post("/webhooks", async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const events = list(form.events);
+    const input = { url: str(form.url).trim(), description: str(form.description).trim(), events };
+    const created = await callApi(c, "POST", "/v1/webhooks/subscriptions", {
+      url: input.url,
+      eventTypes: events.includes("*") ? ["*"] : events,
+      ...(input.description ? { description: input.description } : {}),
+    });
+    if (created.status === 201) {
+      const { secret, ...subscription } = created.body;
+      return page(
+        c,
+        "Webhook endpoint",
+        subscriptionPage({ csrf: session.csrfToken(c), subscription, deliveries: [], nextCursor: null, secret }),
+        { active: "webhooks", status: 201 },
+      );
+    }
+    if (created.status === 401) return expired(c);
+    const subs = await callApi(c, "GET", "/v1/webhooks/subscriptions");
+    const message = events.length === 0 ? "Choose at least one event." : apiError(created.body, "The endpoint could not be added.");
+    return page(c, "Webhooks", webhooksPage({ csrf: session.csrfToken(c), subscriptions: subs.body?.data ?? [], error: message, form: input }), {
+      active: "webhooks",
+      status: 422,
+    });
+  });
+
+  async function renderSubscription(c: C, id: string, extra: { error?: string; form?: { url?: string; description?: string; events?: string[] } } = {}, status: 200 | 422 = 200) {
+    const sub = await callApi(c, "GET", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`);
+    if (sub.status === 404 || sub.status === 422) return notFound(c);
+    if (sub.status !== 200) return failure(c, "Webhook endpoint", sub);
+    const query = new URLSearchParams({ limit: "25" });
+    const cursor = c.req.query("cursor");
+    if (cursor) query.set("cursor", cursor);
+    const deliveries = await callApi(c, "GET", `/v1/webhooks/subscriptions/${sub.body.id}/deliveries?${query}`);
+    if (deliveries.status !== 200) return failure(c, "Webhook endpoint", deliveries);
+    const data = deliveries.body.data as DeliveryView[];
+    // Refresh while deliveries are on their way, and until the one just queued (?watch=) is done.
+    const watch = c.req.query("watch");
+    const watched = watch ? data.find((d) => d.eventId === watch || d.id === watch) : undefined;
+    const waiting = data.some((d) => d.status === "pending") || (watch !== undefined && (!watched || watched.status === "pending"));
+    return page(
+      c,
+      "Webhook endpoint",
+      subscriptionPage({ csrf: session.csrfToken(c), subscription: sub.body as SubscriptionView, deliveries: data, nextCursor: deliveries.body.nextCursor, ...extra }),
+      { active: "webhooks", status, autoRefresh: waiting && !cursor },
+    );
+  }
+
+  app.get("/webhooks/:id", (c) => renderSubscription(c, c.req.param("id")));
+
+  app.post("/webhooks/:id/test", async (c) => {
+    const id = c.req.param("id");
+    const result = await callApi(c, "POST", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}/test`);
+    if (result.status !== 202) return failure(c, "Webhook endpoint", result);
+    return c.redirect(`/portal/webhooks/${encodeURIComponent(id)}?notice=test_queued&watch=${encodeURIComponent(result.body.eventId)}`, 303);
+  });
+
+  app.post("/webhooks/:id/disable", async (c) => {
+    const id = c.req.param("id");
+    const result = await callApi(c, "DELETE", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`);
+    if (result.status !== 200) return failure(c, "Webhook endpoint", result);
+    return c.redirect(`/portal/webhooks/${encodeURIComponent(id)}?notice=disabled`, 303);
+  });
+
+  app.post("/webhooks/:id/enable", async (c) => {
+    const id = c.req.param("id");
+    const result = await callApi(c, "PATCH", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`, { status: "active" });
+    if (result.status !== 200) return failure(c, "Webhook endpoint", result);
+    return c.redirect(`/portal/webhooks/${encodeURIComponent(id)}?notice=enabled`, 303);
+  });
+
+  app.post("/webhooks/:id/update", async (c) => {
+    const id = c.req.param("id");
+    const form = await c.req.parseBody({ all: true });
+    const events = list(form.events);
+    const input = { url: str(form.url).trim(), description: str(form.description).trim(), events };
+    if (events.length === 0) return renderSubscription(c, id, { error: "Choose at least one event.", form: input }, 422);
+    const result = await callApi(c, "PATCH", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`, {
+      url: input.url,
+      eventTypes: events.includes("*") ? ["*"] : events,
+      description: input.description || null,
+    });
+    if (result.status === 200) return c.redirect(`/portal/webhooks/${encodeURIComponent(id)}?notice=updated`, 303);
+    if (result.status === 422) return renderSubscription(c, id, { error: apiError(result.body, "The endpoint could not be saved."), form: input }, 422);
+    return failure(c, "Webhook endpoint", result);
+  });
+
+  app.post("/webhooks/deliveries/:id/redeliver", async (c) => {
+    const result = await callApi(c, "POST", `/v1/webhooks/deliveries/${encodeURIComponent(c.req.param("id"))}/redeliver`);
+    if (result.status !== 202) return failure(c, "Webhook endpoint", result);
+    return c.redirect(
+      `/portal/webhooks/${encodeURIComponent(result.body.subscriptionId)}?notice=redelivery_queued&watch=${encodeURIComponent(result.body.id)}`,
+      303,
+    );
+  });
+
+  // Revenue
+  app.get("/revenue", async (c) => {
+    const range = ["24h", "7d", "30d"].includes(c.req.query("range") ?? "") ? (c.req.query("range") as string) : "7d";
+    const overview = await callApi(c, "GET", `/v1/revenue/overview?range=${range}`);
+    if (overview.status !== 200) return failure(c, "Revenue", overview);
+    const tokens = await services.chain.stablecoins().catch(() => new Map());
+    const decimals = new Map<string, number>([...tokens.values()].map((t) => [t.symbol as string, t.decimals as number]));
+    return page(c, "Revenue", revenuePage({ overview: overview.body as RevenueOverview, decimals }), { active: "revenue" });
+  });
+
+  app.all("*", (c) => notFound(c));
+  return app;
+}

@@ -1,0 +1,397 @@
+// The webhook dispatcher: delivers the outbox (table events) to the subscriptions, durably.
+//
+// 1. Fan-out. Undispatched events are read FOR UPDATE SKIP LOCKED; one delivery row is created per
+//    matching active subscription (test.ping: only the subscription it names) and the events are marked
+//    dispatched, in one transaction. A crash before the commit leaves the events undispatched; several
+//    processes never fan the same event out twice.
+// 2. Claim. Due pending deliveries are read FOR UPDATE SKIP LOCKED; each gets its attempt counted, an
+//    attempt row, and a lease (next_attempt_at = now + timeout + margin), and the transaction commits.
+//    No other process can take a leased delivery until the lease ends, so an attempt is made once.
+// 3. Attempt. The HTTP call happens outside any transaction (PGlite has one connection).
+// 4. Record. The attempt's result is written, and the delivery becomes succeeded, failed (5 attempts, or
+//    a 410 that also disables the subscription) or pending again with its backoff - only if this
+//    process still holds it (same attempt count). If the process died during the attempt, the lease ends
+//    and another (or the restarted) process makes the next attempt: nothing is lost, an attempt in flight
+//    may be seen twice by the endpoint (with the same webhook-id).
+//
+// NOTIFY on the outbox channel (at every event's commit) and on the deliveries channel (after a fan-out)
+// wakes every process at once; a poll every second catches up on anything missed and on due retries.
+import os from "node:os";
+import { and, asc, eq, inArray, isNull, lte, min, sql } from "drizzle-orm";
+import { signDelivery } from "../../../sdk/webhooks.ts";
+import type { DbOrTx } from "../db/client.ts";
+import { events, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
+import { OUTBOX_CHANNEL } from "../events/record.ts";
+import { newId } from "../ids.ts";
+import type { Services } from "../services.ts";
+import { subscribes } from "./catalogue.ts";
+import { LEASE_MARGIN_MS, MAX_ATTEMPTS, isAcknowledged, retryDelayMs } from "./schedule.ts";
+import { createSecretBox } from "./secrets.ts";
+import { type AttemptResult, postWebhook } from "./send.ts";
+
+export const DELIVERIES_CHANNEL = "webhook_deliveries";
+const FANOUT_BATCH = 100;
+const POLL_MS = 1_000;
+const WORKER = `${os.hostname()}:${process.pid}`;
+
+type Delivery = typeof webhookDeliveries.$inferSelect;
+type Subscription = typeof webhookSubscriptions.$inferSelect;
+type OutboxEvent = typeof events.$inferSelect;
+type Claim = { delivery: Delivery; attempt: number; attemptId: number; subscription: Subscription; event: OutboxEvent };
+
+/** The body of a delivery: the envelope, serialised once and signed as these exact bytes. */
+export function envelopeBody(event: Pick<OutboxEvent, "type" | "data">, deliveryId: string): string {
+  return JSON.stringify({ type: event.type, data: event.data, id: deliveryId });
+}
+
+/** Disables a subscription and fails its pending deliveries (inside the caller's transaction). */
+export async function disableSubscription(tx: DbOrTx, id: string, reason: string) {
+  const now = new Date();
+  await tx
+    .update(webhookSubscriptions)
+    .set({ status: "disabled", disabledReason: reason, disabledAt: now, updatedAt: now })
+    .where(eq(webhookSubscriptions.id, id));
+  await tx
+    .update(webhookDeliveries)
+    .set({ status: "failed", nextAttemptAt: null, lastError: `not delivered: ${reason}`, completedAt: now, updatedAt: now })
+    .where(and(eq(webhookDeliveries.subscriptionId, id), eq(webhookDeliveries.status, "pending")));
+}
+
+export function createWebhookDispatcher(services: Services) {
+  const { database, config } = services;
+  const db = database.db;
+  const logger = services.logger.child({ worker: "webhooks" });
+  const box = createSecretBox(config.WEBHOOK_SECRET_KEY);
+  const policy = { allowedPrivateHosts: config.WEBHOOK_ALLOWED_PRIVATE_HOSTS };
+  const leaseMs = config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
+  const concurrency = config.WEBHOOK_CONCURRENCY;
+  const inFlight = new Set<Promise<void>>();
+  let stopped = true;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  /** Fans out one batch of undispatched events; returns how many events it handled and the first
+   * attempts it claimed at once (up to `room`: new deliveries are claimed in the fan-out's own
+   * transaction, which saves a commit before the first attempt). */
+  async function fanOut(room: number): Promise<{ events: number; claims: Claim[] }> {
+    return db.transaction(async (tx) => {
+      const batch = await tx
+        .select()
+        .from(events)
+        .where(isNull(events.dispatchedAt))
+        .orderBy(asc(events.createdAt), asc(events.id))
+        .limit(FANOUT_BATCH)
+        .for("update", { skipLocked: true });
+      if (batch.length === 0) return { events: 0, claims: [] };
+      const tenantIds = [...new Set(batch.map((e) => e.tenantId))];
+      const subscriptions = await tx
+        .select()
+        .from(webhookSubscriptions)
+        .where(and(inArray(webhookSubscriptions.tenantId, tenantIds), eq(webhookSubscriptions.status, "active")));
+      const now = new Date();
+      const lease = new Date(now.getTime() + leaseMs);
+      const rows: Array<typeof webhookDeliveries.$inferInsert> = [];
+      const claims: Array<Omit<Claim, "attemptId">> = [];
+      for (const event of batch) {
+        for (const sub of subscriptions) {
+          if (sub.tenantId !== event.tenantId) continue;
+          const wanted =
+            event.type === "test.ping"
+              ? event.data.subscriptionId === sub.id
+              : sub.createdAt.getTime() <= event.createdAt.getTime() && subscribes(sub.eventTypes, event.type);
+          if (!wanted) continue;
+          const claimNow = claims.length < room;
+          const row = {
+            id: newId("msg"),
+            eventId: event.id,
+            subscriptionId: sub.id,
+            tenantId: event.tenantId,
+            eventType: event.type,
+            status: "pending" as const,
+            attempts: claimNow ? 1 : 0,
+            attemptLimit: MAX_ATTEMPTS,
+            nextAttemptAt: claimNow ? lease : now,
+            createdAt: now,
+            updatedAt: now,
+          };
+          rows.push(row);
+          if (claimNow) {
+            claims.push({
+              delivery: { ...row, attempts: 0, nextAttemptAt: now, lastStatusCode: null, lastError: null, completedAt: null },
+              attempt: 1,
+              subscription: sub,
+              event,
+            });
+          }
+        }
+      }
+      let attemptIds = new Map<string, number>();
+      if (rows.length > 0) {
+        await tx.insert(webhookDeliveries).values(rows);
+        if (claims.length > 0) {
+          const inserted = await tx
+            .insert(webhookAttempts)
+            .values(claims.map((c) => ({ deliveryId: c.delivery.id, attempt: 1, worker: WORKER, startedAt: now })))
+            .returning({ id: webhookAttempts.id, deliveryId: webhookAttempts.deliveryId });
+          attemptIds = new Map(inserted.map((r) => [r.deliveryId, r.id]));
+        }
+        if (rows.length > claims.length) await tx.execute(sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`);
+      }
+      await tx
+        .update(events)
+        .set({ dispatchedAt: now })
+        .where(inArray(events.id, batch.map((e) => e.id)));
+      return { events: batch.length, claims: claims.map((c) => ({ ...c, attemptId: attemptIds.get(c.delivery.id)! })) };
+    });
+  }
+
+  /** Claims up to `limit` due deliveries for this process. */
+  async function claim(limit: number): Promise<Claim[]> {
+    return db.transaction(async (tx) => {
+      const now = new Date();
+      const due = await tx
+        .select()
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
+        .orderBy(asc(webhookDeliveries.nextAttemptAt))
+        .limit(limit)
+        .for("update", { skipLocked: true });
+      if (due.length === 0) return [];
+      const subscriptions = new Map(
+        (
+          await tx
+            .select()
+            .from(webhookSubscriptions)
+            .where(inArray(webhookSubscriptions.id, [...new Set(due.map((d) => d.subscriptionId))]))
+        ).map((s) => [s.id, s]),
+      );
+      const outbox = new Map(
+        (await tx.select().from(events).where(inArray(events.id, [...new Set(due.map((d) => d.eventId))]))).map((e) => [e.id, e]),
+      );
+      // Attempts without a result: their process stopped during them and the lease has ended.
+      const retaken = due.filter((d) => d.attempts > 0).map((d) => d.id);
+      if (retaken.length > 0) {
+        await tx
+          .update(webhookAttempts)
+          .set({ finishedAt: now, error: "no result: the relayer stopped during the attempt" })
+          .where(and(inArray(webhookAttempts.deliveryId, retaken), isNull(webhookAttempts.finishedAt)));
+      }
+      const take: Delivery[] = [];
+      for (const delivery of due) {
+        const subscription = subscriptions.get(delivery.subscriptionId)!;
+        const end = (lastError: string) =>
+          tx
+            .update(webhookDeliveries)
+            .set({ status: "failed", nextAttemptAt: null, lastError, completedAt: now, updatedAt: now })
+            .where(eq(webhookDeliveries.id, delivery.id));
+        if (subscription.status !== "active") await end(`not delivered: ${subscription.disabledReason ?? "the subscription is disabled"}`);
+        else if (delivery.attempts >= delivery.attemptLimit) await end(delivery.lastError ?? "no result: the relayer stopped during the last attempt");
+        else take.push(delivery);
+      }
+      if (take.length === 0) return [];
+      await tx
+        .update(webhookDeliveries)
+        .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(now.getTime() + leaseMs), updatedAt: now })
+        .where(inArray(webhookDeliveries.id, take.map((d) => d.id)));
+      const rows = await tx
+        .insert(webhookAttempts)
+        .values(take.map((d) => ({ deliveryId: d.id, attempt: d.attempts + 1, worker: WORKER, startedAt: now })))
+        .returning({ id: webhookAttempts.id, deliveryId: webhookAttempts.deliveryId });
+      const attemptIds = new Map(rows.map((r) => [r.deliveryId, r.id]));
+      return take.map((delivery) => ({
+        delivery,
+        attempt: delivery.attempts + 1,
+        attemptId: attemptIds.get(delivery.id)!,
+        subscription: subscriptions.get(delivery.subscriptionId)!,
+        event: outbox.get(delivery.eventId)!,
+      }));
+    });
+  }
+
+  async function attempt(claim: Claim): Promise<void> {
+    let result: AttemptResult;
+    try {
+      const secret = box.open(claim.subscription.secretCiphertext, claim.subscription.id);
+      const body = envelopeBody(claim.event, claim.delivery.id);
+      const headers = signDelivery({ secret, id: claim.delivery.id, type: claim.event.type, body });
+      result = await postWebhook(claim.subscription.url, body, headers, { timeoutMs: config.WEBHOOK_TIMEOUT_MS, policy });
+    } catch (error) {
+      result = { statusCode: null, durationMs: 0, error: (error as Error).message, responseExcerpt: null };
+    }
+    await record(claim, result);
+  }
+
+  async function record(claim: Claim, result: AttemptResult) {
+    const now = new Date();
+    const ok = isAcknowledged(result.statusCode);
+    const gone = result.statusCode === 410;
+    const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
+    let outcome = "lost";
+    await db.transaction(async (tx) => {
+      // The delivery row first, then its attempt: the order claim() locks them in (no deadlock).
+      const [current] = await tx
+        .select()
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.id, claim.delivery.id))
+        .for("update");
+      await tx
+        .update(webhookAttempts)
+        .set({
+          finishedAt: now,
+          durationMs: result.durationMs,
+          statusCode: result.statusCode,
+          error,
+          responseExcerpt: result.responseExcerpt,
+        })
+        .where(eq(webhookAttempts.id, claim.attemptId));
+      // Another process took the delivery over once this process's lease ended: its result decides.
+      if (!current || current.status !== "pending" || current.attempts !== claim.attempt) return;
+      const common = { lastStatusCode: result.statusCode, lastError: error, updatedAt: now };
+      if (ok) {
+        outcome = "succeeded";
+        await tx
+          .update(webhookDeliveries)
+          .set({ ...common, status: "succeeded", nextAttemptAt: null, completedAt: now })
+          .where(eq(webhookDeliveries.id, current.id));
+      } else if (gone) {
+        outcome = "gone";
+        await tx
+          .update(webhookDeliveries)
+          .set({ ...common, status: "failed", nextAttemptAt: null, completedAt: now })
+          .where(eq(webhookDeliveries.id, current.id));
+        await disableSubscription(tx, current.subscriptionId, "the endpoint answered 410 Gone");
+      } else if (claim.attempt >= current.attemptLimit) {
+        outcome = "failed";
+        await tx
+          .update(webhookDeliveries)
+          .set({ ...common, status: "failed", nextAttemptAt: null, completedAt: now })
+          .where(eq(webhookDeliveries.id, current.id));
+      } else {
+        outcome = "retry";
+        const next = new Date(now.getTime() + retryDelayMs(claim.attempt, config.WEBHOOK_RETRY_BASE_MS));
+        await tx
+          .update(webhookDeliveries)
+          .set({ ...common, nextAttemptAt: next })
+          .where(eq(webhookDeliveries.id, current.id));
+      }
+    });
+    const fields = {
+      deliveryId: claim.delivery.id,
+      eventType: claim.event.type,
+      subscriptionId: claim.subscription.id,
+      host: safeHost(claim.subscription.url),
+      attempt: claim.attempt,
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      outcome,
+      ...(error ? { error } : {}),
+    };
+    if (outcome === "gone") logger.warn("webhook endpoint gone; subscription disabled", fields);
+    else if (ok) logger.info("webhook delivered", fields);
+    else logger.info("webhook attempt failed", fields);
+  }
+
+  function start(claim: Claim) {
+    const task: Promise<void> = attempt(claim)
+      .catch((error) => logger.warn("recording a webhook attempt failed", { deliveryId: claim.delivery.id, error: (error as Error).message }))
+      .finally(() => {
+        inFlight.delete(task);
+        wake();
+      });
+    inFlight.add(task);
+  }
+
+  async function pump() {
+    const t0 = performance.now();
+    let fanned = 0;
+    let started = 0;
+    for (;;) {
+      if (stopped) break;
+      const { events: n, claims } = await fanOut(Math.max(0, concurrency - inFlight.size));
+      for (const c of claims) start(c);
+      started += claims.length;
+      fanned += n;
+      if (n < FANOUT_BATCH) break;
+    }
+    const t1 = performance.now();
+    while (!stopped && inFlight.size < concurrency) {
+      const room = concurrency - inFlight.size;
+      const claimed = await claim(room);
+      for (const c of claimed) start(c);
+      started += claimed.length;
+      if (claimed.length < room) break;
+    }
+    if (fanned > 0 || started > 0) {
+      logger.debug("webhook dispatcher pass", {
+        events: fanned,
+        attempts: started,
+        fanOutMs: Math.round(t1 - t0),
+        claimMs: Math.round(performance.now() - t1),
+      });
+    }
+  }
+
+  async function delayUntilDue(): Promise<number> {
+    const [row] = await db
+      .select({ next: min(webhookDeliveries.nextAttemptAt) })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.status, "pending"));
+    if (!row?.next) return POLL_MS;
+    return Math.max(0, Math.min(POLL_MS, new Date(row.next).getTime() - Date.now() + 5));
+  }
+
+  function wake() {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    clearTimeout(timer);
+    running = (async () => {
+      let delay = POLL_MS;
+      try {
+        await pump();
+        delay = await delayUntilDue();
+      } catch (error) {
+        logger.warn("webhook dispatcher pass failed", { error: (error as Error).message });
+      }
+      return delay;
+    })().then((delay) => {
+      running = undefined;
+      const now = again;
+      again = false;
+      if (!stopped) timer = setTimeout(wake, now ? 0 : delay);
+    }) as Promise<void>;
+  }
+
+  return {
+    name: "webhooks",
+    async start() {
+      stopped = false;
+
+      await database.listen(OUTBOX_CHANNEL, () => wake());
+      await database.listen(DELIVERIES_CHANNEL, () => wake());
+      wake();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      // Let attempts under way finish (briefly: the process is given 10 s to stop); one cut short is
+      // made again once its lease ends.
+      const pending = Promise.allSettled([...inFlight]);
+      await Promise.race([pending, new Promise((resolve) => setTimeout(resolve, Math.min(5_000, config.WEBHOOK_TIMEOUT_MS + 500)))]);
+    },
+    /** One pass now (tests). */
+    pump,
+  };
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "invalid";
+  }
+}

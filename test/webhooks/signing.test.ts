@@ -1,0 +1,148 @@
+// Webhook signatures (sdk/webhooks.ts), the encryption of signing secrets at rest, and the retry schedule,
+// without the rest of the system.
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { freePort, startService, waitUntil } from "../../lib/processes.ts";
+import { createSecretBox } from "../../relayer/src/webhooks/secrets.ts";
+import { MAX_ATTEMPTS, MAX_BACKOFF_MS, retryDelayMs } from "../../relayer/src/webhooks/schedule.ts";
+import {
+  SECRET_PREFIX,
+  WebhookVerificationError,
+  generateSecret,
+  signDelivery,
+  verifyServiceSignature,
+  verifyStandardSignature,
+  verifyWebhook,
+} from "../../sdk/webhooks.ts";
+
+const body = JSON.stringify({ type: "payment.succeeded", data: { orderId: "ord_1", amountUsd: 0.5 }, id: "msg_01ABC" });
+
+describe("webhook signatures", () => {
+  const secret = generateSecret();
+
+  it("makes whsec_ secrets of 32 random bytes", () => {
+    assert.ok(secret.startsWith(SECRET_PREFIX));
+    assert.equal(Buffer.from(secret.slice(SECRET_PREFIX.length), "base64").length, 32);
+    assert.notEqual(generateSecret(), secret);
+  });
+
+  it("signs x-service-signature as HMAC-SHA256 of the raw body keyed with the whole secret string", () => {
+    const headers = signDelivery({ secret, id: "msg_01ABC", type: "payment.succeeded", body });
+    const expected = createHmac("sha256", secret).update(body).digest("hex");
+    assert.equal(headers["x-service-signature"], `sha256=${expected}`);
+    assert.equal(headers["x-service-event"], "payment.succeeded");
+    assert.equal(headers["content-type"], "application/json");
+  });
+
+  it("signs webhook-signature as in Standard Webhooks: HMAC of id.timestamp.body keyed with the decoded secret", () => {
+    const headers = signDelivery({ secret, id: "msg_01ABC", type: "payment.succeeded", body, timestamp: 1_700_000_000 });
+    const key = Buffer.from(secret.slice(SECRET_PREFIX.length), "base64");
+    const expected = createHmac("sha256", key).update(`msg_01ABC.1700000000.${body}`).digest("base64");
+    assert.equal(headers["webhook-signature"], `v1,${expected}`);
+    assert.equal(headers["webhook-id"], "msg_01ABC");
+    assert.equal(headers["webhook-timestamp"], "1700000000");
+  });
+
+  it("verifies a delivery and returns its envelope", () => {
+    const headers = signDelivery({ secret, id: "msg_01ABC", type: "payment.succeeded", body });
+    const envelope = verifyWebhook({ secret, body, headers });
+    assert.equal(envelope.type, "payment.succeeded");
+    assert.equal(envelope.id, "msg_01ABC");
+    assert.deepEqual(verifyWebhook({ secret, body: Buffer.from(body), headers: new Headers(headers), scheme: "service" }), envelope);
+  });
+
+  it("rejects a changed body, another secret, a stale timestamp, a missing header and a foreign id", () => {
+    const now = Math.floor(Date.now() / 1000);
+    const headers = signDelivery({ secret, id: "msg_01ABC", type: "payment.succeeded", body, timestamp: now });
+    const reason = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (error) {
+        assert.ok(error instanceof WebhookVerificationError);
+        return error.reason;
+      }
+      return "accepted";
+    };
+    assert.equal(reason(() => verifyWebhook({ secret, body: body.replace("0.5", "5"), headers })), "bad_signature");
+    assert.equal(reason(() => verifyWebhook({ secret: generateSecret(), body, headers })), "bad_signature");
+    assert.equal(reason(() => verifyWebhook({ secret, body, headers, now: now + 301 })), "stale_timestamp");
+    assert.equal(reason(() => verifyWebhook({ secret, body, headers, now: now - 301 })), "stale_timestamp");
+    assert.equal(reason(() => verifyWebhook({ secret, body, headers, now: now + 299 })), "accepted");
+    assert.equal(reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-signature": undefined } })), "missing_header");
+    const replayed = signDelivery({ secret, id: "msg_OTHER", type: "payment.succeeded", body, timestamp: now });
+    assert.equal(reason(() => verifyWebhook({ secret, body, headers: replayed })), "bad_body");
+    assert.equal(reason(() => verifyWebhook({ secret, body: body.replace("0.5", "5"), headers, scheme: "service" })), "bad_signature");
+  });
+
+  it("accepts any of several space-separated webhook signatures (secret rotation) and only v1 ones", () => {
+    const headers = signDelivery({ secret, id: "msg_1", type: "t", body, timestamp: 1 });
+    const other = signDelivery({ secret: generateSecret(), id: "msg_1", type: "t", body, timestamp: 1 });
+    const both = `${other["webhook-signature"]} ${headers["webhook-signature"]}`;
+    assert.ok(verifyStandardSignature(secret, body, { id: "msg_1", timestamp: "1", signature: both }));
+    assert.ok(!verifyStandardSignature(secret, body, { id: "msg_1", timestamp: "1", signature: other["webhook-signature"] }));
+    assert.ok(!verifyStandardSignature(secret, body, { id: "msg_1", timestamp: "1", signature: headers["webhook-signature"].replace("v1,", "v2,") }));
+    assert.ok(!verifyServiceSignature(secret, body, undefined));
+  });
+});
+
+describe("signing secrets at rest", () => {
+  const box = createSecretBox("k".repeat(40));
+
+  it("encrypts with AES-256-GCM, a fresh IV each time, and decrypts", () => {
+    const secret = generateSecret();
+    const a = box.seal(secret, "whs_1");
+    const b = box.seal(secret, "whs_1");
+    assert.match(a, /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
+    assert.notEqual(a, b);
+    assert.ok(!a.includes(secret.slice(6, 20)));
+    assert.equal(box.open(a, "whs_1"), secret);
+  });
+
+  it("refuses a ciphertext moved to another subscription, altered, or read with another key", () => {
+    const sealed = box.seal(generateSecret(), "whs_1");
+    assert.throws(() => box.open(sealed, "whs_2"), /cannot be decrypted/);
+    const parts = sealed.split(".");
+    parts[2] = `${parts[2].startsWith("A") ? "B" : "A"}${parts[2].slice(1)}`;
+    assert.throws(() => box.open(parts.join("."), "whs_1"), /cannot be decrypted/);
+    assert.throws(() => createSecretBox("j".repeat(40)).open(sealed, "whs_1"), /cannot be decrypted/);
+  });
+});
+
+describe("retry schedule", () => {
+  it("backs off exponentially (x5) from the base, with +-20% jitter, capped", () => {
+    const base = 60_000;
+    assert.deepEqual([1, 2, 3, 4].map((n) => retryDelayMs(n, base, () => 0.5)), [60_000, 300_000, 1_500_000, 7_500_000]);
+    assert.equal(retryDelayMs(1, base, () => 0), 48_000);
+    assert.equal(retryDelayMs(1, base, () => 1), 72_000);
+    assert.equal(retryDelayMs(12, base, () => 0.5), MAX_BACKOFF_MS);
+    assert.equal(MAX_ATTEMPTS, 5);
+  });
+});
+
+describe("the example receiver (sdk/examples/webhook-receiver.ts)", () => {
+  it("acknowledges a signed delivery with 204 and refuses a forged one with 400", async () => {
+    const secret = generateSecret();
+    const port = await freePort();
+    const receiver = startService("example-receiver", process.execPath, [path.join(import.meta.dirname, "../../sdk/examples/webhook-receiver.ts")], {
+      env: { WEBHOOK_SECRET: secret, PORT: String(port) },
+    });
+    try {
+      await waitUntil("the example receiver", async () => receiver.recentOutput().includes("listening"), { service: receiver, timeoutMs: 10_000 });
+      const post = (headers: Record<string, string>, payload = body) =>
+        fetch(`http://127.0.0.1:${port}/`, { method: "POST", headers, body: payload });
+      const headers = signDelivery({ secret, id: "msg_01ABC", type: "payment.succeeded", body });
+      assert.equal((await post(headers)).status, 204);
+      assert.equal((await post(headers)).status, 204, "a retry is acknowledged too");
+      const forged = await post(headers, body.replace("0.5", "50"));
+      assert.equal(forged.status, 400);
+      assert.equal(await forged.text(), "bad_signature");
+      const stale = signDelivery({ secret, id: "msg_01ABC", type: "payment.succeeded", body, timestamp: Math.floor(Date.now() / 1000) - 600 });
+      assert.equal(await (await post(stale)).text(), "stale_timestamp");
+      assert.match(receiver.recentOutput(), /msg_01ABC|order ord_1/);
+    } finally {
+      await receiver.stop();
+    }
+  });
+});
