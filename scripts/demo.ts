@@ -1,0 +1,230 @@
+// `npm run demo`: the mission as a user sees it, against the stack `npm start` runs (.local/stack.json).
+// A quote, an order, one EIP-2612 signature, the relayer pays, the order's event stream shows success, the
+// device powers on, the 50/40/10 split appears with its transaction, a signed webhook arrives at a local
+// receiver and verifies, the public stats move; then a cash payment by an agent; then a telemetry batch in
+// the sandbox that gets anchored on-chain.
+import { readFile } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { createPublicClient, http as viemHttp, parseAbi } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { repoRoot } from "../lib/deployments.ts";
+import { verifyWebhook } from "../sdk/webhooks.ts";
+
+type StackFile = {
+  endpoints: { rpc: string; paymentApi: string; sandboxApi: string };
+  sample: {
+    email: string;
+    password: string;
+    apiKeys: { developer: string; agent: string };
+    energyClient?: { clientId: string; clientSecret: string };
+  };
+  testWallet: { address: `0x${string}`; privateKey: `0x${string}` };
+};
+
+const stackPath = path.join(repoRoot, ".local", "stack.json");
+const stack = JSON.parse(await readFile(stackPath, "utf8").catch(() => {
+  console.error("No .local/stack.json: start the stack first with `npm start` (in another terminal).");
+  process.exit(1);
+})) as StackFile;
+const api = stack.endpoints.paymentApi;
+const started = Date.now();
+let stepNo = 0;
+const say = (title: string, detail = "") =>
+  console.log(`\n${++stepNo}. ${title} (+${((Date.now() - started) / 1000).toFixed(1)} s)${detail ? `\n   ${detail}` : ""}`);
+
+async function call<T = any>(method: string, url: string, body?: unknown, token?: string): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    headers: {
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** Reads an SSE stream until `until` returns true for an event; prints each event. */
+async function follow(url: string, until: (event: string) => boolean) {
+  const response = await fetch(url);
+  if (!response.body) throw new Error("no event stream");
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      if (!event) continue;
+      console.log(`   event: ${event}`);
+      if (until(event)) {
+        await reader.cancel();
+        return;
+      }
+    }
+  }
+}
+
+// A webhook receiver on loopback, subscribed through the API with the portal login.
+const received: Array<{ type: string; data: Record<string, unknown> }> = [];
+let secret = "";
+const receiver = http.createServer(async (req, res) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  try {
+    const event = verifyWebhook({ secret, body: Buffer.concat(chunks), headers: req.headers });
+    received.push(event);
+    res.writeHead(204).end();
+  } catch (error) {
+    console.log(`   rejected a delivery: ${(error as Error).message}`);
+    res.writeHead(400).end();
+  }
+});
+await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+
+try {
+  const { token: jwt } = await call("POST", `${api}/auth/login`, { email: stack.sample.email, password: stack.sample.password });
+  const subscription = await call(
+    "POST",
+    `${api}/webhooks/subscriptions`,
+    { url: receiverUrl, eventTypes: ["payment.*", "split.settled", "device.powered_on"], description: "demo receiver" },
+    jwt,
+  );
+  secret = subscription.secret;
+  say("A webhook receiver listens and is subscribed", `${receiverUrl} (subscription ${subscription.id})`);
+
+  const statsBefore = await call("GET", `${api}/public/stats`);
+  const deviceId = "kiosk-nbo-001";
+  const quote = await call("POST", `${api}/quote`, { deviceId, chain: "local", token: "USDC", tier: "1h" });
+  say("Quote", `${deviceId}, tier 1h: $${quote.amountUsd} = ${quote.tokenAmount} USDC base units, locked until ${quote.expiresAt}`);
+
+  const order = await call("POST", `${api}/orders`, {
+    deviceId,
+    chain: "local",
+    token: "USDC",
+    amountUsd: quote.amountUsd,
+    quoteId: quote.quoteId,
+  });
+  say("Order", `${order.id} is ${order.status}; voucher signed by the quote signer, expires ${order.expiresAt}`);
+
+  const details = order.paymentDetails;
+  const wallet = privateKeyToAccount(stack.testWallet.privateKey);
+  const chain = createPublicClient({ transport: viemHttp(stack.endpoints.rpc) });
+  const nonce = await chain.readContract({
+    address: details.token.address,
+    abi: parseAbi(["function nonces(address) view returns (uint256)"]),
+    functionName: "nonces",
+    args: [wallet.address],
+  });
+  const signature = await wallet.signTypedData({
+    domain: details.permit.domain,
+    types: details.permit.types,
+    primaryType: "Permit",
+    message: {
+      owner: wallet.address,
+      spender: details.permit.message.spender,
+      value: BigInt(details.permit.message.value),
+      nonce,
+      deadline: BigInt(details.permit.message.deadline),
+    },
+  });
+  say("The wallet signs one EIP-2612 permit", `${wallet.address}, nonce ${nonce}; it sends no transaction and pays no gas`);
+
+  const streaming = follow(`${api}/orders/${order.id}/events`, (event) => event === "device.powered_on");
+  const relay = await call("POST", details.relay.url, { owner: wallet.address, signature });
+  say("The relayer submits payWithPermit and pays the gas", `relay ${relay.status}`);
+  say("The order's event stream");
+  await streaming;
+
+  const status = await call("GET", `${api}/devices/${deviceId}/status`);
+  say("The device is powered on", `online ${status.online}, powered on ${status.poweredOn}, session ends ${status.sessionEndsAt}`);
+
+  const receipt = await call("GET", `${api}/orders/${order.id}/receipt`);
+  say(
+    "The 50/40/10 split, in the payment's transaction",
+    `${receipt.split.transactionHash}\n   ` +
+      receipt.split.legs.map((l: { leg: string; amount: string; recipient: string }) => `${l.leg} ${l.amount} -> ${l.recipient}`).join("\n   "),
+  );
+
+  const deadline = Date.now() + 15_000;
+  while (!received.some((e) => e.type === "split.settled") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  say(
+    "Signed webhooks arrived and verified",
+    received.map((e) => e.type).join(", ") || "none yet (see the portal's delivery log)",
+  );
+
+  await new Promise((r) => setTimeout(r, 5_200)); // the public stats are cached for 5 s
+  const statsAfter = await call("GET", `${api}/public/stats`);
+  say(
+    "The public stats moved",
+    `power sessions ${statsBefore.powerSessions} -> ${statsAfter.powerSessions}, on-chain volume $${statsBefore.onchainVolumeUsd} -> $${statsAfter.onchainVolumeUsd}`,
+  );
+
+  const cashQuote = await call("POST", `${api}/quote`, { deviceId: "charger-los-001", chain: "local", token: "USDC", tier: "30m" });
+  const cashOrder = await call("POST", `${api}/orders`, {
+    deviceId: "charger-los-001",
+    chain: "local",
+    token: "USDC",
+    amountUsd: cashQuote.amountUsd,
+    quoteId: cashQuote.quoteId,
+  });
+  await call("POST", `${api}/orders/${cashOrder.id}/cash`, undefined, stack.sample.apiKeys.agent);
+  const cashDeadline = Date.now() + 20_000;
+  let cashPaid = await call("GET", `${api}/orders/${cashOrder.id}`);
+  while (cashPaid.status !== "success" && Date.now() < cashDeadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    cashPaid = await call("GET", `${api}/orders/${cashOrder.id}`);
+  }
+  say("An agent confirms a cash payment", `${cashOrder.id} is ${cashPaid.status}, rail ${cashPaid.payment?.rail}, tx ${cashPaid.payment?.transactionHash}`);
+
+  if (stack.sample.energyClient) {
+    const sandbox = stack.endpoints.sandboxApi;
+    const form = new URLSearchParams({ grant_type: "client_credentials", client_id: stack.sample.energyClient.clientId, client_secret: stack.sample.energyClient.clientSecret });
+    const tokenResponse = await fetch(`${sandbox}/auth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
+    const meter = await call("GET", `${sandbox}/devices/mtr-kariakoo-001`, undefined, token);
+    const now = Date.now();
+    const readings = Array.from({ length: 12 }, (_, i) => ({
+      reading_id: `demo-${now}-${i}`,
+      device_ts: new Date(now - (12 - i) * 300_000).toISOString(),
+      energy_wh_cumulative: meter.last_energy_wh_cumulative + (i + 1) * 400,
+      meter_epoch: meter.meter_epoch,
+      sequence_number: meter.last_sequence_number + i + 1,
+      measurement_quality: "good",
+      active_power_w: 4_800,
+    }));
+    const batch = await call("POST", `${sandbox}/telemetry:batch`, { device_id: "mtr-kariakoo-001", readings }, token);
+    say("A telemetry batch in the sandbox", `batch ${batch.batch_id}: ${batch.accepted} accepted, continuity ${batch.verification.continuity}, attestation ${batch.attestation.status}`);
+    const capabilities = await call("GET", `${sandbox}/capabilities`);
+    const refs = (capabilities.sample_data?.evidence ?? []).filter((e: { live: boolean }) => e.live).map((e: { evidence_ref: string }) => e.evidence_ref);
+    let anchored: { ref: string; energy: { readings: number; merkle_root: string; anchor: { tx: string } } } | undefined;
+    const anchorDeadline = Date.now() + 30_000;
+    while (!anchored && Date.now() < anchorDeadline) {
+      for (const ref of refs) {
+        const evidence = await call("GET", `${sandbox}/evidence/${ref}`, undefined, token);
+        const energy = evidence.clusters.energy_evidence;
+        if (evidence.project_id === "prj_kariakoo_cold" && energy.anchor.status === "anchored" && energy.readings === readings.length) anchored = { ref, energy };
+      }
+      if (!anchored) await new Promise((r) => setTimeout(r, 300));
+    }
+    say(
+      "The batch is anchored on-chain",
+      anchored
+        ? `evidence ${anchored.ref}: ${anchored.energy.readings} readings, merkle root ${anchored.energy.merkle_root}, tx ${anchored.energy.anchor.tx}`
+        : "not yet: see GET /energy/v1/evidence of the project",
+    );
+  }
+  console.log(`\nDone in ${((Date.now() - started) / 1000).toFixed(1)} s. The portal shows it all: ${api.replace(/\/v1$/, "")}/portal`);
+} finally {
+  receiver.close();
+}
