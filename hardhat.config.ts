@@ -23,6 +23,11 @@ export default defineConfig({
   paths: {
     tests: { nodejs: "test/contracts", solidity: "test/solidity" },
   },
+  // Contract verification on the public network's explorer (`--verify` with Ignition); the key comes from
+  // Hardhat's keystore or the environment, resolved only when verifying.
+  verify: {
+    etherscan: { apiKey: configVariable("ETHERSCAN_API_KEY") },
+  },
   networks: {
     localhost: {
       type: "http",

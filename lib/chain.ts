@@ -59,6 +59,8 @@ export async function deployLocalStack(opts: {
       "localhost",
       "--deployment-id",
       opts.deploymentId,
+      "--parameters",
+      "ignition/parameters/local.json",
     ],
     { cwd: repoRoot, env: { ...hardhatEnv, RPC_URL: opts.rpcUrl, IGNITION_BLOCK_POLLING_MS: "50" }, logFile: opts.logFile, echo: opts.echo },
   );

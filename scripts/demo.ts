@@ -48,8 +48,9 @@ async function call<T = any>(method: string, url: string, body?: unknown, token?
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
-/** Reads an SSE stream until `until` returns true for an event; prints each event. */
-async function follow(url: string, until: (event: string) => boolean) {
+/** Reads an SSE stream until `until` returns true for an event; returns the events' names. */
+async function follow(url: string, until: (event: string) => boolean): Promise<string[]> {
+  const seen: string[] = [];
   const response = await fetch(url);
   if (!response.body) throw new Error("no event stream");
   const reader = response.body.getReader();
@@ -57,7 +58,7 @@ async function follow(url: string, until: (event: string) => boolean) {
   let buffer = "";
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) return;
+    if (done) return seen;
     buffer += decoder.decode(value, { stream: true });
     let end: number;
     while ((end = buffer.indexOf("\n\n")) >= 0) {
@@ -65,10 +66,10 @@ async function follow(url: string, until: (event: string) => boolean) {
       buffer = buffer.slice(end + 2);
       const event = /^event: (.*)$/m.exec(block)?.[1];
       if (!event) continue;
-      console.log(`   event: ${event}`);
+      seen.push(event);
       if (until(event)) {
         await reader.cancel();
-        return;
+        return seen;
       }
     }
   }
@@ -143,8 +144,7 @@ try {
   const streaming = follow(`${api}/orders/${order.id}/events`, (event) => event === "device.powered_on");
   const relay = await call("POST", details.relay.url, { owner: wallet.address, signature });
   say("The relayer submits payWithPermit and pays the gas", `relay ${relay.status}`);
-  say("The order's event stream");
-  await streaming;
+  say("The order's event stream (opened before paying)", (await streaming).join(" -> "));
 
   const status = await call("GET", `${api}/devices/${deviceId}/status`);
   say("The device is powered on", `online ${status.online}, powered on ${status.poweredOn}, session ends ${status.sessionEndsAt}`);
