@@ -13,6 +13,7 @@
 import { and, asc, createClient, desc, eq, gt, gte, inArray, lte, sql, type Client } from "@ponder/client";
 import { pgTable, text } from "drizzle-orm/pg-core";
 import { pad, toHex, type Hex } from "viem";
+import { emptyNetworkStats } from "./network-stats.ts";
 import * as schema from "./ponder.schema.ts";
 
 export { schema };
@@ -324,20 +325,7 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
         timed(db.select().from(schema.networkStats).where(fresh()).limit(1)),
         timed(db.select().from(schema.tokenStats).where(fresh()).orderBy(asc(schema.tokenStats.token))),
       ]);
-      const zero: NetworkStats = {
-        chainId: 0,
-        payments: 0,
-        volumeUsdMicro: 0n,
-        devices: 0,
-        permitPayments: 0,
-        approvalPayments: 0,
-        cashPayments: 0,
-        settlements: 0,
-        settledUsdMicro: 0n,
-        firstPaymentAt: null,
-        lastPaymentAt: null,
-        lastPaymentBlock: null,
-      };
+      const zero = emptyNetworkStats(0);
       return { ...(row ?? zero), tokens };
     },
 

@@ -17,6 +17,7 @@ import {
 } from "ponder:schema";
 import { erc20Abi, hexToBigInt } from "viem";
 import { assetSplitAbi } from "../../generated/abis.ts";
+import { emptyNetworkStats } from "../network-stats.ts";
 
 type Address = `0x${string}`;
 type Legs = { recipients: readonly [Address, Address, Address]; bps: readonly [number, number, number] };
@@ -236,23 +237,6 @@ ponder.on("AssetSplit:Withdrawn", async ({ event, context }) => {
       updatedAt: event.block.timestamp,
     }));
 });
-
-function emptyNetworkStats(chainId: number) {
-  return {
-    chainId,
-    payments: 0,
-    volumeUsdMicro: 0n,
-    devices: 0,
-    permitPayments: 0,
-    approvalPayments: 0,
-    cashPayments: 0,
-    settlements: 0,
-    settledUsdMicro: 0n,
-    firstPaymentAt: null,
-    lastPaymentAt: null,
-    lastPaymentBlock: null,
-  };
-}
 
 ponder.on("PaymentRouter:OrderPaid", async ({ event, context }) => {
   const { orderId, deviceId, payer, token, split, amount } = event.args;

@@ -3,11 +3,11 @@
 // wallet. Each transaction is signed and stored before it is broadcast, so after a crash the same signed
 // transaction is broadcast again and never a second one: nonces cannot collide and a payment is never
 // submitted twice. Sent transactions are watched until mined; one the node dropped is broadcast again.
-import { randomUUID } from "node:crypto";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import { type Address, type Hex, keccak256 } from "viem";
 import type { Database, DbOrTx } from "../db/client.ts";
-import { chainTransactions, syncState } from "../db/schema.ts";
+import { chainTransactions } from "../db/schema.ts";
+import { createLease } from "../jobs/lease.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../logger.ts";
 import type { PaymentsChain } from "./payments-chain.ts";
@@ -49,7 +49,7 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
   const { database, chain } = deps;
   const db = database.db;
   const logger = deps.logger.child({ worker: "tx-sender" });
-  const instance = randomUUID();
+  const lease = createLease(db, LEASE, LEASE_MS);
   const handlers = new Map<string, FinalHandler[]>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -59,15 +59,7 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
 
   /** Takes or renews the lease; true if this process is the sender. */
   async function holdLease(): Promise<boolean> {
-    const now = Date.now();
-    const value = JSON.stringify({ owner: instance, until: now + LEASE_MS });
-    const rows = await db.execute(sql`
-      insert into sync_state (name, value, updated_at) values (${LEASE}, ${value}, now())
-      on conflict (name) do update set value = excluded.value, updated_at = now()
-      where (sync_state.value::jsonb ->> 'owner') = ${instance}
-         or (sync_state.value::jsonb ->> 'until')::bigint < ${now}
-      returning name`);
-    const held = (rows as unknown as { rows: unknown[] }).rows.length > 0;
+    const held = await lease.hold();
     if (!held) nextNonce = undefined;
     return held;
   }
@@ -249,10 +241,7 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
       stopped = true;
       clearTimeout(timer);
       await running;
-      await db
-        .delete(syncState)
-        .where(and(eq(syncState.name, LEASE), sql`(value::jsonb ->> 'owner') = ${instance}`))
-        .catch(() => undefined);
+      await lease.release();
     },
   };
 }

@@ -6,10 +6,10 @@
 // read before a newer stored one is ignored. The first observation of a device is stored without an
 // event. A device the device cloud no longer lists counts as offline. When the device cloud cannot be
 // reached nothing changes.
-import { randomUUID } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { deviceStatus, devices } from "../db/schema.ts";
 import { recordWebhookEvent } from "../events/record.ts";
+import { createLease } from "../jobs/lease.ts";
 import type { Services } from "../services.ts";
 
 export function createDeviceStatusWatcher(services: Services) {
@@ -19,26 +19,11 @@ export function createDeviceStatusWatcher(services: Services) {
   let running: Promise<void> | undefined;
   let stopped = true;
   let failures = 0;
-  const instance = randomUUID();
-  const LEASE = "device_status_poller";
-  const leaseMs = Math.max(5_000, config.DEVICE_STATUS_POLL_MS * 3);
-
-  /** Takes or renews the poller's lease; true if this process polls. */
-  async function holdLease(): Promise<boolean> {
-    const now = Date.now();
-    const value = JSON.stringify({ owner: instance, until: now + leaseMs });
-    const result = await db.execute(sql`
-      insert into sync_state (name, value, updated_at) values (${LEASE}, ${value}, now())
-      on conflict (name) do update set value = excluded.value, updated_at = now()
-      where (sync_state.value::jsonb ->> 'owner') = ${instance}
-         or (sync_state.value::jsonb ->> 'until')::bigint < ${now}
-      returning name`);
-    return (result as unknown as { rows: unknown[] }).rows.length > 0;
-  }
+  const lease = createLease(db, "device_status_poller", Math.max(5_000, config.DEVICE_STATUS_POLL_MS * 3));
 
   /** One poll; returns the number of changes recorded. */
   async function poll(): Promise<number> {
-    if (!(await holdLease())) return 0;
+    if (!(await lease.hold())) return 0;
     const observedAt = new Date();
     let live: Map<string, boolean>;
     try {
@@ -102,9 +87,7 @@ export function createDeviceStatusWatcher(services: Services) {
       stopped = true;
       clearTimeout(timer);
       await running;
-      await db
-        .execute(sql`delete from sync_state where name = ${LEASE} and (value::jsonb ->> 'owner') = ${instance}`)
-        .catch(() => undefined);
+      await lease.release();
     },
     poll,
   };
