@@ -24,6 +24,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { createPublicClient, http, parseAbiItem } from "viem";
 import { startStack, type Stack } from "../test/support/stack.ts";
+import { type Headline, type Target, machineInfo, onInterrupt, sampleRss, target, writeResult } from "./common.ts";
 import { benchDatabases, machine, option, percentile } from "./indexer-common.ts";
 
 const seconds = Number(option("seconds", "20"));
@@ -167,13 +168,20 @@ async function relayerBackends(stack: Stack): Promise<number[]> {
 
 console.log(`energy sandbox ingest: batches of ${batchSize} readings; ${machine()}; os.availableParallelism() = ${os.availableParallelism()}`);
 const summary: string[] = [];
+const startedAt = new Date().toISOString();
+const machineAtStart = machineInfo();
+const figures: Record<string, Record<string, unknown>> = {};
+const headlines: Headline[] = [];
+const targets: Target[] = [];
 for (const kind of benchDatabases()) {
-  const stack = await startStack({
+  const stackStarting = startStack({
     label: `bench-energy-${kind}`,
     database: kind,
     indexer: false,
     relayerEnv: { LOG_LEVEL: "warn" },
   });
+  const forget = onInterrupt(async () => (await stackStarting).stop());
+  const stack = await stackStarting;
   try {
     const accessToken = await token(stack);
     const meters: Meter[] = DEVICES.map((d) => ({ ...d }));
@@ -235,6 +243,8 @@ for (const kind of benchDatabases()) {
       postgres: backends.reduce((sum, pid) => sum + cpuSeconds(pid), 0),
     });
     measuring = true;
+    const rss = sampleRss(relayerPid, 100);
+    rss.begin("ingest");
     const startBlock = await chain.getBlockNumber();
     const cpuStart = cpuAt();
     const started = performance.now();
@@ -242,6 +252,8 @@ for (const kind of benchDatabases()) {
     const elapsed = (performance.now() - started) / 1000;
     const measured = accepted;
     const cpuEnd = cpuAt();
+    rss.end();
+    const [ingestRss] = rss.stop();
     stop = true;
     await Promise.all(clients);
     const clientCpu = process.cpuUsage(clientCpuStart);
@@ -274,11 +286,33 @@ for (const kind of benchDatabases()) {
       `(${fmt(batches)} ingested); ${(drained / drainSeconds).toFixed(1)} batches/s (${fmt((drained * batchSize) / drainSeconds)} readings/s) ` +
       `while catching up`;
     console.log(drainLine);
-    summary.push(latencyLine, throughputLine, cpuLine, drainLine);
+    const rssLine = `${kind.padEnd(8)} relayer RSS during ingest: steady ${fmt(ingestRss.steadyMiB)} MiB, peak ${fmt(ingestRss.peakMiB)} MiB`;
+    console.log(rssLine);
+    summary.push(latencyLine, throughputLine, cpuLine, drainLine, rssLine);
+    figures[kind] = {
+      latencyToAnchoredMs: { p50: Math.round(percentile(toAnchored, 0.5)), p90: Math.round(percentile(toAnchored, 0.9)), max: Math.round(Math.max(...toAnchored)), n: toAnchored.length },
+      readingsPerSecond: Math.round(perSecond),
+      batchesPerSecond: Math.round((batches / elapsed) * 10) / 10,
+      requestMs: { p50: Math.round(percentile(requestMs, 0.5)), p99: Math.round(percentile(requestMs, 0.99)) },
+      cpu: { relayerCores: Math.round((relayerCpu / elapsed) * 100) / 100, postgresCores: Math.round((postgresCpu / elapsed) * 100) / 100, msPer1000Readings: Math.round(perThousand * 10000) / 10, idleCapacityReadingsPerSecond: Math.round(idleCapacity) },
+      anchoring: { anchoredDuringIngest: anchoredDuringIngest, catchUpBatchesPerSecond: Math.round((drained / drainSeconds) * 10) / 10 },
+      relayerRss: ingestRss,
+    };
+    headlines.push({
+      label: `${kind} telemetry ingest (${batchSize}-reading batches)`,
+      value: `${fmt(perSecond)} readings/s; request p50 ${fmt(percentile(requestMs, 0.5))} ms, p99 ${fmt(percentile(requestMs, 0.99))} ms; ${(perThousand * 1000).toFixed(1)} ms CPU per 1,000 readings`,
+      ...(kind === "postgres" ? { target: ">= 50,000 readings/s", met: perSecond >= 50_000 } : {}),
+    });
+    headlines.push({ label: `${kind} batch latency to anchored (idle)`, value: `p50 ${fmt(percentile(toAnchored, 0.5))} ms, p90 ${fmt(percentile(toAnchored, 0.9))} ms` });
+    headlines.push({ label: `${kind} relayer RSS during ingest`, value: `steady ${fmt(ingestRss.steadyMiB)} MiB, peak ${fmt(ingestRss.peakMiB)} MiB` });
+    if (kind === "postgres") targets.push(target("postgres telemetry ingest", Math.round(perSecond), "atLeast", 50_000, "readings/s"));
   } finally {
     await stack.stop();
+    forget();
   }
 }
 console.log("\nsummary");
 for (const line of summary) console.log(`  ${line}`);
 console.log("target: at least 50,000 readings/s on PostgreSQL");
+console.log(`wrote ${await writeResult("energy-ingest", { startedAt, machine: machineAtStart, settings: { seconds, warmupSeconds, latencySamples, drainSeconds, batchSize, relayerLogLevel: "warn" }, results: figures, headlines, targets })}`);
+process.exit(0);

@@ -13,6 +13,7 @@ import { START_CURSOR, createIndexerClient } from "../indexer/client.ts";
 import { startIndexer } from "../lib/indexer.ts";
 import { pgliteDatabase, postgresDatabase } from "../test/support/databases.ts";
 import { startLocalChain, testLogDir } from "../test/support/local-chain.ts";
+import { type Headline, type Target, machineInfo, onInterrupt, target, writeResult } from "./common.ts";
 import { benchDatabases, createCashPayer, machine, option } from "./indexer-common.ts";
 
 const payments = Number(option("payments", "10000"));
@@ -23,7 +24,14 @@ const logDir = testLogDir("bench");
 console.log(
   `indexer catch-up: ${payments} payments, ${perBlock} per block, ${buckets || "default"} RPC buckets; ${machine()}`,
 );
-const chain = await startLocalChain({ label: "catchup", logDir });
+const startedAt = new Date().toISOString();
+const machineAtStart = machineInfo();
+const figures: Record<string, { backfillSeconds: number; backfillEventsPerSecond: number; totalSeconds: number; totalEventsPerSecond: number; readySeconds: number }> = {};
+const headlines: Headline[] = [];
+const targets: Target[] = [];
+const chainStarting = startLocalChain({ label: "catchup", logDir });
+const forgetChain = onInterrupt(async () => (await chainStarting).stop());
+const chain = await chainStarting;
 try {
   // Fill the chain.
   const payer = await createCashPayer(chain);
@@ -49,6 +57,7 @@ try {
 
   for (const kind of benchDatabases()) {
     const variant = kind === "pglite" ? pgliteDatabase("bench-catchup") : postgresDatabase("bench_catchup");
+    const forgetDb = onInterrupt(() => variant.cleanup());
     let backfillStart: number | undefined;
     let backfillEnd: number | undefined;
     const spawned = performance.now();
@@ -66,6 +75,7 @@ try {
           if (line.includes("Completed backfill indexing")) backfillEnd = performance.now();
         },
       });
+      const forgetIndexer = onInterrupt(() => service.stop());
       try {
         const ready = performance.now();
         const client = createIndexerClient(url);
@@ -99,14 +109,32 @@ try {
             `(${(payments / backfillS).toFixed(0)} payments/s); spawn to all readable ${totalS.toFixed(1)} s = ` +
             `${(events / totalS).toFixed(0)} events/s (ready after ${((ready - spawned) / 1000).toFixed(1)} s)`,
         );
+        figures[kind] = {
+          backfillSeconds: Math.round(backfillS * 10) / 10,
+          backfillEventsPerSecond: Math.round(events / backfillS),
+          totalSeconds: Math.round(totalS * 10) / 10,
+          totalEventsPerSecond: Math.round(events / totalS),
+          readySeconds: Math.round((ready - spawned) / 100) / 10,
+        };
+        headlines.push({
+          label: `${kind} backfill of ${payments} payments (${events} events)`,
+          value: `${(events / backfillS).toFixed(0)} events/s (${backfillS.toFixed(1)} s); spawn to all readable ${(events / totalS).toFixed(0)} events/s`,
+          ...(kind === "postgres" ? { target: ">= 500 events/s", met: events / backfillS >= 500 } : {}),
+        });
+        if (kind === "postgres") targets.push(target("postgres indexer backfill", Math.round(events / backfillS), "atLeast", 500, "events/s"));
       } finally {
         await service.stop();
+        forgetIndexer();
       }
     } finally {
       await variant.cleanup();
+      forgetDb();
     }
   }
   console.log(`target: >= 500 events/s on PostgreSQL`);
 } finally {
   await chain.stop();
+  forgetChain();
 }
+console.log(`wrote ${await writeResult("indexer-catchup", { startedAt, machine: machineAtStart, settings: { payments, perBlock, buckets: buckets || "default" }, results: figures, headlines, targets })}`);
+process.exit(0);

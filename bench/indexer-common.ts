@@ -77,10 +77,12 @@ export function option(name: string, fallback: string): string {
   return fallback;
 }
 
-/** The databases to benchmark: --db pglite|postgres|both (default: TEST_DATABASES, else both). */
-export function benchDatabases(): DatabaseKind[] {
+/** The databases to benchmark: --db pglite|postgres|both (default: TEST_DATABASES, else `fallback`, else
+ * both, PGlite first). */
+export function benchDatabases(fallback?: DatabaseKind[]): DatabaseKind[] {
   const db = option("db", "");
   if (db === "pglite" || db === "postgres") return [db];
-  if (db === "" || db === "both") return selectedDatabaseKinds();
+  if (db === "both") return ["pglite", "postgres"];
+  if (db === "") return process.env.TEST_DATABASES?.trim() || !fallback ? selectedDatabaseKinds() : fallback;
   throw new Error(`--db must be pglite, postgres or both, got "${db}"`);
 }

@@ -10,6 +10,7 @@ import { createIndexerClient } from "../indexer/client.ts";
 import { startIndexer } from "../lib/indexer.ts";
 import { pgliteDatabase, postgresDatabase } from "../test/support/databases.ts";
 import { startLocalChain, testLogDir } from "../test/support/local-chain.ts";
+import { type Headline, type Target, machineInfo, onInterrupt, summarize, target, writeResult } from "./common.ts";
 import { benchDatabases, createCashPayer, machine, option, percentile } from "./indexer-common.ts";
 
 const payments = Number(option("payments", "250"));
@@ -17,11 +18,19 @@ const pollMs = Number(option("poll-ms", "5"));
 const warmup = 10;
 const logDir = testLogDir("bench");
 
+const startedAt = new Date().toISOString();
+const machineAtStart = machineInfo();
 console.log(`indexer latency: mined -> order row readable; ${payments} payments; ${machine()}`);
 const results: string[] = [];
+const figures: Record<string, ReturnType<typeof summarize>> = {};
+const headlines: Headline[] = [];
+const targets: Target[] = [];
 for (const kind of benchDatabases()) {
   const variant = kind === "pglite" ? pgliteDatabase("bench-latency") : postgresDatabase("bench_latency");
-  const chain = await startLocalChain({ label: `latency-${kind}`, logDir });
+  const forgetDb = onInterrupt(() => variant.cleanup());
+  const chainStarting = startLocalChain({ label: `latency-${kind}`, logDir });
+  const forgetChain = onInterrupt(async () => (await chainStarting).stop());
+  const chain = await chainStarting;
   try {
     const { service, url } = await startIndexer({
       deploymentId: chain.deploymentId,
@@ -30,6 +39,7 @@ for (const kind of benchDatabases()) {
       logFile: `${logDir}/${chain.deploymentId}.indexer.log`,
       logLevel: "warn",
     });
+    const forgetIndexer = onInterrupt(() => service.stop());
     try {
       const client = createIndexerClient(url);
       const payer = await createCashPayer(chain);
@@ -51,12 +61,26 @@ for (const kind of benchDatabases()) {
         `max=${Math.max(...latencies).toFixed(0)} ms`;
       console.log(line);
       results.push(line);
+      const s = summarize(latencies);
+      figures[kind] = s;
+      headlines.push({
+        label: `${kind} mined -> order row readable`,
+        value: `p50 ${s.p50.toFixed(0)} ms, p90 ${s.p90.toFixed(0)} ms, p99 ${s.p99.toFixed(0)} ms, max ${s.max.toFixed(0)} ms (n=${s.n})`,
+        target: "p50 <= 150 ms, p99 <= 500 ms",
+        met: s.p50 <= 150 && s.p99 <= 500,
+      });
+      targets.push(target(`${kind} indexer latency p50`, s.p50, "atMost", 150, "ms"), target(`${kind} indexer latency p99`, s.p99, "atMost", 500, "ms"));
     } finally {
       await service.stop();
+      forgetIndexer();
     }
   } finally {
     await chain.stop();
     await variant.cleanup();
+    forgetChain();
+    forgetDb();
   }
 }
 console.log(`targets: p50 <= 150 ms, p99 <= 500 ms`);
+console.log(`wrote ${await writeResult("indexer-latency", { startedAt, machine: machineAtStart, settings: { payments, pollMs, warmup }, results: figures, headlines, targets })}`);
+process.exit(0);

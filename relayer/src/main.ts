@@ -13,7 +13,7 @@ import { createDeviceCloud } from "./devices/device-cloud.ts";
 import { deviceJobHandlers } from "./devices/power-on.ts";
 import { createJobRunner } from "./jobs/queue.ts";
 import { energyWorkers } from "./energy/workers.ts";
-import { createLogger } from "./logger.ts";
+import { batchedStdoutWriter, createLogger } from "./logger.ts";
 import { createOrderEventHub } from "./payments/order-event-hub.ts";
 import { createExpiry } from "./payments/expiry.ts";
 import { createPaymentSync } from "./payments/payment-sync.ts";
@@ -31,7 +31,7 @@ export type Worker = { name: string; start(): Promise<void>; stop(): Promise<voi
 
 /** Builds every service from the configuration (the database is migrated). */
 export async function createServices(config: Config): Promise<Services> {
-  const logger = createLogger(config.LOG_LEVEL, { service: "relayer" });
+  const logger = createLogger(config.LOG_LEVEL, { service: "relayer" }, batchedStdoutWriter());
   const database = await openDatabase(databaseOptions(config), logger);
   const applied = await migrate(database);
   if (applied.length > 0) logger.info("migrations applied", { applied });

@@ -65,7 +65,8 @@ for (const database of selectedDatabaseKinds()) {
           assert.ok(names(report.implements).includes(name), name);
         }
         for (const name of ["projects", "distributions", "evidence"]) assert.ok(names(report.simulates).includes(name), name);
-        for (const name of ["webhook_delivery", "rate_limiting", "wider_interface"]) assert.ok(names(report.omits).includes(name), name);
+        for (const name of ["webhook_delivery", "wider_interface"]) assert.ok(names(report.omits).includes(name), name);
+        assert.ok(names(report.implements).includes("rate_limiting"), "rate_limiting (POST /auth/token)");
         assert.deepEqual(report.limits, {
           min_readings_per_batch: 1,
           max_readings_per_batch: 5000,
@@ -75,7 +76,7 @@ for (const database of selectedDatabaseKinds()) {
           token_lifetime_seconds: 3600,
           idempotency_key_max_length: 255,
           idempotency_key_retention_seconds: 86_400,
-          rate_limits: null,
+          rate_limits: { auth_token: { burst: 20, per_minute: 20 } },
         });
         assert.equal(report.anchoring.contract, stack.chain.record.contracts.TelemetryAnchor?.address);
         assert.equal(report.anchoring.chain_id, stack.chain.record.chainId);

@@ -14,6 +14,7 @@ import {
 import { SAMPLE_DEVICES, localPrivateKey, sampleSeedSpec } from "../../lib/sample-data.ts";
 import { type DatabaseKind, pgliteDatabase, postgresDatabase } from "./databases.ts";
 import { type LocalChain, startLocalChain, testLogDir } from "./local-chain.ts";
+import { type TcpProxy, startTcpProxy } from "./tcp-proxy.ts";
 
 export type StackOptions = {
   label: string;
@@ -24,6 +25,12 @@ export type StackOptions = {
   timeScale?: number;
   /** Extra relayer environment. */
   relayerEnv?: NodeJS.ProcessEnv;
+  /** The indexer and the relayer reach the chain's JSON-RPC through a TCP proxy (`stack.chainProxy`), so a
+   * test can cut the chain off from them. */
+  chainProxy?: boolean;
+  /** PostgreSQL only: the relayer reaches the database through a TCP proxy (`stack.databaseProxy`), so a test
+   * can cut the database off without touching the shared server. */
+  databaseProxy?: boolean;
   echo?: boolean;
 };
 
@@ -38,6 +45,10 @@ export type Stack = {
   relayerUrl: string;
   relayer: Service;
   relayerOptions: RelayerOptions;
+  /** With `chainProxy`: the proxy between the indexer and relayer and the chain. */
+  chainProxy?: TcpProxy;
+  /** With `databaseProxy`: the proxy between the relayer and PostgreSQL. */
+  databaseProxy?: TcpProxy;
   sample: {
     tenantId: string;
     email: string;
@@ -53,8 +64,9 @@ export type Stack = {
   api<T = any>(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
   /** Seeds another tenant (stops and restarts the relayer on PGlite, which allows one process). */
   seed(spec: unknown): Promise<SeedOutput>;
-  /** Stops the relayer (SIGTERM, or SIGKILL with `kill`) and starts it again on the same data. */
-  restartRelayer(opts?: { kill?: boolean; env?: NodeJS.ProcessEnv }): Promise<void>;
+  /** Stops the relayer (SIGTERM, or SIGKILL with `kill`) and starts it again on the same data; `whileStopped`
+   * runs in between (e.g. to open the relayer's PGlite directory, which one process at a time may hold). */
+  restartRelayer(opts?: { kill?: boolean; env?: NodeJS.ProcessEnv; whileStopped?: () => Promise<void> }): Promise<void>;
   /** Starts one more relayer process on the same database (PostgreSQL only: PGlite allows one process),
    * with its own port and log file; stop() stops it too. */
   startExtraRelayer(opts?: { env?: NodeJS.ProcessEnv }): Promise<{ url: string; service: Service }>;
@@ -70,6 +82,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   try {
     const chain = await startLocalChain({ label: opts.label, logDir, echo: opts.echo });
     cleanups.push(() => chain.stop());
+    let chainProxy: TcpProxy | undefined;
+    if (opts.chainProxy) {
+      const proxy = await startTcpProxy(chain.rpcUrl);
+      chainProxy = proxy;
+      cleanups.push(() => proxy.close());
+    }
+    const rpcUrl = chainProxy?.url ?? chain.rpcUrl;
 
     const deviceCloud = await startDeviceCloud({ timeScale: opts.timeScale ?? 3600, logFile: path.join(logDir, `${chain.deploymentId}.device-cloud.log`) });
     cleanups.push(() => deviceCloud.service.stop());
@@ -88,7 +107,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (opts.indexer !== false) {
       const started = await startIndexer({
         deploymentId: chain.deploymentId,
-        rpcUrl: chain.rpcUrl,
+        rpcUrl,
         database: indexerDb.database,
         logFile: path.join(logDir, `${chain.deploymentId}.indexer.log`),
         echo: opts.echo,
@@ -100,15 +119,27 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
     const relayerDb = opts.database === "pglite" ? pgliteDatabase(`${opts.label}-rel`) : postgresDatabase(`${opts.label}r`);
     cleanups.push(() => relayerDb.cleanup());
+    let databaseProxy: TcpProxy | undefined;
+    let relayerDbUrl = relayerDb.database.kind === "postgres" ? relayerDb.database.url : "";
+    if (opts.databaseProxy) {
+      if (relayerDb.database.kind !== "postgres") throw new Error("databaseProxy needs PostgreSQL");
+      const url = new URL(relayerDb.database.url);
+      const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+      databaseProxy = proxy;
+      cleanups.push(() => proxy.close());
+      url.hostname = "127.0.0.1";
+      url.port = String(proxy.port);
+      relayerDbUrl = url.toString();
+    }
     const relayerOptions: RelayerOptions = {
       deploymentId: chain.deploymentId,
-      rpcUrl: chain.rpcUrl,
+      rpcUrl,
       indexerUrl,
       deviceCloudUrl: deviceCloud.url,
       database:
         relayerDb.database.kind === "pglite"
           ? relayerDb.database
-          : { kind: "postgres", url: relayerDb.database.url, schema: relayerDb.database.schema },
+          : { kind: "postgres", url: relayerDbUrl, schema: relayerDb.database.schema },
       quoteSignerPrivateKey: localPrivateKey(1),
       relayerPrivateKey: localPrivateKey(2),
       jwtSecret: `test-secret-${chain.deploymentId}-0123456789abcdef`,
@@ -139,6 +170,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         return relayer.service;
       },
       relayerOptions,
+      chainProxy,
+      databaseProxy,
       sample: {
         tenantId: seeded.tenantId,
         email: spec.user.email,
@@ -176,6 +209,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       async restartRelayer(restart = {}) {
         if (restart.kill) await relayer.service.kill();
         else await relayer.service.stop();
+        await restart.whileStopped?.();
         relayer = await startRelayer({
           ...relayerOptions,
           port: relayer.port,

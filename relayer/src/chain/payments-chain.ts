@@ -68,6 +68,7 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
   const relayerAccount: PrivateKeyAccount = privateKeyToAccount(config.RELAYER_PRIVATE_KEY);
 
   let tokens: Promise<Map<string, StablecoinInfo>> | undefined;
+  const deadlines = new Map<string, bigint>();
 
   async function readStablecoin(split: Address): Promise<StablecoinInfo> {
     const address = await publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "asset" });
@@ -159,14 +160,27 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
       quoteSigner.signTypedData(orderTypedData(deployment.chainId, router, order)),
     /** The order's EIP-712 digest under the router's domain (the router's hashOrder, computed here): also
      * the permit deadline that binds a permit to this order. */
-    permitDeadline: (order: PaymentOrder): bigint =>
-      BigInt(hashTypedData(orderTypedData(deployment.chainId, router, order))),
+    permitDeadline: (order: PaymentOrder): bigint => {
+      // A pure function of the order's fields, asked for on every read of a pending order (GET
+      // /v1/orders/{id}, the checkout page): remembered for the most recent orders.
+      const key = `${order.orderId}:${order.deviceId}:${order.token}:${order.split}:${order.amount}:${order.expiry}`;
+      let deadline = deadlines.get(key);
+      if (deadline === undefined) {
+        deadline = BigInt(hashTypedData(orderTypedData(deployment.chainId, router, order)));
+        if (deadlines.size >= DEADLINE_CACHE_SIZE) deadlines.delete(deadlines.keys().next().value!);
+        deadlines.set(key, deadline);
+      }
+      return deadline;
+    },
     permitNonce: (token: Address, owner: Address): Promise<bigint> =>
       publicClient.readContract({ address: token, abi: permitExtrasAbi, functionName: "nonces", args: [owner] }),
     balanceOf: (token: Address, owner: Address): Promise<bigint> =>
       publicClient.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] }),
   };
 }
+
+/** Permit deadlines (EIP-712 order digests) remembered, oldest dropped first. */
+const DEADLINE_CACHE_SIZE = 10_000;
 
 const eip712DomainFields = [
   { name: "name", type: "string" },

@@ -87,12 +87,37 @@ async function openPostgres(options: { url: string; schema: string; poolSize?: n
     });
     client.on("error", (error) => {
       logger.warn("database listener connection lost; reconnecting", { error });
-      listenClient = undefined;
-      if (!closed) setTimeout(() => void connectListener().catch(() => undefined), 1_000);
+      if (listenClient === client) listenClient = undefined;
+      void client.end().catch(() => undefined);
+      reconnectListener();
     });
-    await client.connect();
-    for (const channel of listeners.keys()) await client.query(`listen "${channel}"`);
+    try {
+      await client.connect();
+      for (const channel of listeners.keys()) await client.query(`listen "${channel}"`);
+    } catch (error) {
+      void client.end().catch(() => undefined);
+      throw error;
+    }
     listenClient = client;
+  };
+  // Until it is back: a database that is down for a while refuses the first attempts too, and without
+  // the listener no process would hear another's notifications again (only the workers' polls).
+  let reconnecting = false;
+  const reconnectListener = (delayMs = 1_000) => {
+    if (closed || reconnecting) return;
+    reconnecting = true;
+    setTimeout(() => {
+      connectListener()
+        .then(() => {
+          reconnecting = false;
+          logger.info("database listener reconnected");
+        })
+        .catch((error) => {
+          reconnecting = false;
+          logger.warn("database listener still cannot connect; retrying", { error: (error as Error).message });
+          reconnectListener(Math.min(delayMs * 2, 5_000));
+        });
+    }, delayMs);
   };
 
   return {

@@ -5,6 +5,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { docsPage } from "../http/docs-page.ts";
+import { UNSTORABLE_TEXT_MESSAGE, refuseUnstorableText } from "../http/text-guard.ts";
 import type { Services } from "../services.ts";
 import { requireToken } from "./auth/require-token.ts";
 import { createSandboxTokens } from "./auth/tokens.ts";
@@ -21,6 +22,8 @@ import {
   SMALL_BODY_BYTES,
   TELEMETRY_MAX_BODY_BYTES,
   TOKEN_LIFETIME_SECONDS,
+  TOKEN_RATE_BURST,
+  TOKEN_RATE_PER_MINUTE,
 } from "./schemas.ts";
 import { SPEC_VERSION } from "./sample-data.ts";
 
@@ -41,6 +44,17 @@ export function energyApi(services: Services): SandboxApi {
     return toSandboxResponse(c, error);
   });
   api.use("*", limitBodies());
+  // No sandbox id holds a NUL character, and no body may: 404 for a path, 400 for a body (the query is unread).
+  api.use(
+    "*",
+    refuseUnstorableText((c, where) =>
+      where === "path"
+        ? c.json(sandboxErrorBody("not_found", `no such resource: ${UNSTORABLE_TEXT_MESSAGE}`), 404)
+        : where === "body"
+          ? c.json(sandboxErrorBody("invalid_request", `invalid body: ${UNSTORABLE_TEXT_MESSAGE}`), 400)
+          : undefined,
+    ),
+  );
 
   const tokens = createSandboxTokens(services.config.JWT_SECRET, TOKEN_LIFETIME_SECONDS);
   const auth = requireToken(services.db, tokens);
@@ -81,7 +95,9 @@ export function energyOpenApiDocument(api: SandboxApi, services: Services) {
         "",
         `Errors share one envelope: \`{"error": {"svc_code", "message"}, "environment": "${ENVIRONMENT}"}\`. Beyond ` +
           "the interface's Errors table this sandbox uses 413 payload_too_large (body over the route's limit), " +
-          "422 idempotency_key_reused and 500 internal_error. It applies no rate limit.",
+          `422 idempotency_key_reused, 429 rate_limited (POST /auth/token: a burst of ${TOKEN_RATE_BURST} requests per client ` +
+          `address, then ${TOKEN_RATE_PER_MINUTE} a minute; Retry-After gives the seconds to wait), 500 internal_error, and ` +
+          "503 service_unavailable (with Retry-After) on any route while the sandbox's database cannot be reached.",
         "",
         `Limits: 1 to ${MAX_READINGS_PER_BATCH} readings and ${TELEMETRY_MAX_BODY_BYTES} bytes per telemetry batch; ` +
           `${SMALL_BODY_BYTES} bytes for any other body; device_ts drift beyond ±${DRIFT_LIMIT_SECONDS} s is flagged; ` +

@@ -21,6 +21,8 @@ import {
   SMALL_BODY_BYTES,
   TELEMETRY_MAX_BODY_BYTES,
   TOKEN_LIFETIME_SECONDS,
+  TOKEN_RATE_BURST,
+  TOKEN_RATE_PER_MINUTE,
 } from "./schemas.ts";
 
 type Item = { name: string; description: string };
@@ -94,6 +96,10 @@ export function capabilities(services: Services) {
       description: `Ed25519 signatures of the exact request body in the Device-Signature header (base64), verified for devices with a registered public key (${signed.join(", ")}): valid, or 401 signature_invalid.`,
     },
     { name: "webhook_registration", description: "POST /webhooks validates {url, events}, stores the registration and echoes it (201)." },
+    {
+      name: "rate_limiting",
+      description: `POST /auth/token: a burst of ${TOKEN_RATE_BURST} requests per client address, then ${TOKEN_RATE_PER_MINUTE} a minute; beyond that, 429 rate_limited with Retry-After (seconds). No other route is rate-limited.`,
+    },
   ];
 
   const simulates: Item[] = [
@@ -118,7 +124,6 @@ export function capabilities(services: Services) {
     { name: "device_management", description: "No route registers or deregisters devices or their keys." },
     { name: "client_management", description: "Client credentials are issued by seeding only; tokens carry no scopes." },
     { name: "production_signing_rules", description: "Transport, canonical serialisation, algorithm choice and key rotation of production device signing." },
-    { name: "rate_limiting", description: "No rate limit is applied." },
     {
       name: "confirmed_anomaly_readback",
       description: "The confirmed anomaly status is recorded, but no route of this interface returns it after ingest.",
@@ -142,7 +147,7 @@ export function capabilities(services: Services) {
       token_lifetime_seconds: TOKEN_LIFETIME_SECONDS,
       idempotency_key_max_length: IDEMPOTENCY_KEY_MAX_LENGTH,
       idempotency_key_retention_seconds: IDEMPOTENCY_RETENTION_SECONDS,
-      rate_limits: null,
+      rate_limits: { auth_token: { burst: TOKEN_RATE_BURST, per_minute: TOKEN_RATE_PER_MINUTE } },
     },
     anchoring: {
       chain: config.CHAIN_NAME,

@@ -1,12 +1,14 @@
 // The sandbox's errors: one envelope for every error response under /energy/v1,
 //   {"error": {"svc_code", "message"}, "environment": "sandbox"}
 // with the statuses and codes of the interface's Errors table, plus those this sandbox adds where the
-// interface leaves them open (413 payload_too_large, 422 idempotency_key_reused, 500 internal_error).
+// interface leaves them open (413 payload_too_large, 422 idempotency_key_reused, 429 rate_limited,
+// 500 internal_error, 503 service_unavailable while its database cannot be reached).
 // No stack trace or internal detail ever reaches a client.
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
+import { UNAVAILABLE_RETRY_AFTER_SECONDS, isUnavailable } from "../http/errors.ts";
 
 export const ENVIRONMENT = "sandbox";
 
@@ -20,7 +22,9 @@ export const SVC_CODES = [
   "counter_regression",
   "idempotency_key_reused",
   "payload_too_large",
+  "rate_limited",
   "internal_error",
+  "service_unavailable",
 ] as const;
 export type SvcCode = (typeof SVC_CODES)[number];
 
@@ -80,6 +84,12 @@ export function toSandboxResponse(c: Context, error: unknown): Response {
       return c.json(sandboxErrorBody("invalid_request", message), 400);
     }
     if (error.status === 401) return c.json(sandboxErrorBody("unauthorized", "a valid bearer token is required"), 401, bearerChallenge);
+  }
+  if (isUnavailable(error)) {
+    c.get("logger")?.warn("a dependency is unavailable", { error: (error as Error).message });
+    return c.json(sandboxErrorBody("service_unavailable", "the sandbox is temporarily unavailable; retry shortly"), 503, {
+      "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
   }
   c.get("logger")?.error("unhandled error", { error });
   return c.json(sandboxErrorBody("internal_error", "an internal error occurred; retry later"), 500);

@@ -12,6 +12,9 @@ export const SMALL_BODY_BYTES = 64 * 1024;
 /** |device_ts - receipt time| beyond this is flagged (the reading is still accepted). */
 export const DRIFT_LIMIT_SECONDS = 300;
 export const TOKEN_LIFETIME_SECONDS = 3600;
+/** POST /auth/token per client address: a burst of this many requests, then this many a minute. */
+export const TOKEN_RATE_BURST = 20;
+export const TOKEN_RATE_PER_MINUTE = 20;
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600;
 export const MAX_ID_LENGTH = 128;
 
@@ -344,7 +347,9 @@ export const Capabilities = z
       token_lifetime_seconds: z.int(),
       idempotency_key_max_length: z.int(),
       idempotency_key_retention_seconds: z.int(),
-      rate_limits: z.null().openapi({ description: "The sandbox applies no rate limit." }),
+      rate_limits: z
+        .object({ auth_token: z.object({ burst: z.int(), per_minute: z.int() }) })
+        .openapi({ description: "Rate limits per client address: only POST /auth/token has one (429 rate_limited, Retry-After)." }),
     }),
     anchoring: z.object({
       chain: z.string(),

@@ -69,6 +69,30 @@ export function zodDetails(error: z.ZodError): ErrorDetail[] {
   }));
 }
 
+const CONNECTION_ERROR_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+/** PostgreSQL: connection exceptions (class 08), the server shutting down or not accepting connections yet,
+ * too many connections. */
+const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
+
+/** Whether `error` (or its cause) says a dependency - above all the database - cannot be reached right now
+ * (the connection refused, dropped or timed out, the server going down), rather than that something
+ * failed. Such a request may succeed when retried: 503, not 500. */
+export function isUnavailable(error: unknown): boolean {
+  let e: unknown = error;
+  for (let depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === "string" && (CONNECTION_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code))) return true;
+    if (typeof message === "string" && /^Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/.test(message)) {
+      return true;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** Seconds a client is asked to wait when a dependency is unavailable. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
 /** Turns anything thrown by a /v1 handler into the envelope. */
 export function toErrorResponse(c: Context, error: unknown): Response {
   if (error instanceof ApiError) {
@@ -86,6 +110,12 @@ export function toErrorResponse(c: Context, error: unknown): Response {
     if (status === 413) return c.json(errorBody(c, "body_too_large", "the body exceeds the size limit"), 413);
     if (status === 401) return c.json(errorBody(c, "unauthorized", "a valid credential is required"), 401);
     return c.json(errorBody(c, "http_error", error.message), status as ContentfulStatusCode);
+  }
+  if (isUnavailable(error)) {
+    c.get("logger")?.warn("a dependency is unavailable", { error: (error as Error).message });
+    return c.json(errorBody(c, "unavailable", "the service is temporarily unavailable; retry shortly"), 503, {
+      "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
   }
   c.get("logger")?.error("unhandled error", { error });
   return c.json(errorBody(c, "internal_error", "an internal error occurred; retry later"), 500);

@@ -18,7 +18,7 @@ export function requestContext(logger: Logger): MiddlewareHandler<AppEnv> {
     c.set("logger", log);
     const started = performance.now();
     await next();
-    c.header("x-request-id", requestId);
+    setResponseHeader(c, "x-request-id", requestId);
     const identity = c.get("identity");
     log.info("request", {
       method: c.req.method,
@@ -28,6 +28,19 @@ export function requestContext(logger: Logger): MiddlewareHandler<AppEnv> {
       tenantId: identity?.tenantId,
     });
   };
+}
+
+/** Sets a header on the response a handler produced. The same as c.header() after next(), without its
+ * cost: Hono's c.header() on a finished response asks whether the body was used, which makes
+ * @hono/node-server turn its lightweight response into a full Fetch API Response (a ReadableStream body
+ * and a copy of the headers) on every request. Headers that cannot be changed (a Response from fetch())
+ * go the c.header() way. */
+export function setResponseHeader(c: Parameters<MiddlewareHandler>[0], name: string, value: string) {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    c.header(name, value);
+  }
 }
 
 /** The client's address as seen on the socket. */

@@ -74,7 +74,8 @@ export function paymentsApi(services: Services) {
       description:
         "Pay-as-you-go energy: quote, order and pay a device session on any rail, follow the order, read revenue " +
         "splits, earnings and network statistics. Errors share one envelope: " +
-        '`{"error": {"code", "message", "details"?}, "requestId"}`.',
+        '`{"error": {"code", "message", "details"?}, "requestId"}`. Any route may answer 503 `unavailable` with ' +
+        "Retry-After while a dependency (its database, the chain, the indexer) cannot be reached: retry then.",
     },
     servers: [{ url: `${services.config.publicBaseUrl}/v1` }],
     tags: [{ name: "Webhooks", description: WEBHOOKS_GUIDE }],

@@ -3,6 +3,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Address, Hex } from "viem";
 import { permitTypes } from "../../../sdk/payment-order.ts";
+import type { Db } from "../db/client.ts";
 import { chainTransactions, devices, orders, quotes } from "../db/schema.ts";
 import { recordOrderEvent } from "../events/record.ts";
 import { errors } from "../http/errors.ts";
@@ -212,12 +213,18 @@ export async function paymentDetails(services: Services, order: OrderRow) {
   };
 }
 
-/** The order as GET /v1/orders/{id} shows it. */
-export async function orderView(services: Services, order: OrderRow) {
-  const [relay] = await services.db
-    .select({ status: chainTransactions.status, txHash: chainTransactions.txHash, lastError: chainTransactions.lastError })
-    .from(chainTransactions)
-    .where(eq(chainTransactions.ref, order.id));
+/** The relayer transaction of an order, as its view shows it. */
+export type OrderRelay = Pick<typeof chainTransactions.$inferSelect, "status" | "txHash" | "lastError">;
+
+/** The order as GET /v1/orders/{id} shows it. `relay` is the order's relayer transaction (null: none) if
+ * the caller read it with the order (findOrderWithRelay); otherwise it is read here. */
+export async function orderView(services: Services, order: OrderRow, relay?: OrderRelay | null) {
+  if (relay === undefined) {
+    [relay] = await services.db
+      .select({ status: chainTransactions.status, txHash: chainTransactions.txHash, lastError: chainTransactions.lastError })
+      .from(chainTransactions)
+      .where(eq(chainTransactions.ref, order.id));
+  }
   return {
     id: order.id,
     status: order.status,
@@ -251,8 +258,104 @@ export async function orderView(services: Services, order: OrderRow) {
   };
 }
 
+/** Reads of orders by id, the most frequent queries of the service (clients poll orders): built once per
+ * database as prepared statements. */
+function prepareOrderQueries(db: Db) {
+  const withRelay = {
+    order: orders,
+    relayStatus: chainTransactions.status,
+    relayTxHash: chainTransactions.txHash,
+    relayLastError: chainTransactions.lastError,
+  };
+  return {
+    byId: db.select().from(orders).where(eq(orders.id, sql.placeholder("id"))).prepare("order_by_id"),
+    withRelay: db
+      .select(withRelay)
+      .from(orders)
+      .leftJoin(chainTransactions, eq(chainTransactions.ref, orders.id))
+      .where(eq(orders.id, sql.placeholder("id")))
+      .prepare("order_with_relay"),
+    manyWithRelay: db
+      .select(withRelay)
+      .from(orders)
+      .leftJoin(chainTransactions, eq(chainTransactions.ref, orders.id))
+      .where(sql`${orders.id} = any(${sql.placeholder("ids")}::text[])`)
+      .prepare("orders_with_relay"),
+  };
+}
+
+type OrderQueries = ReturnType<typeof prepareOrderQueries>;
+type OrderWithRelayRow = Awaited<ReturnType<OrderQueries["withRelay"]["execute"]>>[number];
+
+/** Most ids one batched read asks for. */
+const READ_BATCH = 100;
+
+/** Reads of orders with their relayer transaction, batched: the ids asked for while the event loop handles
+ * one round of I/O (e.g. many clients polling their orders at once) are read with one query when that
+ * round is over (setImmediate), instead of one query each. Every read still happens after its request
+ * arrived, so it sees every change committed before: nothing is cached. Alone, an id is read with the
+ * single-order query. */
+function createOrderLoader(queries: OrderQueries) {
+  type Waiter = { resolve: (row: OrderWithRelayRow | undefined) => void; reject: (error: unknown) => void };
+  let pending: Map<string, Waiter[]> | undefined;
+
+  async function read(ids: string[]): Promise<Map<string, OrderWithRelayRow>> {
+    const rows =
+      ids.length === 1 ? await queries.withRelay.execute({ id: ids[0] }) : await queries.manyWithRelay.execute({ ids });
+    return new Map(rows.map((row) => [row.order.id, row]));
+  }
+
+  function flush() {
+    const batch = pending!;
+    pending = undefined;
+    const ids = [...batch.keys()];
+    for (let i = 0; i < ids.length; i += READ_BATCH) {
+      const chunk = ids.slice(i, i + READ_BATCH);
+      read(chunk).then(
+        (rows) => {
+          for (const id of chunk) for (const waiter of batch.get(id)!) waiter.resolve(rows.get(id));
+        },
+        (error: unknown) => {
+          for (const id of chunk) for (const waiter of batch.get(id)!) waiter.reject(error);
+        },
+      );
+    }
+  }
+
+  return (id: string) =>
+    new Promise<OrderWithRelayRow | undefined>((resolve, reject) => {
+      if (!pending) {
+        pending = new Map();
+        setImmediate(flush);
+      }
+      const waiters = pending.get(id);
+      if (waiters) waiters.push({ resolve, reject });
+      else pending.set(id, [{ resolve, reject }]);
+    });
+}
+
+const orderQueries = new WeakMap<Db, OrderQueries & { load: ReturnType<typeof createOrderLoader> }>();
+
+function queriesOf(db: Db) {
+  let queries = orderQueries.get(db);
+  if (!queries) {
+    const prepared = prepareOrderQueries(db);
+    queries = { ...prepared, load: createOrderLoader(prepared) };
+    orderQueries.set(db, queries);
+  }
+  return queries;
+}
+
 export async function findOrder(services: Services, id: string): Promise<OrderRow> {
-  const [order] = await services.db.select().from(orders).where(eq(orders.id, id));
+  const [order] = await queriesOf(services.db).byId.execute({ id });
   if (!order) throw errors.notFound(`order ${id}`);
   return order;
+}
+
+/** The order and its relayer transaction in one query, for orderView. */
+export async function findOrderWithRelay(services: Services, id: string): Promise<{ order: OrderRow; relay: OrderRelay | null }> {
+  const row = await queriesOf(services.db).load(id);
+  if (!row) throw errors.notFound(`order ${id}`);
+  const relay = row.relayStatus === null ? null : { status: row.relayStatus, txHash: row.relayTxHash, lastError: row.relayLastError };
+  return { order: row.order, relay };
 }

@@ -10,16 +10,18 @@
 // 3. Attempt. The HTTP call happens outside any transaction (PGlite has one connection).
 // 4. Record. The attempt's result is written, and the delivery becomes succeeded, failed (5 attempts, or
 //    a 410 that also disables the subscription) or pending again with its backoff - only if this
-//    process still holds it (same attempt count). If the process died during the attempt, the lease ends
+//    process still holds it (same attempt count). Results that finish together are written in one
+//    transaction (deliveries locked in id order). If the process died during the attempt, the lease ends
 //    and another (or the restarted) process makes the next attempt: nothing is lost, an attempt in flight
 //    may be seen twice by the endpoint (with the same webhook-id).
 //
 // NOTIFY on the outbox channel (at every event's commit) and on the deliveries channel (after a fan-out)
-// wakes every process at once; a poll every second catches up on anything missed and on due retries.
+// wakes every process at once; a poll every second catches up on anything missed and on due retries. A
+// pass fans out only after an outbox NOTIFY or a poll (a pass woken by a finished attempt only claims).
 import os from "node:os";
 import { and, asc, eq, inArray, isNull, lte, min, sql } from "drizzle-orm";
 import { signDelivery } from "../../../sdk/webhooks.ts";
-import type { DbOrTx } from "../db/client.ts";
+import type { DbOrTx, Tx } from "../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
 import { OUTBOX_CHANNEL } from "../events/record.ts";
 import { newId } from "../ids.ts";
@@ -38,6 +40,15 @@ type Delivery = typeof webhookDeliveries.$inferSelect;
 type Subscription = typeof webhookSubscriptions.$inferSelect;
 type OutboxEvent = typeof events.$inferSelect;
 type Claim = { delivery: Delivery; attempt: number; attemptId: number; subscription: Subscription; event: OutboxEvent };
+type Recording = { claim: Claim; result: AttemptResult; resolve: () => void; reject: (error: unknown) => void };
+
+/** Most attempt results written in one transaction. */
+const RECORD_BATCH = 50;
+
+/** What an attempt's log row and the delivery keep as the error (null when acknowledged). */
+function errorOf(result: AttemptResult): string | null {
+  return isAcknowledged(result.statusCode) ? null : (result.error ?? `HTTP ${result.statusCode}`);
+}
 
 /** The body of a delivery: the envelope, serialised once and signed as these exact bytes. */
 export function envelopeBody(event: Pick<OutboxEvent, "type" | "data">, deliveryId: string): string {
@@ -69,6 +80,11 @@ export function createWebhookDispatcher(services: Services) {
   let stopped = true;
   let running: Promise<void> | undefined;
   let again = false;
+  const toRecord: Recording[] = [];
+  let recording: Promise<void> | undefined;
+  /** Whether the outbox may hold events not fanned out yet (see pump). */
+  let outboxDirty = true;
+  let lastFanOut = 0;
   let timer: NodeJS.Timeout | undefined;
 
   /** Fans out one batch of undispatched events; returns how many events it handled and the first
@@ -150,25 +166,21 @@ export function createWebhookDispatcher(services: Services) {
   async function claim(limit: number): Promise<Claim[]> {
     return db.transaction(async (tx) => {
       const now = new Date();
-      const due = await tx
-        .select()
+      // The due deliveries (locked, skipping those another process holds) with their subscription and event
+      // in the same query; only the deliveries are locked.
+      const found = await tx
+        .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
         .from(webhookDeliveries)
+        .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
+        .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
         .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
         .orderBy(asc(webhookDeliveries.nextAttemptAt))
         .limit(limit)
-        .for("update", { skipLocked: true });
-      if (due.length === 0) return [];
-      const subscriptions = new Map(
-        (
-          await tx
-            .select()
-            .from(webhookSubscriptions)
-            .where(inArray(webhookSubscriptions.id, [...new Set(due.map((d) => d.subscriptionId))]))
-        ).map((s) => [s.id, s]),
-      );
-      const outbox = new Map(
-        (await tx.select().from(events).where(inArray(events.id, [...new Set(due.map((d) => d.eventId))]))).map((e) => [e.id, e]),
-      );
+        .for("update", { of: webhookDeliveries, skipLocked: true });
+      if (found.length === 0) return [];
+      const due = found.map((r) => r.delivery);
+      const subscriptions = new Map(found.map((r) => [r.subscription.id, r.subscription]));
+      const outbox = new Map(found.map((r) => [r.event.id, r.event]));
       // Attempts without a result: their process stopped during them and the lease has ended.
       const retaken = due.filter((d) => d.attempts > 0).map((d) => d.id);
       if (retaken.length > 0) {
@@ -222,74 +234,122 @@ export function createWebhookDispatcher(services: Services) {
     await record(claim, result);
   }
 
-  async function record(claim: Claim, result: AttemptResult) {
+  /** Writes an attempt's result: the attempt row, and the delivery's new state if this process still holds
+   * the delivery. Results that finish while the previous ones are being written are written together, in
+   * one transaction (a group commit: under load, one commit for many deliveries instead of one each). */
+  function record(claim: Claim, result: AttemptResult): Promise<void> {
+    return new Promise((resolve, reject) => {
+      toRecord.push({ claim, result, resolve, reject });
+      recording ??= (async () => {
+        await new Promise((wait) => setImmediate(wait));
+        while (toRecord.length > 0) {
+          const batch = toRecord.splice(0, RECORD_BATCH);
+          await recordBatch(batch).catch((error: unknown) => {
+            for (const item of batch) item.reject(error);
+          });
+        }
+        recording = undefined;
+      })();
+    });
+  }
+
+  async function recordBatch(batch: Recording[]) {
     const now = new Date();
+    // Deliveries in id order: concurrent writers (other processes) lock them in the same order.
+    batch.sort((a, b) => (a.claim.delivery.id < b.claim.delivery.id ? -1 : a.claim.delivery.id > b.claim.delivery.id ? 1 : 0));
+    const outcomes: string[] = [];
+    try {
+      await db.transaction(async (tx) => {
+        // The delivery rows first, then their attempts: the order claim() locks them in (no deadlock).
+        const locked = await tx
+          .select()
+          .from(webhookDeliveries)
+          .where(inArray(webhookDeliveries.id, batch.map((r) => r.claim.delivery.id)))
+          .orderBy(asc(webhookDeliveries.id))
+          .for("update");
+        const byId = new Map(locked.map((row) => [row.id, row]));
+        let reread = false;
+        for (const { claim, result } of batch) {
+          let current = byId.get(claim.delivery.id);
+          // A 410 earlier in this batch disabled a subscription and failed its pending deliveries.
+          if (reread) [current] = await tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, claim.delivery.id));
+          const outcome = await applyResult(tx, claim, result, current, now);
+          if (outcome === "gone") reread = true;
+          outcomes.push(outcome);
+        }
+      });
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach(({ claim, result, resolve }, i) => {
+      const outcome = outcomes[i]!;
+      const ok = isAcknowledged(result.statusCode);
+      const error = errorOf(result);
+      const fields = {
+        deliveryId: claim.delivery.id,
+        eventType: claim.event.type,
+        subscriptionId: claim.subscription.id,
+        host: safeHost(claim.subscription.url),
+        attempt: claim.attempt,
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        outcome,
+        ...(error ? { error } : {}),
+      };
+      if (outcome === "gone") logger.warn("webhook endpoint gone; subscription disabled", fields);
+      else if (ok) logger.info("webhook delivered", fields);
+      else logger.info("webhook attempt failed", fields);
+      resolve();
+    });
+  }
+
+  /** One result, in the recording transaction; `current` is the delivery row, locked. Returns the outcome. */
+  async function applyResult(tx: Tx, claim: Claim, result: AttemptResult, current: Delivery | undefined, now: Date): Promise<string> {
     const ok = isAcknowledged(result.statusCode);
     const gone = result.statusCode === 410;
-    const error = ok ? null : (result.error ?? `HTTP ${result.statusCode}`);
-    let outcome = "lost";
-    await db.transaction(async (tx) => {
-      // The delivery row first, then its attempt: the order claim() locks them in (no deadlock).
-      const [current] = await tx
-        .select()
-        .from(webhookDeliveries)
-        .where(eq(webhookDeliveries.id, claim.delivery.id))
-        .for("update");
+    const error = errorOf(result);
+    await tx
+      .update(webhookAttempts)
+      .set({
+        finishedAt: now,
+        durationMs: result.durationMs,
+        statusCode: result.statusCode,
+        error,
+        responseExcerpt: result.responseExcerpt,
+      })
+      .where(eq(webhookAttempts.id, claim.attemptId));
+    // Another process took the delivery over once this process's lease ended: its result decides.
+    if (!current || current.status !== "pending" || current.attempts !== claim.attempt) return "lost";
+    const common = { lastStatusCode: result.statusCode, lastError: error, updatedAt: now };
+    if (ok) {
       await tx
-        .update(webhookAttempts)
-        .set({
-          finishedAt: now,
-          durationMs: result.durationMs,
-          statusCode: result.statusCode,
-          error,
-          responseExcerpt: result.responseExcerpt,
-        })
-        .where(eq(webhookAttempts.id, claim.attemptId));
-      // Another process took the delivery over once this process's lease ended: its result decides.
-      if (!current || current.status !== "pending" || current.attempts !== claim.attempt) return;
-      const common = { lastStatusCode: result.statusCode, lastError: error, updatedAt: now };
-      if (ok) {
-        outcome = "succeeded";
-        await tx
-          .update(webhookDeliveries)
-          .set({ ...common, status: "succeeded", nextAttemptAt: null, completedAt: now })
-          .where(eq(webhookDeliveries.id, current.id));
-      } else if (gone) {
-        outcome = "gone";
-        await tx
-          .update(webhookDeliveries)
-          .set({ ...common, status: "failed", nextAttemptAt: null, completedAt: now })
-          .where(eq(webhookDeliveries.id, current.id));
-        await disableSubscription(tx, current.subscriptionId, "the endpoint answered 410 Gone");
-      } else if (claim.attempt >= current.attemptLimit) {
-        outcome = "failed";
-        await tx
-          .update(webhookDeliveries)
-          .set({ ...common, status: "failed", nextAttemptAt: null, completedAt: now })
-          .where(eq(webhookDeliveries.id, current.id));
-      } else {
-        outcome = "retry";
-        const next = new Date(now.getTime() + retryDelayMs(claim.attempt, config.WEBHOOK_RETRY_BASE_MS));
-        await tx
-          .update(webhookDeliveries)
-          .set({ ...common, nextAttemptAt: next })
-          .where(eq(webhookDeliveries.id, current.id));
-      }
-    });
-    const fields = {
-      deliveryId: claim.delivery.id,
-      eventType: claim.event.type,
-      subscriptionId: claim.subscription.id,
-      host: safeHost(claim.subscription.url),
-      attempt: claim.attempt,
-      statusCode: result.statusCode,
-      durationMs: result.durationMs,
-      outcome,
-      ...(error ? { error } : {}),
-    };
-    if (outcome === "gone") logger.warn("webhook endpoint gone; subscription disabled", fields);
-    else if (ok) logger.info("webhook delivered", fields);
-    else logger.info("webhook attempt failed", fields);
+        .update(webhookDeliveries)
+        .set({ ...common, status: "succeeded", nextAttemptAt: null, completedAt: now })
+        .where(eq(webhookDeliveries.id, current.id));
+      return "succeeded";
+    }
+    if (gone) {
+      await tx
+        .update(webhookDeliveries)
+        .set({ ...common, status: "failed", nextAttemptAt: null, completedAt: now })
+        .where(eq(webhookDeliveries.id, current.id));
+      await disableSubscription(tx, current.subscriptionId, "the endpoint answered 410 Gone");
+      return "gone";
+    }
+    if (claim.attempt >= current.attemptLimit) {
+      await tx
+        .update(webhookDeliveries)
+        .set({ ...common, status: "failed", nextAttemptAt: null, completedAt: now })
+        .where(eq(webhookDeliveries.id, current.id));
+      return "failed";
+    }
+    const next = new Date(now.getTime() + retryDelayMs(claim.attempt, config.WEBHOOK_RETRY_BASE_MS));
+    await tx
+      .update(webhookDeliveries)
+      .set({ ...common, nextAttemptAt: next })
+      .where(eq(webhookDeliveries.id, current.id));
+    return "retry";
   }
 
   function start(claim: Claim) {
@@ -306,13 +366,25 @@ export function createWebhookDispatcher(services: Services) {
     const t0 = performance.now();
     let fanned = 0;
     let started = 0;
-    for (;;) {
-      if (stopped) break;
-      const { events: n, claims } = await fanOut(Math.max(0, concurrency - inFlight.size));
-      for (const c of claims) start(c);
-      started += claims.length;
+    // Fan out only when the outbox may hold something new: an outbox NOTIFY came, or a poll is due (which
+    // also catches up on a NOTIFY missed while the listener reconnected). A pass woken by a finished
+    // attempt or another process's fan-out skips the (empty) fan-out transaction.
+    if (Date.now() - lastFanOut >= POLL_MS) outboxDirty = true;
+    while (outboxDirty && !stopped) {
+      outboxDirty = false;
+      lastFanOut = Date.now();
+      let n: number;
+      try {
+        const fanned_ = await fanOut(Math.max(0, concurrency - inFlight.size));
+        n = fanned_.events;
+        for (const c of fanned_.claims) start(c);
+        started += fanned_.claims.length;
+      } catch (error) {
+        outboxDirty = true;
+        throw error;
+      }
       fanned += n;
-      if (n < FANOUT_BATCH) break;
+      if (n === FANOUT_BATCH) outboxDirty = true; // a full batch: there may be more
     }
     const t1 = performance.now();
     while (!stopped && inFlight.size < concurrency) {
@@ -352,7 +424,8 @@ export function createWebhookDispatcher(services: Services) {
       let delay = POLL_MS;
       try {
         await pump();
-        delay = await delayUntilDue();
+        // When another pass follows at once, the time of the next due attempt is not needed.
+        if (!again) delay = await delayUntilDue();
       } catch (error) {
         logger.warn("webhook dispatcher pass failed", { error: (error as Error).message });
       }
@@ -361,8 +434,14 @@ export function createWebhookDispatcher(services: Services) {
       running = undefined;
       const now = again;
       again = false;
-      if (!stopped) timer = setTimeout(wake, now ? 0 : delay);
+      if (!stopped) timer = now ? setTimeout(wake, 0) : setTimeout(poll, delay);
     }) as Promise<void>;
+  }
+
+  /** A timed pass: retries that came due, and the outbox (anything a missed NOTIFY did not announce). */
+  function poll() {
+    outboxDirty = true;
+    wake();
   }
 
   return {
@@ -370,8 +449,12 @@ export function createWebhookDispatcher(services: Services) {
     async start() {
       stopped = false;
 
-      await database.listen(OUTBOX_CHANNEL, () => wake());
+      await database.listen(OUTBOX_CHANNEL, () => {
+        outboxDirty = true;
+        wake();
+      });
       await database.listen(DELIVERIES_CHANNEL, () => wake());
+      outboxDirty = true;
       wake();
     },
     async stop() {

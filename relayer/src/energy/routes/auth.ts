@@ -1,12 +1,13 @@
 // POST /auth/token: the OAuth 2.0 client credentials grant (RFC 6749 section 4.4), form-urlencoded.
 import { createRoute } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { rateLimit } from "../../http/middleware.ts";
 import type { Services } from "../../services.ts";
 import { verifyClientCredentials } from "../auth/client-credentials.ts";
 import type { SandboxTokens } from "../auth/tokens.ts";
-import { SandboxError, errorResponse, sandboxErrors } from "../errors.ts";
+import { SandboxError, errorResponse, sandboxErrorBody, sandboxErrors } from "../errors.ts";
 import { type EnergyEnv, createSandboxApi } from "../sandbox-api.ts";
-import { TokenRequest, TokenResponse } from "../schemas.ts";
+import { TOKEN_RATE_BURST, TOKEN_RATE_PER_MINUTE, TokenRequest, TokenResponse } from "../schemas.ts";
 
 const FORM = "application/x-www-form-urlencoded";
 
@@ -20,6 +21,16 @@ const formOnly: MiddlewareHandler<EnergyEnv> = async (c, next) => {
 export function authRoutes(services: Services, tokens: SandboxTokens) {
   const api = createSandboxApi();
   const { db } = services;
+  // Every request counts, whatever its answer (as on the payment API's login).
+  const limit = rateLimit({
+    capacity: TOKEN_RATE_BURST,
+    perSecond: TOKEN_RATE_PER_MINUTE / 60,
+    onLimited: (c, retryAfter) =>
+      c.json(sandboxErrorBody("rate_limited", `too many token requests from this client; retry in ${retryAfter} s`), 429, {
+        "retry-after": String(retryAfter),
+      }),
+  });
+  const tokenRateLimit: MiddlewareHandler<EnergyEnv> = (c, next) => limit(c as Context, next);
 
   api.openapi(
     createRoute({
@@ -30,7 +41,7 @@ export function authRoutes(services: Services, tokens: SandboxTokens) {
       description:
         "Form fields grant_type=client_credentials, client_id and client_secret. The token is valid for expires_in " +
         "seconds; request a new one when it expires (there is no refresh token). Responses carry Cache-Control: no-store.",
-      middleware: [formOnly] as const,
+      middleware: [tokenRateLimit, formOnly] as const,
       request: { body: { content: { [FORM]: { schema: TokenRequest } }, required: true } },
       responses: {
         200: { description: "A bearer token", content: { "application/json": { schema: TokenResponse } } },
@@ -40,6 +51,13 @@ export function authRoutes(services: Services, tokens: SandboxTokens) {
         ),
         401: errorResponse(["unauthorized"], "Unknown client_id, wrong client_secret, or a revoked client."),
         413: errorResponse(["payload_too_large"], "The body exceeds 64 KiB."),
+        429: {
+          ...errorResponse(
+            ["rate_limited"],
+            `More than ${TOKEN_RATE_BURST} token requests from one client address at once, or ${TOKEN_RATE_PER_MINUTE} a minute after that.`,
+          ),
+          headers: { "Retry-After": { description: "Seconds to wait before the next request.", schema: { type: "integer" as const } } },
+        },
         500: errorResponse(["internal_error"], "An unexpected failure; retry later."),
       },
     }),

@@ -7,7 +7,7 @@ import { createApi } from "../../http/api.ts";
 import { errorResponses, errors } from "../../http/errors.ts";
 import { clientAddress } from "../../http/middleware.ts";
 import type { Services } from "../../services.ts";
-import { findOrder, orderView } from "../orders.ts";
+import { findOrder, findOrderWithRelay, orderView } from "../orders.ts";
 import { OrderIdParam } from "../schemas.ts";
 
 /** Events after which nothing more is streamed for the order. */
@@ -71,8 +71,8 @@ export function orderEventRoutes(services: Services) {
           if (!lastEventHeader) {
             const history = await hub.eventsAfter(order.id, 0, 1_000);
             last = history.at(-1)?.id ?? 0;
-            const current = await findOrder(services, order.id);
-            await stream.writeSSE({ id: String(last), event: "state", data: JSON.stringify(await orderView(services, current)) });
+            const current = await findOrderWithRelay(services, order.id);
+            await stream.writeSSE({ id: String(last), event: "state", data: JSON.stringify(await orderView(services, current.order, current.relay)) });
             if (history.some((e) => TERMINAL_EVENTS.has(e.type))) return;
           }
           while (!closed) {

@@ -8,7 +8,7 @@ import { createApi } from "../../http/api.ts";
 import { errorResponses, errors } from "../../http/errors.ts";
 import { rateLimit } from "../../http/middleware.ts";
 import type { Services } from "../../services.ts";
-import { createOrder, findOrder, orderView } from "../orders.ts";
+import { createOrder, findOrder, findOrderWithRelay, orderView } from "../orders.ts";
 import { relayCash, relayPermit } from "../relay.ts";
 import { Order, OrderIdParam, OrderRequest, PermitSubmission, Receipt, RelayAccepted } from "../schemas.ts";
 import { orderReceipt } from "../receipt.ts";
@@ -50,7 +50,10 @@ export function orderRoutes(services: Services) {
         ...errorResponses(404, 422),
       },
     }),
-    async (c) => c.json(await orderView(services, await findOrder(services, c.req.valid("param").id)), 200),
+    async (c) => {
+      const { order, relay } = await findOrderWithRelay(services, c.req.valid("param").id);
+      return c.json(await orderView(services, order, relay), 200);
+    },
   );
 
   api.openapi(

@@ -1,0 +1,55 @@
+// The resilience suite: the whole system on loopback (support/stack.ts), on the embedded PGlite and on
+// PostgreSQL, with the chain (and on PostgreSQL the relayer's database) behind switchable TCP proxies.
+//   bad input   generated malformed requests on every route of both interfaces (cases/bad-input.ts)
+//   limits      body size, pagination, rate limits on login and token routes, event streams per client
+//   security    revocation and expiry on the next request, tenant isolation, private callback URLs,
+//               secrets in logs and responses
+//   faults      SIGKILL during a webhook delivery and during a relayed payment, the database and the chain's
+//               RPC cut off for a while
+import { after, before, describe } from "node:test";
+import { selectedDatabaseKinds } from "../support/databases.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { badInputCases } from "./cases/bad-input.ts";
+import { faultCases } from "./cases/faults.ts";
+import { limitCases } from "./cases/limits.ts";
+import { secretsCases, securityCases } from "./cases/security.ts";
+import { type Fixtures, prepareFixtures } from "./support/fixtures.ts";
+
+for (const database of selectedDatabaseKinds()) {
+  describe(`resilience on ${database}`, { concurrency: false }, () => {
+    let stack: Stack;
+    let fx: Fixtures;
+    before(
+      async () => {
+        stack = await startStack({
+          label: `resilience-${database}`,
+          database,
+          chainProxy: true,
+          databaseProxy: database === "postgres",
+          relayerEnv: {
+            // Debug lines too: the secrets scan reads the whole log.
+            LOG_LEVEL: "debug",
+            WEBHOOK_RETRY_BASE_MS: "50",
+            WEBHOOK_TIMEOUT_MS: "2000",
+          },
+        });
+        fx = await prepareFixtures(stack);
+      },
+      { timeout: 300_000 },
+    );
+    after(async () => {
+      await fx?.close();
+      await stack?.stop();
+    });
+    const getStack = () => stack;
+    const getFixtures = () => fx;
+
+    // The full matrix on PGlite; a quarter of it on PostgreSQL (the same routes, another database).
+    badInputCases(getStack, getFixtures, { database, fraction: database === "pglite" ? 1 : 0.25 });
+    limitCases(getStack, getFixtures);
+    securityCases(getStack, getFixtures, { database });
+    faultCases(getStack, getFixtures, { database });
+    // Last: it reads every response and log line of the cases before it.
+    secretsCases(getStack, getFixtures);
+  });
+}

@@ -1,0 +1,75 @@
+// The relayer's database as the resilience suite checks it: a fingerprint of every table (row count and a
+// hash of the rows), to show that refused requests wrote nothing. On PostgreSQL it is read directly; the
+// embedded PGlite allows one process at a time, so the relayer is stopped while its directory is read.
+import { PGlite } from "@electric-sql/pglite";
+import { testDatabaseUrl, withPostgres } from "../../support/databases.ts";
+import type { Stack } from "../../support/stack.ts";
+
+/** Columns that background work updates by itself, whatever the requests: the workers' leases and
+ * cursors, the device-status poll's last observation, and an API key's last use (recorded at most once a
+ * minute by a valid request). They are left out of the fingerprint; their rows still count. */
+export const VOLATILE_COLUMNS: Record<string, string[]> = {
+  sync_state: ["value", "updated_at"],
+  device_status: ["observed_at"],
+  api_keys: ["last_used_at"],
+};
+
+export type Fingerprint = Record<string, { rows: number; hash: string }>;
+
+type Query = (sql: string) => Promise<Array<Record<string, any>>>;
+
+async function fingerprintWith(query: Query, schema: string): Promise<Fingerprint> {
+  const tables = await query(
+    `select table_name from information_schema.tables
+     where table_schema = '${schema}' and table_type = 'BASE TABLE' order by table_name`,
+  );
+  const out: Fingerprint = {};
+  for (const { table_name: table } of tables) {
+    const without = (VOLATILE_COLUMNS[table] ?? []).map((column) => ` - '${column}'`).join("");
+    const [row] = await query(
+      `select count(*)::int as n, coalesce(md5(string_agg(r, E'\\n' order by r)), '') as h
+       from (select (to_jsonb(t)${without})::text as r from "${schema}"."${table}" t) s`,
+    );
+    out[table] = { rows: Number(row.n), hash: String(row.h) };
+  }
+  return out;
+}
+
+/** The fingerprint of the relayer's database (on PGlite: the relayer is restarted). */
+export async function relayerFingerprint(stack: Stack): Promise<Fingerprint> {
+  const db = stack.relayerOptions.database;
+  if (db.kind === "postgres") {
+    return withPostgres(testDatabaseUrl(), (client) => fingerprintWith(async (sql) => (await client.query(sql)).rows, db.schema));
+  }
+  let result: Fingerprint | undefined;
+  await stack.restartRelayer({
+    whileStopped: async () => {
+      const pglite = await PGlite.create(db.directory);
+      try {
+        result = await fingerprintWith(async (sql) => (await pglite.query<Record<string, any>>(sql)).rows, "public");
+      } finally {
+        await pglite.close();
+      }
+    },
+  });
+  return result!;
+}
+
+/** The tables whose rows differ between two fingerprints, with their row counts. */
+export function changedTables(before: Fingerprint, after: Fingerprint): string[] {
+  const names = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...names]
+    .filter((name) => before[name]?.hash !== after[name]?.hash || before[name]?.rows !== after[name]?.rows)
+    .map((name) => `${name} (${before[name]?.rows ?? "absent"} -> ${after[name]?.rows ?? "absent"} rows)`);
+}
+
+/** Rows of a query on the relayer's PostgreSQL schema (PostgreSQL only). */
+export async function relayerRows<T = Record<string, any>>(stack: Stack, sql: string, params: unknown[] = []): Promise<T[]> {
+  const db = stack.relayerOptions.database;
+  if (db.kind !== "postgres") throw new Error("relayerRows needs PostgreSQL");
+  // Straight to the server, not through the stack's database proxy (which a test may have cut).
+  return withPostgres(testDatabaseUrl(), async (client) => {
+    await client.query(`set search_path to "${db.schema}"`);
+    return (await client.query(sql, params)).rows as T[];
+  });
+}
