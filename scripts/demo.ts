@@ -10,6 +10,8 @@ import path from "node:path";
 import { createPublicClient, http as viemHttp, parseAbi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { repoRoot } from "../lib/deployments.ts";
+import { serverSentEvents } from "../sdk/event-stream.ts";
+import { signOrderPermit } from "../sdk/payment-order.ts";
 import { verifyWebhook } from "../sdk/webhooks.ts";
 
 type StackFile = {
@@ -23,7 +25,7 @@ type StackFile = {
   testWallet: { address: `0x${string}`; privateKey: `0x${string}` };
 };
 
-const stackPath = path.join(repoRoot, ".local", "stack.json");
+const stackPath = path.join(path.resolve(repoRoot, process.env.LOCAL_STACK_DIR || ".local"), "stack.json");
 const stack = JSON.parse(await readFile(stackPath, "utf8").catch(() => {
   console.error("No .local/stack.json: start the stack first with `npm start` (in another terminal).");
   process.exit(1);
@@ -51,28 +53,14 @@ async function call<T = any>(method: string, url: string, body?: unknown, token?
 /** Reads an SSE stream until `until` returns true for an event; returns the events' names. */
 async function follow(url: string, until: (event: string) => boolean): Promise<string[]> {
   const seen: string[] = [];
-  const response = await fetch(url);
-  if (!response.body) throw new Error("no event stream");
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return seen;
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      if (!event) continue;
-      seen.push(event);
-      if (until(event)) {
-        await reader.cancel();
-        return seen;
-      }
-    }
+  const response = await fetch(url, { headers: { accept: "text/event-stream" } });
+  if (!response.ok || !response.body) throw new Error(`the event stream answered ${response.status}`);
+  for await (const { event, comment } of serverSentEvents(response.body)) {
+    if (comment) continue;
+    seen.push(event);
+    if (until(event)) break;
   }
+  return seen;
 }
 
 // A webhook receiver on loopback, subscribed through the API with the portal login.
@@ -127,18 +115,7 @@ try {
     functionName: "nonces",
     args: [wallet.address],
   });
-  const signature = await wallet.signTypedData({
-    domain: details.permit.domain,
-    types: details.permit.types,
-    primaryType: "Permit",
-    message: {
-      owner: wallet.address,
-      spender: details.permit.message.spender,
-      value: BigInt(details.permit.message.value),
-      nonce,
-      deadline: BigInt(details.permit.message.deadline),
-    },
-  });
+  const signature = await signOrderPermit(wallet, details.permit, nonce);
   say("The wallet signs one EIP-2612 permit", `${wallet.address}, nonce ${nonce}; it sends no transaction and pays no gas`);
 
   const streaming = follow(`${api}/orders/${order.id}/events`, (event) => event === "device.powered_on");

@@ -6,6 +6,10 @@
 // A chain already answering on the chain port is reused: when it is the chain of the last deployment,
 // the indexed and relayer data are kept; otherwise (a new chain) everything starts clean, because rows
 // indexed from another chain must never be served.
+//
+// Environment: CHAIN_PORT (8545), DEVICE_CLOUD_PORT (8789), INDEXER_PORT (42069), RELAYER_PORT (8787),
+// DEVICE_TIME_SCALE (60), LOG_LEVEL (info); LOCAL_STACK_DIR (.local: data, logs and stack.json) and
+// LOCAL_DEPLOYMENT_ID (chain-31337: the Ignition deployment's name) let a second stack run beside the first.
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -24,7 +28,7 @@ import {
 } from "../lib/relayer.ts";
 import { SAMPLE_DEVICES, localAccount, localPrivateKey, sampleSeedSpec } from "../lib/sample-data.ts";
 
-const DEPLOYMENT = "chain-31337";
+const DEPLOYMENT = process.env.LOCAL_DEPLOYMENT_ID || "chain-31337";
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const ports = {
   chain: port("CHAIN_PORT", 8545),
@@ -32,7 +36,8 @@ const ports = {
   indexer: port("INDEXER_PORT", 42069),
   relayer: port("RELAYER_PORT", 8787),
 };
-const localDir = path.join(repoRoot, ".local");
+const localDir = path.resolve(repoRoot, process.env.LOCAL_STACK_DIR || ".local");
+const shown = path.relative(repoRoot, localDir) || ".";
 const logDir = path.join(localDir, "logs");
 const stackFile = path.join(localDir, "stack.json");
 const dirs = { indexer: path.join(localDir, "indexer-db"), relayer: path.join(localDir, "relayer-db") };
@@ -226,12 +231,12 @@ async function main() {
     ["Portal login", `${stack.sample.email} / ${password}`],
     ["Developer API key", stack.sample.apiKeys.developer],
     ["Agent API key", stack.sample.apiKeys.agent],
-    ["Test wallet", `${wallet.address} (10,000 USDC; key in .local/stack.json)`],
+    ["Test wallet", `${wallet.address} (10,000 USDC; key in ${shown}/stack.json)`],
   ];
   const energy = (stack.sample as { energyClient?: { clientId: string; clientSecret: string } }).energyClient;
   if (energy) rows.push(["Sandbox client", `${energy.clientId} / ${energy.clientSecret}`]);
   const width = Math.max(...rows.map(([k]) => k.length));
-  process.stdout.write(`\nReady${reuse ? " (data kept: same chain)" : ""}. Everything listens on 127.0.0.1; logs in .local/logs/.\n\n`);
+  process.stdout.write(`\nReady${reuse ? " (data kept: same chain)" : ""}. Everything listens on 127.0.0.1; logs in ${shown}/logs/.\n\n`);
   for (const [k, v] of rows) process.stdout.write(`  ${k.padEnd(width)}  ${v}\n`);
   process.stdout.write("\nTry it: npm run demo        Stop: Ctrl-C\n");
 }

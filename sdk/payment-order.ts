@@ -1,7 +1,7 @@
 // EIP-712 typed data of the payment router's price-locked order (the voucher) and of the EIP-2612 permit
 // that pays it. The order's fields are read from the generated router ABI, so they cannot drift from the
 // Solidity struct.
-import { parseSignature, type Address, type Hex, type TypedDataDomain } from "viem";
+import { parseSignature, type Address, type Hex, type LocalAccount, type TypedDataDomain } from "viem";
 import { paymentRouterAbi } from "../generated/abis.ts";
 
 type PayWithPermit = Extract<(typeof paymentRouterAbi)[number], { type: "function"; name: "payWithPermit" }>;
@@ -69,6 +69,33 @@ export function permitTypedData(params: {
 }) {
   const { tokenDomain, ...message } = params;
   return { domain: tokenDomain, types: permitTypes, primaryType: "Permit", message } as const;
+}
+
+/** An order's `paymentDetails.permit`, as the service returns it (amounts as decimal strings). */
+export type OrderPermit = {
+  domain: TypedDataDomain;
+  message: { spender: Address; value: string; deadline: string };
+};
+
+/** Signs the permit that pays an order: `permit` is the order's `paymentDetails.permit`, `nonce` the
+ * owner's current permit nonce on the token (`nonces(owner)`). The signature goes to
+ * POST /v1/orders/{id}/permit (the relayer pays the gas) or, split with permitSignatureParts, into the
+ * wallet's own payWithPermit transaction. */
+export function signOrderPermit(
+  account: Pick<LocalAccount, "address" | "signTypedData">,
+  permit: OrderPermit,
+  nonce: bigint,
+): Promise<Hex> {
+  return account.signTypedData(
+    permitTypedData({
+      tokenDomain: permit.domain,
+      owner: account.address,
+      spender: permit.message.spender,
+      value: BigInt(permit.message.value),
+      nonce,
+      deadline: BigInt(permit.message.deadline),
+    }),
+  );
 }
 
 /** Splits a 65-byte signature into the `v`, `r`, `s` that `payWithPermit` takes. */

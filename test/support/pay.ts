@@ -13,7 +13,8 @@ import {
 } from "viem";
 import { paymentRouterAbi } from "../../generated/abis.ts";
 import { localAccount } from "../../lib/sample-data.ts";
-import { permitSignatureParts } from "../../sdk/payment-order.ts";
+import { type ServerSentEvent, serverSentEvents } from "../../sdk/event-stream.ts";
+import { permitSignatureParts, signOrderPermit } from "../../sdk/payment-order.ts";
 import type { Stack } from "./stack.ts";
 
 /** The local node's funded test wallet. */
@@ -70,18 +71,7 @@ export async function signPermit(stack: Stack, order: OrderBody, walletIndex = T
     functionName: "nonces",
     args: [account.address],
   });
-  const signature = await account.signTypedData({
-    domain: details.permit.domain,
-    types: details.permit.types,
-    primaryType: "Permit",
-    message: {
-      owner: account.address,
-      spender: details.permit.message.spender,
-      value: BigInt(details.permit.message.value),
-      nonce,
-      deadline: BigInt(details.permit.message.deadline),
-    },
-  });
+  const signature = await signOrderPermit(account, details.permit, nonce);
   return { owner: account.address, signature };
 }
 
@@ -162,7 +152,7 @@ export async function waitForOrder(
   throw new Error(`order ${id} did not reach the expected state; last: ${JSON.stringify(last)}`);
 }
 
-/** Reads a whole SSE stream until it closes (or `timeoutMs`); returns its events. */
+/** Reads a whole SSE stream until it closes (or `timeoutMs`, or `until` returns true); returns its events. */
 export async function readEventStream(
   url: string,
   opts: { headers?: Record<string, string>; timeoutMs?: number; until?: (event: SseEvent) => boolean } = {},
@@ -173,34 +163,9 @@ export async function readEventStream(
   try {
     const response = await fetch(url, { headers: opts.headers, signal: controller.signal });
     if (!response.ok || !response.body) throw new Error(`event stream answered ${response.status}`);
-    const decoder = new TextDecoder();
-    let buffer = "";
-    const reader = response.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const event: SseEvent = { event: "message", data: "", comment: false };
-        const lines = block.split("\n");
-        if (lines.every((l) => l.startsWith(":"))) {
-          events.push({ event: "comment", data: lines.join("\n"), comment: true });
-          continue;
-        }
-        for (const line of lines) {
-          if (line.startsWith("id:")) event.id = line.slice(3).trim();
-          else if (line.startsWith("event:")) event.event = line.slice(6).trim();
-          else if (line.startsWith("data:")) event.data += line.slice(5).trim();
-        }
-        events.push(event);
-        if (opts.until?.(event)) {
-          controller.abort();
-          return events;
-        }
-      }
+    for await (const event of serverSentEvents(response.body)) {
+      events.push(event);
+      if (opts.until?.(event)) break;
     }
   } catch (error) {
     if ((error as Error).name !== "AbortError") throw error;
@@ -210,7 +175,7 @@ export async function readEventStream(
   return events;
 }
 
-export type SseEvent = { id?: string; event: string; data: string; comment: boolean };
+export type SseEvent = ServerSentEvent;
 
 /** Pays an order end to end through the relayer, as a wallet would: quote and order `tier` on `deviceId`,
  * the test wallet (account 7) signs the permit, POST /v1/orders/{id}/permit; with `until` (default

@@ -1,0 +1,171 @@
+// `npm start` and `npm run demo` as a newcomer runs them (scripts/start.ts, scripts/demo.ts), each stack on
+// ports of its own and in a directory of its own (LOCAL_STACK_DIR, LOCAL_DEPLOYMENT_ID), so a developer's
+// running stack is not touched:
+//   - a taken port fails the start with a message that names it, and nothing is left running;
+//   - the start shows each step, prints the table once everything answers, and the demo then pays a device
+//     end to end against it; SIGINT stops every child the start started;
+//   - started again on the same chain, the data is kept (the demo's order is still there); on a new chain
+//     on the same port, everything starts clean (the order is gone: nothing indexed from the old chain).
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rm } from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startChain } from "../../lib/chain.ts";
+import { deploymentRecordPath, deploymentsDir, repoRoot } from "../../lib/deployments.ts";
+import { type Service, freePort, isListening } from "../../lib/processes.ts";
+import { testLogDir } from "../support/local-chain.ts";
+
+const node = process.execPath;
+const id = `start-${process.pid}-${randomBytes(3).toString("hex")}`;
+const stackDir = path.join(testLogDir("start"), id);
+let ports: Record<"CHAIN_PORT" | "DEVICE_CLOUD_PORT" | "INDEXER_PORT" | "RELAYER_PORT", number>;
+const env = () => ({
+  ...process.env,
+  ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+  LOCAL_STACK_DIR: stackDir,
+  LOCAL_DEPLOYMENT_ID: id,
+  HARDHAT_DISABLE_TELEMETRY: "true",
+  PONDER_TELEMETRY_DISABLED: "1",
+});
+
+type Started = { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> };
+
+/** Runs scripts/start.ts; resolves once it printed its table (or exited). */
+async function start(): Promise<Started> {
+  const child = spawn(node, [path.join(repoRoot, "scripts/start.ts")], { cwd: repoRoot, env: env(), stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const deadline = Date.now() + 240_000;
+  while (!stdout.includes("Try it: npm run demo") && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** SIGINT, as Ctrl-C; resolves with the exit code. */
+async function interrupt(started: Started): Promise<number | null> {
+  started.child.kill("SIGINT");
+  const timeout = setTimeout(() => started.child.kill("SIGKILL"), 60_000);
+  const code = await started.exited;
+  clearTimeout(timeout);
+  return code;
+}
+
+function runDemo(): Promise<{ code: number | null; output: string }> {
+  const child = spawn(node, [path.join(repoRoot, "scripts/demo.ts")], { cwd: repoRoot, env: env(), stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  const timeout = setTimeout(() => child.kill("SIGKILL"), 180_000);
+  return new Promise((resolve) =>
+    child.on("exit", (code) => {
+      clearTimeout(timeout);
+      resolve({ code, output });
+    }),
+  );
+}
+
+const stackFile = async () => JSON.parse(await readFile(path.join(stackDir, "stack.json"), "utf8"));
+
+describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 }, () => {
+  let chain: Service | undefined;
+  let running: Started | undefined;
+  let demoOrderId = "";
+
+  before(async () => {
+    ports = { CHAIN_PORT: await freePort(), DEVICE_CLOUD_PORT: await freePort(), INDEXER_PORT: await freePort(), RELAYER_PORT: await freePort() };
+    await mkdir(stackDir, { recursive: true });
+  });
+  after(async () => {
+    if (running && running.child.exitCode === null) await interrupt(running);
+    await chain?.stop();
+    await rm(path.join(deploymentsDir, id), { recursive: true, force: true });
+    await rm(deploymentRecordPath(id), { force: true });
+  });
+
+  it("fails with a message naming a taken port, and leaves nothing running", async () => {
+    const squatter = net.createServer().listen(ports.RELAYER_PORT, "127.0.0.1");
+    await new Promise((resolve) => squatter.once("listening", resolve));
+    try {
+      const started = await start();
+      assert.equal(await started.exited, 1, started.stdout() + started.stderr());
+      assert.match(started.stderr(), new RegExp(`port ${ports.RELAYER_PORT} \\(relayer\\) is taken.*RELAYER_PORT`));
+      for (const [name, port] of Object.entries(ports)) {
+        if (name !== "RELAYER_PORT") assert.equal(await isListening(port), false, `${name} ${port} is free`);
+      }
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+
+  it("shows each step, prints the table when everything answers, and the demo pays a device against it", async () => {
+    // A chain the start does not own (as a developer's own node): it stays up when the start stops.
+    chain = (await startChain({ port: ports.CHAIN_PORT, logFile: path.join(stackDir, "external-chain.log") })).service;
+    running = await start();
+    const out = running.stdout();
+    assert.match(out, /^Ready\. Everything listens on 127\.0\.0\.1/m, running.stderr());
+    for (const stepTitle of ["checking ports", `using the chain already running on port ${ports.CHAIN_PORT}`, "deploying the contracts with Ignition", "seeding the sample tenant", `starting the relayer on port ${ports.RELAYER_PORT}`]) {
+      assert.ok(running.stderr().includes(`✔ ${stepTitle}`), `step shown: ${stepTitle}`);
+    }
+    for (const row of ["Payment API", "Sandbox API", "Developer portal", "Indexer", "Portal login", "Developer API key", "Agent API key", "Sandbox client", "Test wallet"]) {
+      assert.match(out, new RegExp(`^  ${row} +\\S`, "m"), `row ${row}`);
+    }
+    const stack = await stackFile();
+    assert.equal(stack.endpoints.paymentApi, `http://127.0.0.1:${ports.RELAYER_PORT}/v1`);
+    for (const url of [stack.endpoints.paymentApiDocs, stack.endpoints.sandboxApiDocs, `${stack.endpoints.paymentApi}/openapi.json`, `${stack.endpoints.portal}/login`]) {
+      assert.equal((await fetch(url)).status, 200, url);
+    }
+    assert.equal((await fetch(`${stack.endpoints.indexer}/ready`)).status, 200);
+    const key = await fetch(`${stack.endpoints.paymentApi}/devices`, { headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` } });
+    assert.equal(key.status, 200, "the printed developer key works");
+
+    const demo = await runDemo();
+    assert.equal(demo.code, 0, demo.output);
+    for (const title of ["The wallet signs one EIP-2612 permit", "The device is powered on", "The 50/40/10 split, in the payment's transaction", "An agent confirms a cash payment"]) {
+      assert.ok(demo.output.includes(title), `demo step: ${title}`);
+    }
+    assert.match(demo.output, /Signed webhooks arrived and verified[^\n]*\n {3}[^\n]*payment\.succeeded/);
+    assert.match(demo.output, /The batch is anchored on-chain[^\n]*\n {3}evidence \S+: 12 readings, merkle root 0x[0-9a-f]{64}, tx 0x[0-9a-f]{64}/);
+    demoOrderId = /^ {3}(ord_\w+) is pending/m.exec(demo.output)?.[1] ?? "";
+    assert.ok(demoOrderId, "the demo printed its order");
+    const order = await (await fetch(`${stack.endpoints.paymentApi}/orders/${demoOrderId}`)).json();
+    assert.equal(order.status, "success");
+
+    assert.equal(await interrupt(running), 0, running.stderr());
+    for (const name of ["DEVICE_CLOUD_PORT", "INDEXER_PORT", "RELAYER_PORT"] as const) {
+      assert.equal(await isListening(ports[name]), false, `${name} is free after SIGINT`);
+    }
+    assert.equal(await isListening(ports.CHAIN_PORT), true, "the chain the start did not start keeps running");
+  });
+
+  it("keeps the data when started again on the same chain", async () => {
+    assert.ok(demoOrderId, "needs the demo's order");
+    running = await start();
+    assert.match(running.stdout(), /^Ready \(data kept: same chain\)\./m, running.stderr());
+    const stack = await stackFile();
+    const order = await (await fetch(`${stack.endpoints.paymentApi}/orders/${demoOrderId}`)).json();
+    assert.equal(order.status, "success");
+    assert.equal(await interrupt(running), 0);
+  });
+
+  it("starts clean on a new chain on the same port: nothing of the old chain is served", async () => {
+    assert.ok(demoOrderId, "needs the demo's order");
+    await chain!.stop();
+    chain = (await startChain({ port: ports.CHAIN_PORT, logFile: path.join(stackDir, "external-chain-2.log") })).service;
+    running = await start();
+    assert.match(running.stdout(), /^Ready\. /m, running.stderr());
+    assert.ok(running.stderr().includes("✔ new chain: clearing indexed and relayer data"));
+    const stack = await stackFile();
+    const order = await fetch(`${stack.endpoints.paymentApi}/orders/${demoOrderId}`);
+    assert.equal(order.status, 404);
+    const stats = await (await fetch(`${stack.endpoints.paymentApi}/public/stats`)).json();
+    assert.equal(stats.onchainVolumeUsd, 0, "no volume from the old chain");
+    assert.equal(await interrupt(running), 0);
+  });
+});
