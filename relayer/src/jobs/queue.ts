@@ -5,6 +5,7 @@ import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Database, DbOrTx } from "../db/client.ts";
 import { jobs } from "../db/schema.ts";
 import type { Logger } from "../logger.ts";
+import { createWakeLoop } from "./wake-loop.ts";
 
 export const JOBS_CHANNEL = "jobs";
 const LEASE_MS = 60_000;
@@ -40,11 +41,6 @@ export function createJobRunner(deps: { database: Database; logger: Logger; hand
   const { database, handlers } = deps;
   const db = database.db;
   const logger = deps.logger.child({ worker: "jobs" });
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
-  let again = false;
-
   async function claim(): Promise<Job[]> {
     return db.transaction(async (tx) => {
       const due = await tx
@@ -109,35 +105,19 @@ export function createJobRunner(deps: { database: Database; logger: Logger; hand
     }
   }
 
-  function run() {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = tick()
-      .catch((error) => logger.warn("job runner tick failed", { error: (error as Error).message }))
-      .finally(() => {
-        running = undefined;
-        clearTimeout(timer);
-        const now = again;
-        again = false;
-        if (!stopped) timer = setTimeout(run, now ? 0 : 500);
-      });
-  }
+  const loop = createWakeLoop({
+    tick,
+    idleMs: 500,
+    onError: (error) => logger.warn("job runner tick failed", { error: (error as Error).message }),
+  });
 
   return {
     name: "jobs",
     async start() {
-      stopped = false;
-      await database.listen(JOBS_CHANNEL, () => run());
-      run();
+      await database.listen(JOBS_CHANNEL, () => loop.wake());
+      loop.start();
     },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
+    stop: () => loop.stop(),
     /** Runs due jobs now (tests). */
     tick,
   };

@@ -12,6 +12,7 @@ import { energyBatches } from "../../db/schema.ts";
 import type { Services } from "../../services.ts";
 import { BATCHES_CHANNEL } from "../telemetry/ingest.ts";
 import { type LeafReading, idKey } from "./merkle.ts";
+import { createWakeLoop } from "../../jobs/wake-loop.ts";
 import { createMerkleBuilder } from "./merkle-builder.ts";
 
 export const ANCHOR_TX_KIND = "anchor";
@@ -39,10 +40,6 @@ export function createAnchorWorker(services: Services) {
   const logger = services.logger.child({ worker: "energy-anchor" });
   const anchorAddress = chain.deployment.contracts.TelemetryAnchor?.address as Address | undefined;
   const merkle = createMerkleBuilder(logger);
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
-  let again = false;
 
   txSender.onFinal(ANCHOR_TX_KIND, async (row, tx) => {
     const anchored = row.status === "mined";
@@ -146,7 +143,7 @@ export function createAnchorWorker(services: Services) {
       .orderBy(asc(energyBatches.receivedAt))
       .limit(BATCHES_PER_TICK);
     for (const batch of due) {
-      if (stopped) break;
+      if (loop.isStopped()) break;
       try {
         await anchorBatch(batch);
       } catch (error) {
@@ -156,38 +153,21 @@ export function createAnchorWorker(services: Services) {
     return due.length;
   }
 
-  function run() {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = tick()
-      .then((handled) => {
-        if (handled === BATCHES_PER_TICK) again = true;
-      })
-      .catch((error) => logger.warn("anchor tick failed", { error: (error as Error).message }))
-      .finally(() => {
-        running = undefined;
-        clearTimeout(timer);
-        const now = again;
-        again = false;
-        if (!stopped) timer = setTimeout(run, now ? 0 : INTERVAL_MS);
-      });
-  }
+  const loop = createWakeLoop({
+    tick: async () => (await tick()) === BATCHES_PER_TICK,
+    idleMs: INTERVAL_MS,
+    onError: (error) => logger.warn("anchor tick failed", { error: (error as Error).message }),
+  });
 
   return {
     name: "energy-anchor",
     async start() {
-      stopped = false;
       if (!anchorAddress) logger.warn("no TelemetryAnchor in the deployment: attested telemetry batches will fail");
-      await database.listen(BATCHES_CHANNEL, () => run());
-      run();
+      await database.listen(BATCHES_CHANNEL, () => loop.wake());
+      loop.start();
     },
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+      await loop.stop();
       await merkle.close();
     },
     tick,
