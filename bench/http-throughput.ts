@@ -29,7 +29,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Result } from "autocannon";
-import { repoRoot } from "../lib/deployments.ts";
+import { repoRoot } from "../ignition/deployment-records.ts";
 import { startService, waitUntil } from "../lib/processes.ts";
 import { waitForOrder } from "../test/support/pay.ts";
 import { type Stack, startStack } from "../test/support/stack.ts";

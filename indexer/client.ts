@@ -97,7 +97,9 @@ export type IndexerClient = ReturnType<typeof createIndexerClient>;
 
 /** A client of the indexer at `indexerUrl` (e.g. http://127.0.0.1:42069). */
 export function createIndexerClient(indexerUrl: string, options: IndexerClientOptions = {}) {
-  const baseUrl = indexerUrl.replace(/\/+$/, "");
+  let end = indexerUrl.length;
+  while (end > 0 && indexerUrl[end - 1] === "/") end--;
+  const baseUrl = indexerUrl.slice(0, end);
   const reorgDepth = BigInt(options.reorgDepth ?? 256);
   const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   const client: Client<typeof schema> = createClient(`${baseUrl}/sql`, { schema });

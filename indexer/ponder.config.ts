@@ -3,7 +3,7 @@
 // blocks from the deployment record generated/deployments/<DEPLOYMENT>.json. Nothing is copied by hand.
 import { createConfig } from "ponder";
 import { assetSplitAbi, paymentRouterAbi } from "../generated/abis.ts";
-import { loadDeploymentRecord } from "../lib/deployments.ts";
+import { loadDeploymentRecord } from "../ignition/deployment-records.ts";
 import { LOCAL_CHAIN_IDS, chainName, readIndexerEnv } from "./env.ts";
 
 

@@ -1,7 +1,7 @@
 // The local chain (a Hardhat node on loopback) and the local Ignition deployment.
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import { type DeploymentRecord, deploymentsDir, repoRoot, writeDeploymentRecord } from "./deployments.ts";
+import { type DeploymentRecord, deploymentsDir, repoRoot, writeDeploymentRecord } from "../ignition/deployment-records.ts";
 import { type Service, startService, waitUntil } from "./processes.ts";
 
 const hardhatCli = path.join(repoRoot, "node_modules", "hardhat", "dist", "src", "cli.js");

@@ -3,7 +3,7 @@
 import path from "node:path";
 import pg from "pg";
 import { LOCAL_CHAIN_IDS } from "../indexer/env.ts";
-import { loadDeploymentRecord, repoRoot } from "./deployments.ts";
+import { loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
 import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
 const ponderCli = path.join(repoRoot, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");

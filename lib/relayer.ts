@@ -3,7 +3,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { repoRoot } from "./deployments.ts";
+import { repoRoot } from "../ignition/deployment-records.ts";
 import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
 const relayerMain = path.join(repoRoot, "relayer", "src", "main.ts");

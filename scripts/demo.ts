@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { createPublicClient, http as viemHttp, parseAbi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { repoRoot } from "../lib/deployments.ts";
+import { repoRoot } from "../ignition/deployment-records.ts";
 import { serverSentEvents } from "../sdk/event-stream.ts";
 import { signOrderPermit } from "../sdk/payment-order.ts";
 import { verifyWebhook } from "../sdk/webhooks.ts";

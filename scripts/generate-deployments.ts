@@ -4,7 +4,7 @@
 // local deployment. Usage: node scripts/generate-deployments.ts [deployment-id ...]
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { deploymentsDir, writeDeploymentRecord } from "../lib/deployments.ts";
+import { deploymentsDir, writeDeploymentRecord } from "../ignition/deployment-records.ts";
 
 const ids = process.argv.slice(2);
 const all = await readdir(deploymentsDir).catch(() => [] as string[]);

@@ -15,7 +15,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { deployLocalStack, isSameChain, rpc, startChain } from "../lib/chain.ts";
-import { type DeploymentRecord, loadDeploymentRecord, repoRoot } from "../lib/deployments.ts";
+import { type DeploymentRecord, loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
 import { startIndexer } from "../lib/indexer.ts";
 import { isListening, type Service } from "../lib/processes.ts";
 import { step } from "../lib/progress.ts";

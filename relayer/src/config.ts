@@ -93,6 +93,10 @@ export const configSchema = z.object({
   DEVICE_STATUS_POLL_MS: z.coerce.number().int().min(50).max(3_600_000).default(10_000),
   /** Seconds after ingest at which the energy sandbox confirms a telemetry batch's anomaly score. */
   ENERGY_ANOMALY_CONFIRM_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
+  /** Telemetry batches one sandbox client may send: a burst of ENERGY_INGEST_BURST, then
+   * ENERGY_INGEST_PER_SECOND a second (per relayer process); beyond that 429 rate_limited. */
+  ENERGY_INGEST_BURST: z.coerce.number().int().min(1).max(100_000).default(200),
+  ENERGY_INGEST_PER_SECOND: z.coerce.number().min(0.01).max(100_000).default(100),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Run the background workers (payment sync, transaction sender, webhook dispatcher). */
   WORKERS: z

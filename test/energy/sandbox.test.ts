@@ -76,7 +76,7 @@ for (const database of selectedDatabaseKinds()) {
           token_lifetime_seconds: 3600,
           idempotency_key_max_length: 255,
           idempotency_key_retention_seconds: 86_400,
-          rate_limits: { auth_token: { burst: 20, per_minute: 20 } },
+          rate_limits: { auth_token: { burst: 20, per_minute: 20 }, telemetry_batch: { burst: 200, per_second: 100 } },
         });
         assert.equal(report.anchoring.contract, stack.chain.record.contracts.TelemetryAnchor?.address);
         assert.equal(report.anchoring.chain_id, stack.chain.record.chainId);
@@ -442,7 +442,7 @@ for (const database of selectedDatabaseKinds()) {
         assert.deepEqual(routes.sort(), [...SPEC_ROUTES].sort());
         assert.equal(doc.components.securitySchemes.sandboxToken.flows.clientCredentials.tokenUrl, `${stack.relayerUrl}${BASE}/auth/token`);
         const telemetry = doc.paths["/telemetry:batch"].post;
-        assert.deepEqual(Object.keys(telemetry.responses).sort(), ["200", "400", "401", "404", "409", "413", "422", "500"]);
+        assert.deepEqual(Object.keys(telemetry.responses).sort(), ["200", "400", "401", "404", "409", "413", "422", "429", "500"]);
         assert.deepEqual(
           telemetry.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort(),
           ["header:Device-Signature", "header:Idempotency-Key"],
@@ -468,6 +468,31 @@ for (const database of selectedDatabaseKinds()) {
         const m = meter("mtr-kibera-004", { sequence: 980, cumulative: 2_402_000, epoch: 2 });
         const response = await postBatch(stack, token, m.batch(2));
         assert.equal(response.status, 200, response.text);
+      });
+    });
+
+    // Last: it restarts the relayer with a small ingest limit (the limiter is per process, in memory).
+    describe("telemetry rate limit", () => {
+      it("limits batches per OAuth client: 429 rate_limited with retry-after, nothing stored, other routes unaffected", async () => {
+        await stack.restartRelayer({ env: { ENERGY_INGEST_BURST: "3", ENERGY_INGEST_PER_SECOND: "0.05" } });
+        const limits = (await request(stack, "GET", `${BASE}/capabilities`)).body.limits.rate_limits;
+        assert.deepEqual(limits.telemetry_batch, { burst: 3, per_second: 0.05 });
+
+        // Invalid bodies count too: the limit is checked before the body is read.
+        for (let i = 0; i < 3; i++) {
+          assertError(await postBatch(stack, token, { device_id: "mtr-kibera-004", readings: [] }), 400, "invalid_request", `batch ${i}`);
+        }
+        const m = meter("mtr-kibera-004", { sequence: 2_000, cumulative: 2_500_000, epoch: 2 });
+        const limited = await postBatch(stack, token, m.batch(1), { "Idempotency-Key": "rate-limited-batch" });
+        assertError(limited, 429, "rate_limited", "the fourth batch");
+        const retryAfter = Number(limited.headers.get("retry-after"));
+        assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 20, `retry-after ${retryAfter}`);
+
+        const device = await call(stack, token, "GET", "/devices/mtr-kibera-004");
+        assert.equal(device.status, 200, "reads are not rate-limited");
+        assert.ok(device.body.last_sequence_number < 2_000, "the limited batch stored nothing");
+        // A fresh token of the same client shares its bucket: the limit is per client, not per token.
+        assertError(await postBatch(stack, await accessToken(stack), m.batch(1)), 429, "rate_limited", "a new token");
       });
     });
   });

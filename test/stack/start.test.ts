@@ -14,7 +14,7 @@ import net from "node:net";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startChain } from "../../lib/chain.ts";
-import { deploymentRecordPath, deploymentsDir, repoRoot } from "../../lib/deployments.ts";
+import { deploymentRecordPath, deploymentsDir, repoRoot } from "../../ignition/deployment-records.ts";
 import { type Service, freePort, isListening } from "../../lib/processes.ts";
 import { testLogDir } from "../support/local-chain.ts";
 

@@ -7,7 +7,7 @@ import path from "node:path";
 import { type Browser, type Page, chromium } from "playwright-core";
 import type { LocalAccount } from "viem";
 import { rpc } from "../../lib/chain.ts";
-import { repoRoot } from "../../lib/deployments.ts";
+import { repoRoot } from "../../ignition/deployment-records.ts";
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { deployLocalStack, rpc, startChain } from "../../lib/chain.ts";
-import { type DeploymentRecord, deploymentRecordPath, deploymentsDir, repoRoot } from "../../lib/deployments.ts";
+import { type DeploymentRecord, deploymentRecordPath, deploymentsDir, repoRoot } from "../../ignition/deployment-records.ts";
 import { type Service, freePort } from "../../lib/processes.ts";
 import { LOCAL_MNEMONIC, localAccount } from "../../lib/sample-data.ts";
 

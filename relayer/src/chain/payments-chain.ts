@@ -17,7 +17,7 @@ import {
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { assetSplitAbi, paymentRouterAbi } from "../../../generated/abis.ts";
-import { type DeploymentRecord, loadDeploymentRecord } from "../../../lib/deployments.ts";
+import { type DeploymentRecord, loadDeploymentRecord } from "../../../ignition/deployment-records.ts";
 import { type PaymentOrder, orderTypedData } from "../../../sdk/payment-order.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";

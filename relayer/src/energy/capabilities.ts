@@ -98,7 +98,10 @@ export function capabilities(services: Services) {
     { name: "webhook_registration", description: "POST /webhooks validates {url, events}, stores the registration and echoes it (201)." },
     {
       name: "rate_limiting",
-      description: `POST /auth/token: a burst of ${TOKEN_RATE_BURST} requests per client address, then ${TOKEN_RATE_PER_MINUTE} a minute; beyond that, 429 rate_limited with Retry-After (seconds). No other route is rate-limited.`,
+      description:
+        `POST /auth/token: a burst of ${TOKEN_RATE_BURST} requests per client address, then ${TOKEN_RATE_PER_MINUTE} a minute. ` +
+        `POST /telemetry:batch: a burst of ${config.ENERGY_INGEST_BURST} batches per OAuth client, then ${config.ENERGY_INGEST_PER_SECOND} a second ` +
+        "(per relayer process). Beyond either, 429 rate_limited with Retry-After (seconds). No other route is rate-limited.",
     },
   ];
 
@@ -147,7 +150,10 @@ export function capabilities(services: Services) {
       token_lifetime_seconds: TOKEN_LIFETIME_SECONDS,
       idempotency_key_max_length: IDEMPOTENCY_KEY_MAX_LENGTH,
       idempotency_key_retention_seconds: IDEMPOTENCY_RETENTION_SECONDS,
-      rate_limits: { auth_token: { burst: TOKEN_RATE_BURST, per_minute: TOKEN_RATE_PER_MINUTE } },
+      rate_limits: {
+        auth_token: { burst: TOKEN_RATE_BURST, per_minute: TOKEN_RATE_PER_MINUTE },
+        telemetry_batch: { burst: config.ENERGY_INGEST_BURST, per_second: config.ENERGY_INGEST_PER_SECOND },
+      },
     },
     anchoring: {
       chain: config.CHAIN_NAME,

@@ -348,8 +348,15 @@ export const Capabilities = z
       idempotency_key_max_length: z.int(),
       idempotency_key_retention_seconds: z.int(),
       rate_limits: z
-        .object({ auth_token: z.object({ burst: z.int(), per_minute: z.int() }) })
-        .openapi({ description: "Rate limits per client address: only POST /auth/token has one (429 rate_limited, Retry-After)." }),
+        .object({
+          auth_token: z.object({ burst: z.int(), per_minute: z.int() }),
+          telemetry_batch: z.object({ burst: z.int(), per_second: z.number() }),
+        })
+        .openapi({
+          description:
+            "POST /auth/token per client address; POST /telemetry:batch per OAuth client (per relayer process). " +
+            "Beyond either: 429 rate_limited with Retry-After.",
+        }),
     }),
     anchoring: z.object({
       chain: z.string(),

@@ -90,7 +90,10 @@ export function tokenAmount(units: string, decimals: number | null, symbol: stri
   const value = BigInt(units);
   const scale = 10n ** BigInt(decimals);
   const whole = value / scale;
-  const fraction = (value % scale).toString().padStart(decimals, "0").replace(/0+$/, "").padEnd(2, "0");
+  const digits = (value % scale).toString().padStart(decimals, "0");
+  let end = digits.length;
+  while (end > 0 && digits[end - 1] === "0") end--;
+  const fraction = digits.slice(0, end).padEnd(2, "0");
   return `${whole.toLocaleString("en-US")}.${fraction}${symbol ? ` ${symbol}` : ""}`;
 }
 

@@ -1,8 +1,9 @@
 // POST /telemetry:batch: a batch of readings for a registered device (the colon is part of the path).
 import { createRoute, z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { rateLimit } from "../../http/middleware.ts";
 import type { Services } from "../../services.ts";
-import { bearerErrors, errorResponse } from "../errors.ts";
+import { bearerErrors, errorResponse, sandboxErrorBody } from "../errors.ts";
 import { type EnergyEnv, createSandboxApi } from "../sandbox-api.ts";
 import { BatchAccepted, MAX_READINGS_PER_BATCH, TELEMETRY_MAX_BODY_BYTES, TelemetryBatch } from "../schemas.ts";
 import { IDEMPOTENCY_KEY_PATTERN } from "../telemetry/idempotency.ts";
@@ -40,8 +41,25 @@ const Headers = z.object({
     }),
 });
 
+/** A token bucket per OAuth client (after authentication, so the key is the client id, not the address):
+ * ENERGY_INGEST_BURST batches at once, then ENERGY_INGEST_PER_SECOND a second; beyond that 429. */
+function ingestRateLimit(services: Services): MiddlewareHandler<EnergyEnv> {
+  const { ENERGY_INGEST_BURST: burst, ENERGY_INGEST_PER_SECOND: perSecond } = services.config;
+  const limit = rateLimit({
+    capacity: burst,
+    perSecond,
+    key: (c) => (c as Context<EnergyEnv>).get("energyClientId"),
+    onLimited: (c, retryAfter) =>
+      c.json(sandboxErrorBody("rate_limited", `too many telemetry batches from this client; retry in ${retryAfter} s`), 429, {
+        "retry-after": String(retryAfter),
+      }),
+  });
+  return (c, next) => limit(c as Context, next);
+}
+
 export function telemetryRoutes(services: Services, auth: MiddlewareHandler<EnergyEnv>) {
   const api = createSandboxApi();
+  const { ENERGY_INGEST_BURST: burst, ENERGY_INGEST_PER_SECOND: perSecond } = services.config;
 
   api.openapi(
     createRoute({
@@ -55,7 +73,7 @@ export function telemetryRoutes(services: Services, auth: MiddlewareHandler<Ener
         `is anchored asynchronously (attestation.status pending; follow the energy cluster of the project's latest ` +
         `evidence). At most ${MAX_READINGS_PER_BATCH} readings and ${TELEMETRY_MAX_BODY_BYTES} bytes per request.`,
       security: [{ sandboxToken: [] }],
-      middleware: [auth, keepRawBody] as const,
+      middleware: [auth, ingestRateLimit(services), keepRawBody] as const,
       request: {
         headers: Headers,
         body: { content: { "application/json": { schema: TelemetryBatch } }, required: true },
@@ -89,6 +107,15 @@ export function telemetryRoutes(services: Services, auth: MiddlewareHandler<Ener
             "regressed ones are rejected in errors and continuity is regression, with 200.) idempotency_key_reused: " +
             "the Idempotency-Key was used before with another body.",
         ),
+        429: {
+          ...errorResponse(
+            ["rate_limited"],
+            `More than ${burst} batches from one client at once, or ${perSecond} a second after that ` +
+              "(ENERGY_INGEST_BURST, ENERGY_INGEST_PER_SECOND; per relayer process). Nothing of the batch was stored " +
+              "and an Idempotency-Key is not used up: retry the same request after Retry-After seconds.",
+          ),
+          headers: { "Retry-After": { description: "Seconds to wait before the next batch.", schema: { type: "integer" as const } } },
+        },
         500: bearerErrors[500],
       },
     }),
