@@ -58,6 +58,7 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
     address[3] private _recipients;
     mapping(address recipient => uint256) private _credited;
 
+    /// @notice Deploys the split with its asset and its three legs; only the default admin holds a role.
     /// @param asset_ The stablecoin settled in.
     /// @param initialAdmin Holder of the default admin role.
     /// @param adminTransferDelay Delay of a default admin transfer, in seconds.
@@ -81,6 +82,8 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
     }
 
     /// @notice Recipients and shares of the three legs (asset owner, operator, protocol).
+    /// @return recipients The legs' recipients, in that order.
+    /// @return bps The legs' shares in basis points, in the same order (sum 10,000).
     function legs() external view returns (address[3] memory recipients, uint16[3] memory bps) {
         Accrual memory a = _accrual;
         recipients = _recipients;
@@ -89,6 +92,8 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
 
     /// @notice The three leg amounts of a settlement of `gross`. They sum to `gross` exactly: the operator
     /// and protocol legs are rounded down and the asset-owner leg takes the remainder.
+    /// @param gross The settlement's amount.
+    /// @return amounts The asset-owner, operator and protocol legs' amounts, in that order.
     function previewSplit(uint256 gross) external view returns (uint256[3] memory amounts) {
         Accrual memory a = _accrual;
         (amounts[LEG_ASSET_OWNER], amounts[LEG_OPERATOR], amounts[LEG_PROTOCOL]) = _legAmounts(gross, a);
@@ -139,11 +144,15 @@ contract AssetSplit is IAssetSplit, AccessControlDefaultAdminRules, Pausable, Re
     }
 
     /// @notice Replaces the legs' recipients and shares. Amounts credited before stay with their recipients.
+    /// @param recipients Recipients of the asset-owner, operator and protocol legs.
+    /// @param bps Shares of those legs in basis points (sum 10,000).
     function setLegs(address[3] calldata recipients, uint16[3] calldata bps) external onlyRole(DEFAULT_ADMIN_ROLE) {
         _setLegs(recipients, bps);
     }
 
     /// @notice Sends the surplus (tokens sent here directly, owed to no one) to `to`. Only for the admin.
+    /// @param to The account to send it to.
+    /// @return amount The amount sent.
     function recoverSurplus(address to) external onlyRole(DEFAULT_ADMIN_ROLE) nonReentrant returns (uint256 amount) {
         amount = surplus();
         if (amount == 0) revert NothingToWithdraw(address(this));

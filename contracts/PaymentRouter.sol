@@ -45,7 +45,10 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @param split The {AssetSplit} that settles the payment; it must be registered for `token`.
     /// @param amount Amount in the token's base units.
     /// @param expiry Last second (unix time) at which the order can be paid.
-    struct PaymentOrder {
+    /// @dev The fields are in the order of the EIP-712 type ({PAYMENT_ORDER_TYPEHASH}) that wallets and the SDK
+    /// sign. The struct only ever travels in calldata, where every field takes a 32-byte word: packing would
+    /// save nothing.
+    struct PaymentOrder { // solhint-disable-line gas-struct-packing
         uint256 orderId;
         bytes32 deviceId;
         address token;
@@ -92,10 +95,17 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     );
 
     /// @notice Emitted when a split is registered, which allows payments in its token.
+    /// @param split The {AssetSplit} registered.
+    /// @param token The stablecoin it settles in.
     event SplitRegistered(address indexed split, address indexed token);
     /// @notice Emitted when a split is unregistered; orders naming it can no longer be paid.
+    /// @param split The {AssetSplit} unregistered.
+    /// @param token The stablecoin it settled in.
     event SplitUnregistered(address indexed split, address indexed token);
     /// @notice Emitted when the admin sends away tokens transferred to the router by mistake.
+    /// @param token The token recovered.
+    /// @param to The account it was sent to.
+    /// @param amount Amount in the token's base units.
     event TokensRecovered(address indexed token, address indexed to, uint256 amount);
 
     /// @notice The order's expiry has passed.
@@ -117,6 +127,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice The split has not granted this router its depositor role.
     error RouterNotDepositor(address split);
 
+    /// @notice Deploys the router with no split registered and no role granted but the default admin's.
     /// @param initialAdmin Holder of the default admin role.
     /// @param adminTransferDelay Delay of a default admin transfer, in seconds.
     constructor(address initialAdmin, uint48 adminTransferDelay)
@@ -181,11 +192,13 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     }
 
     /// @notice Whether the order with on-chain key `orderId` has been paid.
+    /// @param orderId The order's on-chain key.
     function isPaid(uint256 orderId) public view returns (bool) {
         return _paidBitmap[orderId >> 8] & (1 << (orderId & 0xff)) != 0;
     }
 
     /// @notice The EIP-712 digest of `order` under this router's domain.
+    /// @param order The order.
     function hashOrder(PaymentOrder calldata order) public view returns (bytes32) {
         return _hashTypedDataV4(
             keccak256(
@@ -203,12 +216,14 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     }
 
     /// @notice The `deadline` a payer's permit must carry to pay `order`: the order's EIP-712 digest.
+    /// @param order The order.
     function permitDeadline(PaymentOrder calldata order) external view returns (uint256) {
         return uint256(hashOrder(order));
     }
 
     /// @notice Allows payments in `split`'s asset, settled through `split`, which must have granted this
     /// router its depositor role.
+    /// @param split The {AssetSplit} to register.
     function registerSplit(IAssetSplit split) external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (address(split) == address(0)) revert InvalidSplit(address(split));
         address token = address(split.asset());
@@ -221,6 +236,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     }
 
     /// @notice Stops payments through `split`.
+    /// @param split A registered split.
     function unregisterSplit(address split) external onlyRole(DEFAULT_ADMIN_ROLE) {
         address token = splitToken[split];
         if (token == address(0)) revert InvalidSplit(split);
@@ -230,6 +246,9 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
 
     /// @notice Sends tokens that were transferred to this router by mistake to `to`. The router never holds
     /// tokens of its own (payments go straight from the payer to the split), so nothing owed is at stake.
+    /// @param token The token to recover.
+    /// @param to The account to send it to.
+    /// @param amount Amount in the token's base units.
     function recoverERC20(IERC20 token, address to, uint256 amount) external onlyRole(DEFAULT_ADMIN_ROLE) {
         token.safeTransfer(to, amount);
         emit TokensRecovered(address(token), to, amount);

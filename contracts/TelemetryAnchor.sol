@@ -55,6 +55,7 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
     /// @notice An initial anchorer of address zero.
     error InvalidAnchorer(address anchorer);
 
+    /// @notice Deploys the anchor with its admin and its first anchorer.
     /// @param initialAdmin Holder of the default admin role.
     /// @param adminTransferDelay Delay of a default admin transfer, in seconds.
     /// @param initialAnchorer The first holder of the anchorer role.
@@ -84,12 +85,17 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
     }
 
     /// @notice The anchor of a batch (all zero if it is not anchored).
+    /// @param deviceId keccak256 of the device's identifier.
+    /// @param batchSequence The batch's sequence number among the device's attested batches.
     function anchorOf(bytes32 deviceId, uint64 batchSequence) external view returns (Anchor memory) {
         return _anchors[deviceId][batchSequence];
     }
 
     /// @notice Whether `leaf` is a reading of the anchored batch, by its Merkle `proof`. False for a batch
     /// that is not anchored.
+    /// @param deviceId keccak256 of the device's identifier.
+    /// @param batchSequence The batch's sequence number among the device's attested batches.
+    /// @param proof The Merkle proof of `leaf` in the batch's tree.
     /// @param leaf The reading's leaf hash: `keccak256(bytes.concat(keccak256(abi.encode(values))))`.
     function verifyReading(bytes32 deviceId, uint64 batchSequence, bytes32[] calldata proof, bytes32 leaf)
         external

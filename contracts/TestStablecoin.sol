@@ -9,6 +9,7 @@ import {ERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/ERC20P
 /// @notice A 6-decimal stablecoin with EIP-2612 permits for the local chain and testnets. Only its owner
 /// mints. Never deploy it where real value is at stake.
 contract TestStablecoin is ERC20, ERC20Permit, Ownable {
+    /// @notice Deploys the token with no supply; `initialOwner` mints.
     /// @param name_ Token name; also the EIP-712 domain name of its permits.
     /// @param symbol_ Token symbol.
     /// @param initialOwner The account allowed to mint.
@@ -24,6 +25,8 @@ contract TestStablecoin is ERC20, ERC20Permit, Ownable {
     }
 
     /// @notice Mints `amount` base units to `to`. Only for the owner.
+    /// @param to The account credited.
+    /// @param amount Amount in base units.
     function mint(address to, uint256 amount) external onlyOwner {
         _mint(to, amount);
     }

@@ -12,6 +12,10 @@ interface IAssetSplit {
     /// remainder goes to the asset-owner leg.
     /// @param ref Settlement reference: the order id for router payments, a caller-chosen batch id for deposits.
     /// @param depositor The account that settled (the payment router, or an authorised batch depositor).
+    /// @param gross The amount settled, in the asset's base units.
+    /// @param assetOwnerAmount The asset-owner leg's share of `gross`.
+    /// @param operatorAmount The operator leg's share of `gross`.
+    /// @param protocolAmount The protocol leg's share of `gross`.
     event YieldDeposited(
         bytes32 indexed ref,
         address indexed depositor,
@@ -27,9 +31,14 @@ interface IAssetSplit {
     event LegsUpdated(address[3] recipients, uint16[3] bps);
 
     /// @notice Emitted when `amount` credited to `recipient` is paid out to `to`.
+    /// @param recipient The leg recipient whose credit was paid out.
+    /// @param to The account that received it.
+    /// @param amount The amount paid out.
     event Withdrawn(address indexed recipient, address indexed to, uint256 amount);
 
     /// @notice Emitted when the admin recovers tokens sent here directly (owed to no one).
+    /// @param to The account that received them.
+    /// @param amount The amount recovered.
     event SurplusRecovered(address indexed to, uint256 amount);
 
     /// @notice Settlement amount of zero.
@@ -55,18 +64,27 @@ interface IAssetSplit {
 
     /// @notice Records a settlement whose `gross` tokens the caller has already transferred to this contract.
     /// @dev Only for the depositor role. Reverts unless the tokens held beyond what is owed cover `gross`.
+    /// @param ref Settlement reference (the order id for router payments).
+    /// @param gross The amount settled, in the asset's base units.
     function settle(bytes32 ref, uint256 gross) external;
 
     /// @notice Pulls `gross` tokens from the caller and records them as one settlement (batch settlement of
     /// revenue collected elsewhere). Only for the depositor role.
+    /// @param ref Settlement reference: a caller-chosen batch id.
+    /// @param gross The amount pulled and settled, in the asset's base units.
     function deposit(bytes32 ref, uint256 gross) external;
 
     /// @notice Amount credited to `recipient` and not yet withdrawn.
+    /// @param recipient A leg recipient, current or former.
     function claimable(address recipient) external view returns (uint256);
 
     /// @notice Pays the caller's claimable amount to `to`.
+    /// @param to The account to pay.
+    /// @return amount The amount paid.
     function withdraw(address to) external returns (uint256 amount);
 
     /// @notice Pays `recipient`'s claimable amount to `recipient`. Anyone may call it.
+    /// @param recipient The recipient to pay.
+    /// @return amount The amount paid.
     function release(address recipient) external returns (uint256 amount);
 }

@@ -1,0 +1,208 @@
+// The gas of every contract entry point, measured on Hardhat's in-process chain: first what a payment
+// touches, then settlement, withdrawal, the admin operations and telemetry anchoring. Shared by
+// bench/gas.ts (the benchmark, which writes the checked-in snapshot bench/gas-snapshot.json) and
+// test/contracts/gas-snapshot.test.ts (which fails when a figure moves from the snapshot).
+//
+// "warm" means the system has seen payments before (the split holds a balance, the legs have accrued,
+// the order bitmap word is in use): the state of a running service. A payer's first permit payment
+// also pays for its first permit nonce: both cases are shown.
+//
+// The figures are deterministic: the same transactions with the same calldata on every run. Orders get
+// fixed ids and a fixed expiry (an expiry taken from the clock would change the order's digest, so the
+// signatures, and with them the calldata's zero bytes, from run to run), and the chain is put back to
+// the state it started in, so that contracts deploy at the same addresses on the next call.
+import { type Hex, keccak256, toHex } from "viem";
+import type { PaymentOrder } from "../sdk/payment-order.ts";
+import {
+  MAX_UINT256,
+  USDC,
+  deployPayments,
+  makeOrder,
+  networkHelpers,
+  permitPayment,
+  publicClient,
+  routerAs,
+  signVoucher,
+  splitAs,
+  tokenAs,
+  viem,
+} from "../test/contracts/fixture.ts";
+
+/** One measured operation: `name` is its key in bench/gas-snapshot.json. */
+export type GasFigure = { name: string; gas: number; note: string };
+
+/** The repeat payer's `payWithPermit`: the figure with a target. */
+export const REPEAT_PAYER = "payWithPermit, repeat payer";
+export const REPEAT_PAYER_TARGET = 110_000;
+
+/** 2099-12-31T23:59:59Z: four non-zero bytes, as a real expiry has. */
+const EXPIRY = 4_102_444_799n;
+
+const gasOf = async (hash: Promise<Hex>) =>
+  (await publicClient.waitForTransactionReceipt({ hash: await hash })).gasUsed;
+const median = (xs: bigint[]) => [...xs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[Math.floor(xs.length / 2)]!;
+
+/** Measures every figure on the in-process chain, which must be as Hardhat started it (nothing mined), and
+ * leaves it so. Takes a few seconds. */
+export async function measureGas(): Promise<GasFigure[]> {
+  const block = await publicClient.getBlockNumber();
+  if (block !== 0n) throw new Error(`measureGas needs a fresh chain; this one is at block ${block}`);
+  const snapshot = await networkHelpers.takeSnapshot();
+  try {
+    return await measure();
+  } finally {
+    await snapshot.restore();
+  }
+}
+
+async function measure(): Promise<GasFigure[]> {
+  const p = await deployPayments();
+  const { payer, relayer, agent, stranger, assetOwner, operator, protocol, admin, pauser } = p.accounts;
+  const asRelayer = await routerAs(p, relayer);
+  const figures: GasFigure[] = [];
+  const record = (name: string, gas: bigint, note = "") => figures.push({ name, gas: Number(gas), note });
+  let nextOrderId = 1n;
+  const order = (amount: bigint, overrides: Partial<PaymentOrder> = {}) =>
+    makeOrder(p, amount, { orderId: nextOrderId++, expiry: EXPIRY, ...overrides });
+
+  // Warm the system: one payment by another wallet.
+  await p.token.write.mint([stranger.account.address, USDC(100)]);
+  await (await tokenAs(p, stranger)).write.approve([p.router.address, MAX_UINT256]);
+  const warmup = await order(USDC(1));
+  await gasOf((await routerAs(p, stranger)).write.pay([warmup, await signVoucher(p, warmup)]));
+
+  const first = await order(USDC(1.5));
+  record(
+    "payWithPermit, a payer's first payment",
+    await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, first))),
+    "the payer's permit nonce goes 0 -> 1",
+  );
+
+  const repeat: bigint[] = [];
+  for (let i = 0; i < 5; i++) {
+    const o = await order(USDC(1.5));
+    repeat.push(await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, o))));
+  }
+  record(REPEAT_PAYER, median(repeat), `median of 5; target <= ${REPEAT_PAYER_TARGET.toLocaleString("en-US")}`);
+
+  await (await tokenAs(p, payer)).write.approve([p.router.address, MAX_UINT256]);
+  const approval: bigint[] = [];
+  for (let i = 0; i < 5; i++) {
+    const o = await order(USDC(1.5));
+    approval.push(await gasOf((await routerAs(p, payer)).write.pay([o, await signVoucher(p, o)])));
+  }
+  record("pay (prior approval)", median(approval), "median of 5; the payer approved the router beforehand");
+
+  const cash: bigint[] = [];
+  for (let i = 0; i < 5; i++) {
+    const o = await order(USDC(1.5));
+    cash.push(await gasOf((await routerAs(p, agent)).write.payCash([o, await signVoucher(p, o)])));
+  }
+  record("payCash", median(cash), "median of 5; from the agent's float");
+
+  const newWord = await order(USDC(1.5), { orderId: 256n * 1000n });
+  record(
+    "payWithPermit, first order id of a new bitmap word",
+    await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, newWord))),
+    "once every 256 sequential orders",
+  );
+
+  await p.token.write.mint([admin.account.address, USDC(1_000)]);
+  await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), admin.account.address]);
+  await p.token.write.approve([p.split.address, MAX_UINT256]);
+  record(
+    "AssetSplit.deposit",
+    await gasOf(p.split.write.deposit([`0x${"ab".repeat(32)}`, USDC(250)])),
+    "batch settlement; the depositor pulls from itself",
+  );
+
+  record(
+    "AssetSplit.withdraw (with checkpoint)",
+    await gasOf((await splitAs(p, assetOwner)).write.withdraw([assetOwner.account.address])),
+    "the first: moves the three legs' accruals to their recipients, then pays out",
+  );
+  const again = await order(USDC(2));
+  await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, again)));
+  record(
+    "AssetSplit.release",
+    await gasOf((await splitAs(p, stranger)).write.release([assetOwner.account.address])),
+    "anyone pushes a recipient's credit",
+  );
+
+  // The rest of the entry points: settlement of tokens already sent, and the admin operations.
+  await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), relayer.account.address]);
+  await p.token.write.mint([p.split.address, USDC(10)]);
+  record(
+    "AssetSplit.settle",
+    await gasOf((await splitAs(p, relayer)).write.settle([`0x${"cd".repeat(32)}`, USDC(10)])),
+    "a depositor settles tokens it transferred first",
+  );
+  await p.token.write.mint([p.split.address, USDC(1)]);
+  record(
+    "AssetSplit.recoverSurplus",
+    await gasOf(p.split.write.recoverSurplus([admin.account.address])),
+    "admin; tokens sent directly, owed to no one",
+  );
+  record(
+    "AssetSplit.setLegs",
+    await gasOf(
+      p.split.write.setLegs([[assetOwner.account.address, operator.account.address, stranger.account.address], [5000, 4000, 1000]]),
+    ),
+    "admin; checkpoints the accruals, then replaces a recipient",
+  );
+  const splitAsPauser = await splitAs(p, pauser);
+  record("AssetSplit.pause", await gasOf(splitAsPauser.write.pause()), "pauser");
+  record("AssetSplit.unpause", await gasOf(splitAsPauser.write.unpause()), "pauser");
+  const routerAsPauser = await routerAs(p, pauser);
+  record("PaymentRouter.pause", await gasOf(routerAsPauser.write.pause()), "pauser");
+  record("PaymentRouter.unpause", await gasOf(routerAsPauser.write.unpause()), "pauser");
+  const otherSplit = await viem.deployContract("AssetSplit", [
+    p.token.address,
+    admin.account.address,
+    0,
+    [assetOwner.account.address, operator.account.address, protocol.account.address],
+    [5000, 4000, 1000],
+  ]);
+  await otherSplit.write.grantRole([await otherSplit.read.DEPOSITOR_ROLE(), p.router.address]);
+  record(
+    "PaymentRouter.registerSplit",
+    await gasOf(p.router.write.registerSplit([otherSplit.address])),
+    "admin; checks the split's asset and depositor role",
+  );
+  record("PaymentRouter.unregisterSplit", await gasOf(p.router.write.unregisterSplit([otherSplit.address])), "admin");
+  await p.token.write.mint([p.router.address, USDC(1)]);
+  record(
+    "PaymentRouter.recoverERC20",
+    await gasOf(p.router.write.recoverERC20([p.token.address, admin.account.address, USDC(1)])),
+    "admin; tokens sent to the router by mistake",
+  );
+
+  const anchor = await viem.deployContract("TelemetryAnchor", [admin.account.address, 0, relayer.account.address]);
+  const anchorAsRelayer = await viem.getContractAt("TelemetryAnchor", anchor.address, { client: { wallet: relayer } });
+  const project = keccak256(toHex("bench-project"));
+  const device = keccak256(toHex("bench-device"));
+  record(
+    "TelemetryAnchor.anchor (a device's first batch)",
+    await gasOf(anchorAsRelayer.write.anchor([project, device, 1n, keccak256(toHex("root-1")), 1000])),
+    "anchorer; one telemetry batch's Merkle root",
+  );
+  record(
+    "TelemetryAnchor.anchor (a following batch)",
+    await gasOf(anchorAsRelayer.write.anchor([project, device, 2n, keccak256(toHex("root-2")), 1000])),
+    "anchorer",
+  );
+  return figures;
+}
+
+/** The snapshot's form: a flat object, figure name to gas, in measurement order. */
+export function snapshotOf(figures: GasFigure[]): Record<string, number> {
+  return Object.fromEntries(figures.map((f) => [f.name, f.gas]));
+}
+
+/** bench/gas-snapshot.json, checked in. */
+export const SNAPSHOT_FILE = new URL("./gas-snapshot.json", import.meta.url);
+
+/** The file's text for `figures` (what `npm run bench -- --only gas` writes). */
+export function snapshotText(figures: GasFigure[]): string {
+  return `${JSON.stringify(snapshotOf(figures), null, 2)}\n`;
+}
