@@ -48,6 +48,9 @@ export function relayerEnv(opts: RelayerOptions, port: number): NodeJS.ProcessEn
     DATABASE_URL: db.kind === "postgres" ? db.url : undefined,
     DATABASE_SCHEMA: db.kind === "postgres" ? db.schema : undefined,
     PGLITE_DIR: db.kind === "pglite" ? db.directory : undefined,
+    // Test suites and benchmarks deliver to receivers on random loopback ports, so loopback is allowlisted
+    // on every port here; the relayer still refuses its own stack's endpoints (its port, the chain, the
+    // indexer, the device cloud, the database). `npm start` passes a narrower list (opts.env).
     WEBHOOK_ALLOWED_PRIVATE_HOSTS: "127.0.0.1,localhost,[::1]",
     PUBLIC_BASE_URL: undefined,
     ...opts.env,

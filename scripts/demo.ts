@@ -5,7 +5,6 @@
 // the sandbox that gets anchored on-chain.
 import { readFile } from "node:fs/promises";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { createPublicClient, http as viemHttp, parseAbi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -15,7 +14,8 @@ import { signOrderPermit } from "../sdk/payment-order.ts";
 import { verifyWebhook } from "../sdk/webhooks.ts";
 
 type StackFile = {
-  endpoints: { rpc: string; paymentApi: string; sandboxApi: string };
+  /** demoWebhookReceiver: the one local callback URL `npm start` allowlists (DEMO_WEBHOOK_PORT). */
+  endpoints: { rpc: string; paymentApi: string; sandboxApi: string; demoWebhookReceiver?: string };
   sample: {
     email: string;
     password: string;
@@ -63,7 +63,8 @@ async function follow(url: string, until: (event: string) => boolean): Promise<s
   return seen;
 }
 
-// A webhook receiver on loopback, subscribed through the API with the portal login.
+// A webhook receiver on loopback, at the address `npm start` allowlisted for it (stack.json), subscribed
+// through the API with the portal login.
 const received: Array<{ type: string; data: Record<string, unknown> }> = [];
 let secret = "";
 const receiver = http.createServer(async (req, res) => {
@@ -78,8 +79,19 @@ const receiver = http.createServer(async (req, res) => {
     res.writeHead(400).end();
   }
 });
-await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+const receiverUrl = stack.endpoints.demoWebhookReceiver ?? "http://127.0.0.1:8790/hooks";
+const receiverAt = new URL(receiverUrl);
+await new Promise<void>((resolve) => {
+  receiver.once("error", (error: NodeJS.ErrnoException) => {
+    console.error(
+      error.code === "EADDRINUSE"
+        ? `Port ${receiverAt.port} is taken: the demo's webhook receiver listens there (${receiverUrl}). Stop what listens on it, or restart \`npm start\` with another DEMO_WEBHOOK_PORT.`
+        : `The demo's webhook receiver cannot listen at ${receiverUrl}: ${error.message}`,
+    );
+    process.exit(1);
+  });
+  receiver.listen(Number(receiverAt.port || 80), receiverAt.hostname.replace(/^\[|\]$/g, ""), resolve);
+});
 
 try {
   const { token: jwt } = await call("POST", `${api}/auth/login`, { email: stack.sample.email, password: stack.sample.password });

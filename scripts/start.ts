@@ -8,8 +8,13 @@
 // indexed from another chain must never be served.
 //
 // Environment: CHAIN_PORT (8545), DEVICE_CLOUD_PORT (8789), INDEXER_PORT (42069), RELAYER_PORT (8787),
-// DEVICE_TIME_SCALE (60), LOG_LEVEL (info); LOCAL_STACK_DIR (.local: data, logs and stack.json) and
-// LOCAL_DEPLOYMENT_ID (chain-31337: the Ignition deployment's name) let a second stack run beside the first.
+// DEMO_WEBHOOK_PORT (8790), DEVICE_TIME_SCALE (60), LOG_LEVEL (info); LOCAL_STACK_DIR (.local: data, logs and
+// stack.json) and LOCAL_DEPLOYMENT_ID (chain-31337: the Ignition deployment's name) let a second stack run
+// beside the first.
+//
+// Webhooks: the relayer may call back to loopback only at 127.0.0.1:DEMO_WEBHOOK_PORT (and localhost on that
+// port), where `npm run demo` runs its receiver (stack.json names it) and where a developer may run one of
+// their own; every other local port, the stack's own above all, stays out of reach of a portal user.
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -36,6 +41,9 @@ const ports = {
   indexer: port("INDEXER_PORT", 42069),
   relayer: port("RELAYER_PORT", 8787),
 };
+/** The one loopback port webhooks may be delivered to (not checked at start: a receiver may already listen). */
+const demoWebhookPort = port("DEMO_WEBHOOK_PORT", 8790);
+const demoWebhookUrl = `http://127.0.0.1:${demoWebhookPort}/hooks`;
 const localDir = path.resolve(repoRoot, process.env.LOCAL_STACK_DIR || ".local");
 const shown = path.relative(repoRoot, localDir) || ".";
 const logDir = path.join(localDir, "logs");
@@ -71,6 +79,9 @@ async function main() {
   const previous: Previous = existsSync(stackFile) ? JSON.parse(await readFile(stackFile, "utf8")) : {};
 
   await step("checking ports", async () => {
+    if (!Number.isInteger(demoWebhookPort) || demoWebhookPort < 1 || demoWebhookPort > 65_535 || Object.values(ports).includes(demoWebhookPort)) {
+      throw new Error(`DEMO_WEBHOOK_PORT ${process.env.DEMO_WEBHOOK_PORT} must be a port of its own (1-65535), not one of the stack's`);
+    }
     for (const [name, value] of Object.entries(ports)) {
       if (name !== "chain" && (await isListening(value))) {
         throw new Error(`port ${value} (${name}) is taken: stop what listens there, or set ${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}_PORT`);
@@ -170,7 +181,12 @@ async function main() {
     quoteSignerPrivateKey: localPrivateKey(1),
     relayerPrivateKey: localPrivateKey(2),
     jwtSecret: secrets.jwt,
-    env: { WEBHOOK_SECRET_KEY: secrets.webhook, LOG_LEVEL: process.env.LOG_LEVEL ?? "info" },
+    env: {
+      WEBHOOK_SECRET_KEY: secrets.webhook,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
+      // Only the demo's receiver port, not loopback at large (lib/relayer.ts's default for the tests).
+      WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${demoWebhookPort},localhost:${demoWebhookPort}`,
+    },
     logFile: path.join(logDir, "relayer.log"),
   };
 
@@ -199,6 +215,7 @@ async function main() {
       portal: `${relayer.url}/portal`,
       indexer: indexer.url,
       deviceCloud: deviceCloud.url,
+      demoWebhookReceiver: demoWebhookUrl,
     },
     contracts: Object.fromEntries(Object.entries(record.contracts).map(([name, c]) => [name, c.address])),
     sample: {
@@ -228,6 +245,7 @@ async function main() {
     ["Indexer", `${indexer.url} (SQL over HTTP at /sql)`],
     ["Chain (JSON-RPC)", `${rpcUrl}, chain id ${record.chainId}`],
     ["Device cloud", deviceCloud.url],
+    ["Webhook receiver", `${demoWebhookUrl} (npm run demo's; the only local callback the relayer allows)`],
     ["Portal login", `${stack.sample.email} / ${password}`],
     ["Developer API key", stack.sample.apiKeys.developer],
     ["Agent API key", stack.sample.apiKeys.agent],

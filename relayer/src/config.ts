@@ -1,37 +1,51 @@
 // The relayer's configuration: environment variables only, validated at start-up. A bad or missing value
 // stops the process with one message that names every problem.
 import { z } from "zod";
+import { parseHostEntry } from "./webhooks/url-safety.ts";
 
 const privateKey = z
   .string()
   .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key (0x followed by 64 hex digits)")
   .transform((value) => value as `0x${string}`);
 
+/** Tier name to seconds. A Map: clients name the tier, and a plain object would also answer for names it
+ * inherits (`constructor`, `__proto__`, `toString`). */
 const durationList = z
   .string()
   .transform((value, ctx) => {
-    const tiers: Record<string, number> = {};
+    const tiers = new Map<string, number>();
     for (const part of value.split(",").map((p) => p.trim()).filter(Boolean)) {
       const match = /^([a-z0-9_-]{1,32})=(\d+)$/.exec(part);
       if (!match) {
         ctx.addIssue({ code: "custom", message: `"${part}" is not name=seconds` });
         return z.NEVER;
       }
-      tiers[match[1]] = Number(match[2]);
+      tiers.set(match[1], Number(match[2]));
     }
-    if (Object.keys(tiers).length === 0) {
+    if (tiers.size === 0) {
       ctx.addIssue({ code: "custom", message: "at least one tier" });
       return z.NEVER;
     }
-    return tiers;
+    return tiers as ReadonlyMap<string, number>;
   });
 
-const hostList = z.string().transform((value) =>
-  value
+/** WEBHOOK_ALLOWED_PRIVATE_HOSTS: comma-separated `host` (every port) or `host:port` (that port only)
+ * entries; an IPv6 address takes brackets before a port (`[::1]:9000`). */
+const allowedHostList = z.string().transform((value, ctx) => {
+  const entries = value
     .split(",")
     .map((h) => h.trim().toLowerCase())
-    .filter(Boolean),
-);
+    .filter(Boolean);
+  for (const entry of entries) {
+    try {
+      parseHostEntry(entry);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: (error as Error).message });
+      return z.NEVER;
+    }
+  }
+  return entries;
+});
 
 export const configSchema = z.object({
   HOST: z.string().default("127.0.0.1"),
@@ -64,6 +78,11 @@ export const configSchema = z.object({
   /** HMAC key of the portal's JWTs. */
   JWT_SECRET: z.string().min(32, "at least 32 characters"),
   JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
+  /** Failed sign-ins one account (email, known or not) may have in LOGIN_ACCOUNT_WINDOW_SECONDS, counted in
+   * the database across client addresses and relayer processes; beyond that POST /v1/auth/login answers 429
+   * for that email until the window, which starts at its first failure, is over. */
+  LOGIN_ACCOUNT_MAX_FAILURES: z.coerce.number().int().min(1).max(1_000).default(10),
+  LOGIN_ACCOUNT_WINDOW_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
   QUOTE_TTL_SECONDS: z.coerce.number().int().min(5).max(3_600).default(300),
   ORDER_TTL_SECONDS: z.coerce.number().int().min(5).max(86_400).default(900),
   /** Blocks on top of a payment's block before payment.confirmed fires (0: at once). */
@@ -75,8 +94,11 @@ export const configSchema = z.object({
   /** kg of CO2 avoided per kWh delivered (default: a small diesel generator displaced). */
   CO2_KG_PER_KWH: z.coerce.number().min(0).max(10).default(0.8),
   STATS_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
-  /** Callback hosts allowed even though they are private or loopback addresses. */
-  WEBHOOK_ALLOWED_PRIVATE_HOSTS: hostList.prefault(""),
+  /** Callback hosts allowed even though they are private or loopback addresses (and over plain http):
+   * `host` allows every port, `host:port` that port only, e.g. `127.0.0.1:8790,localhost:8790,[::1]:8790`.
+   * The relayer's own endpoints (HOST:PORT, PUBLIC_BASE_URL, RPC_URL, INDEXER_URL, DEVICE_CLOUD_URL, the
+   * database) are refused whatever this lists. */
+  WEBHOOK_ALLOWED_PRIVATE_HOSTS: allowedHostList.prefault(""),
   /** Key material the webhook signing secrets are encrypted with at rest (AES-256-GCM, key derived with
    * HKDF-SHA256). Changing it makes the stored secrets unreadable: every subscription then needs a new one. */
   WEBHOOK_SECRET_KEY: z

@@ -3,10 +3,20 @@
 //   WEBHOOK_SECRET=whsec_... PORT=8080 node sdk/examples/webhook-receiver.ts
 // and subscribe its URL (https in production: put it behind your TLS proxy).
 import http from "node:http";
-import { WebhookVerificationError, verifyWebhook } from "../webhooks.ts";
+import { WebhookConfigError, WebhookVerificationError, createWebhookVerifier } from "../webhooks.ts";
 
-const secret = process.env.WEBHOOK_SECRET;
-if (!secret?.startsWith("whsec_")) throw new Error("set WEBHOOK_SECRET to the endpoint's signing secret (whsec_...)");
+// The secret is checked here, at start-up: an empty, short or mangled one stops the receiver with a clear
+// message instead of failing (or, worse, passing) every delivery later.
+function verifierFromEnvironment() {
+  try {
+    return createWebhookVerifier({ secret: process.env.WEBHOOK_SECRET ?? "" });
+  } catch (error) {
+    if (!(error instanceof WebhookConfigError)) throw error;
+    console.error(`WEBHOOK_SECRET: ${error.message}. Set it to the endpoint's signing secret (whsec_...) as the subscription showed it.`);
+    process.exit(1);
+  }
+}
+const verify = verifierFromEnvironment();
 
 /** Ids already handled. Use your database (a unique key on the id) in production, kept longer than the
  * retry window (about 3 hours). */
@@ -19,7 +29,7 @@ const server = http.createServer(async (req, res) => {
   const body = Buffer.concat(chunks); // the raw bytes: never re-serialise before verifying
   let event;
   try {
-    event = verifyWebhook({ secret, body, headers: req.headers });
+    event = verify(body, req.headers);
   } catch (error) {
     if (error instanceof WebhookVerificationError) return void res.writeHead(400).end(error.reason);
     throw error;

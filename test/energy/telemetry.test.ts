@@ -112,6 +112,37 @@ for (const database of selectedDatabaseKinds()) {
         assert.equal(record.last_sequence_number, 4320, "nothing was stored");
       });
 
+      it("refuses a device_ts outside 1970 to 9999 (UTC, its offset applied) with 400, storing nothing of the batch", async () => {
+        // Each is RFC 3339, but no timestamp the database holds: they used to fail there, with a 500.
+        const outside = [
+          "0000-01-01T00:00:00Z",
+          "0001-01-01T00:00:00+00:00",
+          "1969-12-31T23:59:59.999Z",
+          "1970-01-01T00:59:59+01:00",
+          "9999-12-31T23:59:59-23:59",
+          "9999-12-31T23:59:59.999-00:01",
+        ];
+        for (const deviceTs of outside) {
+          const response = await postBatch(stack, token, { device_id: "mtr-kibera-001", readings: [reading({ device_ts: deviceTs })] });
+          assertError(response, 400, "invalid_request", deviceTs);
+          assert.match(
+            response.body.error.message,
+            /readings\.0\.device_ts: must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59\.999Z/,
+            deviceTs,
+          );
+        }
+        // One such reading refuses the whole batch, as a malformed device_ts does.
+        const mixed = await postBatch(stack, token, {
+          device_id: "mtr-kibera-001",
+          readings: [reading(), reading({ reading_id: "far-future", sequence_number: 100_000, device_ts: "9999-12-31T23:59:59-23:59" })],
+        });
+        assertError(mixed, 400, "invalid_request");
+        assert.match(mixed.body.error.message, /readings\.1\.device_ts/);
+        const record = await device("mtr-kibera-001");
+        assert.equal(record.last_sequence_number, 4320, "nothing was stored");
+        assert.equal(record.last_energy_wh_cumulative, 18_544_000);
+      });
+
       it("is 404 device_not_found for an unknown or deregistered device", async () => {
         assertError(await postBatch(stack, token, { device_id: "mtr-nope", readings: [reading()] }), 404, "device_not_found", "unknown");
         assertError(
@@ -480,6 +511,43 @@ for (const database of selectedDatabaseKinds()) {
         const response = await postBatch(stack, token, body, { "Device-Signature": "bm90IGEgc2lnbmF0dXJl" });
         assert.equal(response.status, 200, response.text);
         assert.equal(response.body.verification.signature, "absent");
+      });
+    });
+
+    describe("device_ts range (mtr-kariakoo-001)", () => {
+      it("accepts the first and the last instant of the range, whatever the offset, flagged for drift", async () => {
+        const edges = [
+          { device_ts: "1970-01-01T01:00:00+01:00", sequence_number: 700, energy_wh_cumulative: 1_700_000 },
+          { device_ts: "9999-12-31T22:59:59.999-01:00", sequence_number: 701, energy_wh_cumulative: 1_700_010 },
+        ].map((r) => ({ ...r, meter_epoch: 1, reading_id: `mtr-kariakoo-001-edge-${r.sequence_number}` }));
+        const response = await postBatch(stack, token, { device_id: "mtr-kariakoo-001", readings: edges });
+        assert.equal(response.status, 200, response.text);
+        assert.equal(response.body.accepted, 2);
+        assert.deepEqual(
+          response.body.errors.filter((e: { code: string }) => e.code === "device_ts_drift").map((e: { index: number; rejected: boolean }) => [e.index, e.rejected]),
+          [
+            [0, false],
+            [1, false],
+          ],
+        );
+        assert.equal((await device("mtr-kariakoo-001")).last_sequence_number, 701);
+      });
+
+      it("takes integers up to 2^53 - 1, which the database's bigint columns hold, and refuses larger ones with 400", async () => {
+        const max = Number.MAX_SAFE_INTEGER;
+        const huge = { device_ts: new Date().toISOString(), reading_id: "mtr-kariakoo-001-max", reset_reason: "meter_swap" };
+        for (const field of ["energy_wh_cumulative", "meter_epoch", "sequence_number", "active_power_w"]) {
+          const r = { ...huge, energy_wh_cumulative: max, meter_epoch: max, sequence_number: max, active_power_w: -max, [field]: 2 ** 53 };
+          const response = await postBatch(stack, token, { device_id: "mtr-kariakoo-001", readings: [r] });
+          assertError(response, 400, "invalid_request", field);
+          assert.ok(response.body.error.message.includes(`readings.0.${field}`), response.body.error.message);
+        }
+        const reading = { ...huge, energy_wh_cumulative: max, meter_epoch: max, sequence_number: max, active_power_w: -max };
+        const response = await postBatch(stack, token, { device_id: "mtr-kariakoo-001", readings: [reading] });
+        assert.equal(response.status, 200, response.text);
+        assert.equal(response.body.accepted, 1);
+        const record = await device("mtr-kariakoo-001");
+        assert.deepEqual([record.meter_epoch, record.last_sequence_number, record.last_energy_wh_cumulative], [max, max, max]);
       });
     });
 

@@ -223,8 +223,12 @@ describe("developer portal and checkout in a browser", { concurrency: false }, (
     await page.getByRole("link", { name: "7 days" }).click();
     await page.waitForURL(/range=7d/);
     await shot(page, "11-revenue-7d");
-    const api = await stack.api("GET", "/v1/revenue/overview?range=24h", { token: stack.sample.developerKey });
+    // The page's data is the API's: GET /v1/revenue/overview with the session's JWT (a portal route: no API key).
+    const session = (await context.cookies()).find((c) => c.name === "payg_session");
+    assert.ok(session, "signed in");
+    const api = await stack.api("GET", "/v1/revenue/overview?range=24h", { token: session.value });
     assert.equal(api.status, 200);
+    assert.equal((await stack.api("GET", "/v1/revenue/overview?range=24h", { token: stack.sample.developerKey })).status, 401);
     assert.equal(api.body.totals.orders, 1);
   });
 

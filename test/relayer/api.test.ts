@@ -7,19 +7,22 @@ import { authCases } from "./cases/auth.ts";
 import { OTHER_TENANT, deviceCases } from "./cases/devices.ts";
 import { expiryCases } from "./cases/expiry.ts";
 import { limitCases } from "./cases/limits.ts";
+import { orderStreamCases } from "./cases/order-stream.ts";
 import { quoteOrderCases } from "./cases/quotes-orders.ts";
 import { railCases } from "./cases/rails.ts";
 import { revenueCases } from "./cases/revenue.ts";
+import { scopeCases } from "./cases/scopes.ts";
 
 for (const database of selectedDatabaseKinds()) {
   describe(`payment API on ${database}`, { concurrency: false }, () => {
     let stack: Stack;
-    let other: { key: string; participantId: string };
+    let other: { key: string; agentKey: string; participantId: string };
     before(
       async () => {
         stack = await startStack({ label: "api", database, relayerEnv: { DEVICE_CLOUD_TIMEOUT_MS: "500" } });
         const seeded = await stack.seed(OTHER_TENANT);
-        other = { key: seeded.createdKeys[0].key, participantId: seeded.participants[0].id };
+        const keyOf = (role: string) => seeded.createdKeys.find((k) => k.role === role)?.key ?? "";
+        other = { key: keyOf("developer"), agentKey: keyOf("agent"), participantId: seeded.participants[0].id };
       },
       { timeout: 240_000 },
     );
@@ -32,6 +35,8 @@ for (const database of selectedDatabaseKinds()) {
     quoteOrderCases(getStack);
     railCases(getStack);
     revenueCases(getStack, getOther);
+    scopeCases(getStack, getOther);
+    orderStreamCases(getStack);
     limitCases(getStack);
     expiryCases(getStack);
   });

@@ -84,10 +84,35 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     }
     const badType = await stack.api("POST", "/v1/webhooks/subscriptions", { token, body: { url: receiver.url("/x"), eventTypes: ["payment.nope"] } });
     assert.equal(badType.status, 422);
-    const ping = await stack.api("POST", "/v1/webhooks/subscriptions", { token, body: { url: receiver.url("/x"), eventTypes: ["test.ping"] } });
-    assert.equal(ping.status, 422, "test.ping goes to the tested subscription only");
+    const family = await stack.api("POST", "/v1/webhooks/subscriptions", { token, body: { url: receiver.url("/x"), eventTypes: ["payment"] } });
+    assert.equal(family.status, 422, "a family is written payment.*");
     assert.equal((await stack.api("GET", "/v1/webhooks/subscriptions")).status, 401);
     assert.equal((await stack.api("GET", "/v1/webhooks/subscriptions", { token: stack.sample.developerKey })).status, 401);
+  });
+
+  it("accepts every event name of the interface in a subscription, test.ping included", async () => {
+    const ping = await stack.api("POST", "/v1/webhooks/subscriptions", { token, body: { url: receiver.url("/ping"), eventTypes: ["test.ping", "test.*"] } });
+    assert.equal(ping.status, 201, ping.text);
+    receiver.setSecret("/ping", ping.body.secret);
+    assert.deepEqual(ping.body.eventTypes, ["test.ping", "test.*"]);
+    const updated = await stack.api("PATCH", `/v1/webhooks/subscriptions/${ping.body.id}`, { token, body: { eventTypes: [...EVENT_TYPES] } });
+    assert.equal(updated.status, 200, updated.text);
+    assert.deepEqual([...updated.body.eventTypes].sort(), [...EVENT_TYPES].sort());
+    assert.equal((await stack.api("DELETE", `/v1/webhooks/subscriptions/${ping.body.id}`, { token })).status, 200);
+    const types = await stack.api("GET", "/v1/webhooks/event-types");
+    assert.ok(types.body.data.every((t: { subscribable: boolean }) => t.subscribable), "every type can be subscribed to");
+    assert.ok(types.body.families.includes("test.*"));
+  });
+
+  it("answers an unknown subscription or delivery id of any shape with 404", async () => {
+    for (const id of ["whs_00000000000000000000000000", "whs_x", "constructor", "__proto__"]) {
+      assert.equal((await stack.api("GET", `/v1/webhooks/subscriptions/${id}`, { token })).status, 404, id);
+      assert.equal((await stack.api("POST", `/v1/webhooks/subscriptions/${id}/test`, { token })).status, 404, id);
+    }
+    for (const id of ["msg_00000000000000000000000000", "msg_x", "toString"]) {
+      assert.equal((await stack.api("GET", `/v1/webhooks/deliveries/${id}`, { token })).status, 404, id);
+      assert.equal((await stack.api("POST", `/v1/webhooks/deliveries/${id}/redeliver`, { token })).status, 404, id);
+    }
   });
 
   it("delivers every event of a paid order, signed, with the same data as the order and the chain", async () => {
@@ -297,6 +322,13 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     assert.deepEqual(Object.keys(doc.body.webhooks).sort(), [...EVENT_TYPES].sort());
     const ping = doc.body.webhooks["test.ping"].post;
     assert.ok(ping.requestBody.content["application/json"].schema);
+    // What a subscription may list is an enum, so generated clients know it: *, each family, each type.
+    const create = doc.body.components.schemas.CreateWebhookSubscription;
+    const allowed = create.properties.eventTypes.items.enum;
+    assert.ok(Array.isArray(allowed), JSON.stringify(create.properties.eventTypes));
+    const families = [...new Set(EVENT_TYPES.map((t) => `${t.split(".")[0]}.*`))];
+    assert.deepEqual([...allowed].sort(), ["*", ...families, ...EVENT_TYPES].sort());
+    assert.deepEqual(doc.body.components.schemas.UpdateWebhookSubscription.properties.eventTypes.items.enum, allowed);
     for (const path of [
       "/webhooks/subscriptions",
       "/webhooks/subscriptions/{id}",

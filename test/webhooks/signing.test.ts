@@ -9,7 +9,9 @@ import { createSecretBox } from "../../relayer/src/webhooks/secrets.ts";
 import { MAX_ATTEMPTS, MAX_BACKOFF_MS, retryDelayMs } from "../../relayer/src/webhooks/schedule.ts";
 import {
   SECRET_PREFIX,
+  WebhookConfigError,
   WebhookVerificationError,
+  createWebhookVerifier,
   generateSecret,
   signDelivery,
   verifyServiceSignature,
@@ -87,6 +89,116 @@ describe("webhook signatures", () => {
   });
 });
 
+describe("signing secrets and verifier settings", () => {
+  const key = (n: number) => `${SECRET_PREFIX}${Buffer.alloc(n, 7).toString("base64")}`;
+  const unusable: Array<[string, unknown]> = [
+    ["empty", ""],
+    ["missing", undefined],
+    ["whsec_ alone", SECRET_PREFIX],
+    ["16 key bytes", key(16)],
+    ["31 key bytes", key(31)],
+    ["no whsec_ prefix", Buffer.alloc(32, 7).toString("base64")],
+    ["a trailing line break", `${generateSecret()}\n`],
+    ["not base64", `${SECRET_PREFIX}${"!".repeat(44)}`],
+    ["truncated mid-character", generateSecret().slice(0, -2)],
+  ];
+
+  it("refuses an empty, short or mangled secret with WebhookConfigError, never a signature result", () => {
+    const good = generateSecret();
+    const headers = signDelivery({ secret: good, id: "msg_01ABC", type: "payment.succeeded", body });
+    const standard = { id: "msg_01ABC", timestamp: headers["webhook-timestamp"], signature: headers["webhook-signature"] };
+    for (const [what, secret] of unusable) {
+      const bad = secret as string;
+      assert.throws(() => createWebhookVerifier({ secret: bad }), WebhookConfigError, what);
+      assert.throws(() => verifyWebhook({ secret: bad, body, headers }), WebhookConfigError, what);
+      assert.throws(() => verifyWebhook({ secret: bad, body, headers, scheme: "service" }), WebhookConfigError, what);
+      assert.throws(() => verifyStandardSignature(bad, body, standard), WebhookConfigError, what);
+      assert.throws(() => verifyServiceSignature(bad, body, headers["x-service-signature"]), WebhookConfigError, what);
+      assert.throws(() => signDelivery({ secret: bad, id: "msg_01ABC", type: "t", body }), WebhookConfigError, what);
+    }
+    assert.throws(() => createWebhookVerifier({ secret: SECRET_PREFIX }), /whsec_ with no key after it/);
+    assert.throws(() => createWebhookVerifier({ secret: key(16) }), /16 key bytes; at least 32/);
+    assert.throws(() => createWebhookVerifier({ secret: `${good} ` }), /not base64 .*whitespace/);
+    assert.equal(createWebhookVerifier({ secret: key(32) })(body, signDelivery({ secret: key(32), id: "msg_01ABC", type: "t", body })).id, "msg_01ABC");
+  });
+
+  it("does not accept a delivery forged with an empty key for the secret whsec_", () => {
+    // What an HMAC keyed with nothing gives: anybody can compute it.
+    const timestamp = Math.floor(Date.now() / 1000);
+    const forged = {
+      "webhook-id": "msg_01ABC",
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": `v1,${createHmac("sha256", Buffer.alloc(0)).update(`msg_01ABC.${timestamp}.${body}`).digest("base64")}`,
+      "x-service-signature": `sha256=${createHmac("sha256", "").update(body).digest("hex")}`,
+    };
+    assert.throws(() => verifyWebhook({ secret: SECRET_PREFIX, body, headers: forged }), WebhookConfigError);
+    assert.throws(() => verifyWebhook({ secret: "", body, headers: forged, scheme: "service" }), WebhookConfigError);
+  });
+
+  it("refuses a tolerance that would switch the timestamp check off", () => {
+    const secret = generateSecret();
+    for (const toleranceSeconds of [Number.NaN, -1, Number.POSITIVE_INFINITY, "300" as unknown as number]) {
+      assert.throws(() => createWebhookVerifier({ secret, toleranceSeconds }), WebhookConfigError, String(toleranceSeconds));
+      assert.throws(() => verifyWebhook({ secret, body, headers: {}, toleranceSeconds }), WebhookConfigError, String(toleranceSeconds));
+    }
+    assert.throws(() => createWebhookVerifier({ secret, scheme: "Standard" as "standard" }), /unknown signature scheme/);
+    const headers = signDelivery({ secret, id: "msg_01ABC", type: "t", body, timestamp: 1_000 });
+    assert.throws(() => verifyWebhook({ secret, body, headers, now: Number.NaN }), WebhookConfigError);
+    assert.equal(verifyWebhook({ secret, body, headers, now: 1_000, toleranceSeconds: 0 }).id, "msg_01ABC");
+  });
+});
+
+describe("the verifier against the Standard Webhooks specification", () => {
+  const secret = generateSecret();
+  const reason = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (error) {
+      assert.ok(error instanceof WebhookVerificationError, String(error));
+      return error.reason;
+    }
+    return "accepted";
+  };
+
+  it("applies the tolerance both ways: early and late timestamps alike", () => {
+    const verify = createWebhookVerifier({ secret, toleranceSeconds: 60 });
+    const headers = signDelivery({ secret, id: "msg_01ABC", type: "t", body, timestamp: 10_000 });
+    assert.equal(reason(() => verify(body, headers, 10_060)), "accepted");
+    assert.equal(reason(() => verify(body, headers, 9_940)), "accepted");
+    assert.equal(reason(() => verify(body, headers, 10_061)), "stale_timestamp");
+    assert.equal(reason(() => verify(body, headers, 9_939)), "stale_timestamp", "a timestamp from the future");
+  });
+
+  it("finds the valid signature among several, whatever comes before it", () => {
+    const headers = signDelivery({ secret, id: "msg_01ABC", type: "t", body });
+    const other = signDelivery({ secret: generateSecret(), id: "msg_01ABC", type: "t", body })["webhook-signature"];
+    for (const list of [`${other} ${headers["webhook-signature"]}`, `v2,abc ${headers["webhook-signature"]} ${other}`, `${other}  ${headers["webhook-signature"]}`]) {
+      assert.equal(reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-signature": list } })), "accepted", list);
+    }
+    assert.equal(reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-signature": `${other} v1,` } })), "bad_signature");
+    assert.equal(reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-timestamp": "12e3" } })), "bad_signature");
+  });
+
+  it("verifies the raw bytes in any form (string, Buffer, a Uint8Array view, ArrayBuffer), and refuses parsed JSON", () => {
+    const headers = signDelivery({ secret, id: "msg_01ABC", type: "t", body });
+    const raw = Buffer.from(body);
+    const padded = new Uint8Array(raw.length + 8);
+    padded.set(raw, 4);
+    for (const form of [body, raw, padded.subarray(4, 4 + raw.length), raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length)]) {
+      assert.equal(reason(() => verifyWebhook({ secret, body: form, headers })), "accepted");
+    }
+    assert.throws(() => verifyWebhook({ secret, body: JSON.parse(body), headers }), /raw request body .*not parsed JSON/);
+    // One byte changed in the raw body (a re-serialisation would change spacing or key order): refused.
+    assert.equal(reason(() => verifyWebhook({ secret, body: JSON.stringify(JSON.parse(body), null, 1), headers })), "bad_signature");
+  });
+
+  it("refuses an envelope whose data is not an object", () => {
+    const nullData = JSON.stringify({ type: "t", data: null, id: "msg_01ABC" });
+    const headers = signDelivery({ secret, id: "msg_01ABC", type: "t", body: nullData });
+    assert.equal(reason(() => verifyWebhook({ secret, body: nullData, headers })), "bad_body");
+  });
+});
+
 describe("signing secrets at rest", () => {
   const box = createSecretBox("k".repeat(40));
 
@@ -143,6 +255,18 @@ describe("the example receiver (sdk/examples/webhook-receiver.ts)", () => {
       assert.match(receiver.recentOutput(), /msg_01ABC|order ord_1/);
     } finally {
       await receiver.stop();
+    }
+  });
+
+  it("refuses to start without a usable secret, naming WEBHOOK_SECRET", async () => {
+    for (const secret of ["", "whsec_", `whsec_${Buffer.alloc(16).toString("base64")}`]) {
+      const receiver = startService("example-receiver", process.execPath, [path.join(import.meta.dirname, "../../sdk/examples/webhook-receiver.ts")], {
+        env: { WEBHOOK_SECRET: secret, PORT: String(await freePort()) },
+      });
+      const code = await receiver.exited;
+      assert.equal(code, 1, `${JSON.stringify(secret)}: ${receiver.recentOutput()}`);
+      assert.match(receiver.recentOutput(), /WEBHOOK_SECRET: the webhook signing secret/);
+      assert.doesNotMatch(receiver.recentOutput(), /listening/);
     }
   });
 });

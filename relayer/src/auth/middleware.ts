@@ -4,11 +4,12 @@ import { and, eq, isNull, lt, or } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import type { Db } from "../db/client.ts";
-import { apiKeys, users } from "../db/schema.ts";
+import { apiKeys } from "../db/schema.ts";
 import { ApiError, errors } from "../http/errors.ts";
 import type { AppEnv } from "../http/env.ts";
 import { hashApiKey, isWellFormedApiKey } from "./api-keys.ts";
 import type { JwtSigner } from "./jwt.ts";
+import { liveSessionUser } from "./sessions.ts";
 
 export const SESSION_COOKIE = "payg_session";
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -55,13 +56,17 @@ export function requireUser(db: Db, jwt: JwtSigner, opts: { cookie?: boolean } =
     const token = bearer(c.req.header("authorization")) ?? (opts.cookie ? getCookie(c, SESSION_COOKIE) : undefined);
     const claims = token ? await jwt.verify(token) : undefined;
     if (!claims) throw errors.unauthorized("a valid session token is required");
-    const [user] = await db
-      .select({ id: users.id, tenantId: users.tenantId, email: users.email, name: users.name })
-      .from(users)
-      .where(eq(users.id, claims.userId))
-      .limit(1);
-    if (!user || user.tenantId !== claims.tenantId) throw errors.unauthorized("a valid session token is required");
-    c.set("identity", { kind: "user", tenantId: user.tenantId, userId: user.id, email: user.email, name: user.name });
+    // The session must be live in the database (not signed out, not expired): checked on every request.
+    const user = await liveSessionUser(db, claims);
+    if (!user) throw errors.unauthorized("a valid session token is required");
+    c.set("identity", {
+      kind: "user",
+      tenantId: user.tenantId,
+      userId: user.id,
+      email: user.email,
+      name: user.name,
+      sessionId: claims.sessionId,
+    });
     await next();
   };
 }

@@ -44,6 +44,27 @@ const DateTime = z
   .refine(isRfc3339, { message: "must be an RFC 3339 date-time with a time zone, e.g. 2026-03-01T12:00:00Z" })
   .openapi({ format: "date-time", example: "2026-03-01T12:00:00Z" });
 
+/** The device_ts values the sandbox takes, as instants (the offset applied): from the Unix epoch to the last
+ * millisecond of year 9999, UTC. RFC 3339 goes further (0000-01-01T00:00:00Z, or 9999-12-31T23:59:59-23:59,
+ * which is in year 10000 in UTC), but the database's timestamp cannot hold such a value and no meter read it. */
+export const DEVICE_TS_MIN = "1970-01-01T00:00:00Z";
+export const DEVICE_TS_MAX = "9999-12-31T23:59:59.999Z";
+const DEVICE_TS_MIN_MS = Date.parse(DEVICE_TS_MIN);
+const DEVICE_TS_MAX_MS = Date.parse(DEVICE_TS_MAX);
+
+/** Whether an RFC 3339 date-time names an instant within [DEVICE_TS_MIN, DEVICE_TS_MAX]. */
+export function isDeviceTsInRange(value: string): boolean {
+  const ms = Date.parse(value);
+  return ms >= DEVICE_TS_MIN_MS && ms <= DEVICE_TS_MAX_MS;
+}
+
+const DeviceTimestamp = z
+  .string()
+  .max(40)
+  .refine(isRfc3339, { message: "must be an RFC 3339 date-time with a time zone, e.g. 2026-03-01T12:00:00Z", abort: true })
+  .refine(isDeviceTsInRange, { message: `must be between ${DEVICE_TS_MIN} and ${DEVICE_TS_MAX} once its offset is applied` })
+  .openapi({ format: "date-time", example: "2026-03-01T12:00:00Z" });
+
 const Identifier = z.string().min(1).max(MAX_ID_LENGTH);
 
 export const RESET_REASONS = ["power_cycle", "firmware", "meter_swap", "unknown"] as const;
@@ -51,12 +72,15 @@ export const MEASUREMENT_QUALITIES = ["good", "estimated", "degraded"] as const;
 
 export const Reading = z
   .object({
-    device_ts: DateTime.openapi({
+    device_ts: DeviceTimestamp.openapi({
       description:
         `The meter's time of the reading. A reading whose device_ts differs from the time the sandbox received ` +
         `the batch by more than ±${DRIFT_LIMIT_SECONDS} s is flagged (an \`errors\` item with code ` +
         "`device_ts_drift` and `rejected: false`), not rejected. Sub-millisecond digits are kept in the request " +
-        "but the reading is stored and attested to the millisecond.",
+        "but the reading is stored and attested to the millisecond. Accepted range: from " +
+        `${DEVICE_TS_MIN} to ${DEVICE_TS_MAX} once the offset is applied (so 9999-12-31T23:59:59-01:00, in ` +
+        "year 10000 in UTC, is out of range); a device_ts outside it, like one that is not RFC 3339, makes the " +
+        "whole batch 400 invalid_request and nothing of it is stored.",
     }),
     energy_wh_cumulative: z.int().min(0).openapi({
       description: "Lifetime counter in Wh. Monotonic within one meter_epoch only.",

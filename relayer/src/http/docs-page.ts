@@ -7,12 +7,14 @@ import { Hono } from "hono";
 
 const require = createRequire(import.meta.url);
 const assetsDir = path.dirname(require.resolve("swagger-ui-dist/package.json"));
-const assets: Record<string, string> = {
-  "swagger-ui.css": "text/css; charset=utf-8",
-  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
-  "swagger-ui-standalone-preset.js": "text/javascript; charset=utf-8",
-  "favicon-32x32.png": "image/png",
-};
+/** The files served, by name (a Map: the name comes from the request path, and a plain object would also
+ * answer for `constructor` or `__proto__`). */
+const assets = new Map<string, string>([
+  ["swagger-ui.css", "text/css; charset=utf-8"],
+  ["swagger-ui-bundle.js", "text/javascript; charset=utf-8"],
+  ["swagger-ui-standalone-preset.js", "text/javascript; charset=utf-8"],
+  ["favicon-32x32.png", "image/png"],
+]);
 
 /** Routes `/` (the page) and `/assets/*` for the OpenAPI document at `specUrl`. */
 export function docsPage(title: string, specUrl: string) {
@@ -46,7 +48,7 @@ window.ui = SwaggerUIBundle({
   });
   app.get("/assets/:file", async (c) => {
     const file = c.req.param("file");
-    const type = assets[file];
+    const type = assets.get(file);
     if (!type) return c.notFound();
     const body = await readFile(path.join(assetsDir, file));
     return c.body(body, 200, { "content-type": type, "cache-control": "public, max-age=86400" });

@@ -4,7 +4,7 @@ import type { Logger } from "../logger.ts";
 /** Who made the request: an API key (server-to-server) or a portal user (JWT). */
 export type Identity =
   | { kind: "api_key"; tenantId: string; keyId: string; role: "developer" | "agent" }
-  | { kind: "user"; tenantId: string; userId: string; email: string; name: string };
+  | { kind: "user"; tenantId: string; userId: string; email: string; name: string; sessionId: string };
 
 export type AppEnv = {
   Variables: {

@@ -125,7 +125,7 @@ export function toErrorResponse(c: Context, error: unknown): Response {
 export function errorResponses(...statuses: Array<400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503 | 504>) {
   const descriptions: Record<number, string> = {
     400: "The body is not JSON.",
-    401: "Missing, invalid, expired or revoked credential.",
+    401: "No credential this operation takes: missing, invalid, expired or revoked, or of another kind (see Access).",
     403: "The credential lacks the role this route needs.",
     404: "No such resource (or it belongs to another tenant).",
     409: "Conflict with the resource's state.",

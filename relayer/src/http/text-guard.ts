@@ -7,21 +7,47 @@ import type { Context, MiddlewareHandler } from "hono";
 
 export type UnstorableAt = "path" | "query" | "body";
 
+const BACKSLASH = 0x5c;
+const LETTER_U = 0x75;
+
+/** The value of the four hex digits at `at`, or -1 if there are not four hex digits there. */
+function hex4(text: string, at: number): number {
+  if (at + 4 > text.length) return -1;
+  let value = 0;
+  for (let i = at; i < at + 4; i++) {
+    const c = text.charCodeAt(i);
+    const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
 /** Whether JSON text escapes U+0000 or an unpaired surrogate (an escape preceded by an even number of
- * backslashes is text, not an escape). */
+ * backslashes is text, not an escape). One left-to-right pass: each run of backslashes is counted once,
+ * so the time is linear in the text whatever it holds (a regular expression matching the run, tried at
+ * every position of a long run, was quadratic: one request could hold the event loop for minutes). */
 export function jsonEscapesUnstorable(text: string): boolean {
   if (!text.includes("\\u")) return false;
-  const escape = /(\\+)u([0-9a-fA-F]{4})/g;
-  for (let m = escape.exec(text); m; m = escape.exec(text)) {
-    if (m[1].length % 2 === 0) continue;
-    const code = parseInt(m[2], 16);
-    if (code === 0) return true;
-    if (code >= 0xdc00 && code <= 0xdfff) return true;
-    if (code >= 0xd800 && code <= 0xdbff) {
-      const low = /^\\u[dD][c-fC-F][0-9a-fA-F]{2}/.exec(text.slice(escape.lastIndex, escape.lastIndex + 6));
-      if (!low) return true;
-      escape.lastIndex += 6;
+  for (let start = text.indexOf("\\"); start >= 0; ) {
+    let end = start + 1;
+    while (end < text.length && text.charCodeAt(end) === BACKSLASH) end++;
+    // text[start, end) is a whole run of backslashes; an escape if an odd run is followed by u and 4 hex digits.
+    const code = text.charCodeAt(end) === LETTER_U ? hex4(text, end + 1) : -1;
+    let next = end;
+    if (code >= 0) {
+      next = end + 5;
+      if ((end - start) % 2 === 1) {
+        if (code === 0) return true;
+        if (code >= 0xdc00 && code <= 0xdfff) return true;
+        if (code >= 0xd800 && code <= 0xdbff) {
+          const low = text.charCodeAt(next) === BACKSLASH && text.charCodeAt(next + 1) === LETTER_U ? hex4(text, next + 2) : -1;
+          if (low < 0xdc00 || low > 0xdfff) return true;
+          next += 6;
+        }
+      }
     }
+    start = text.indexOf("\\", next);
   }
   return false;
 }

@@ -1,6 +1,7 @@
 // The payment service's interface under /v1: every route of the interface, its OpenAPI 3.1 document at
 // /v1/openapi.json and the reference page at /v1/docs.
 import { createRoute, z } from "@hono/zod-openapi";
+import { ROLE_SCOPES, documentAccess } from "../auth/access-docs.ts";
 import { createApi } from "../http/api.ts";
 import { docsPage } from "../http/docs-page.ts";
 import { toErrorResponse } from "../http/errors.ts";
@@ -28,13 +29,22 @@ export function paymentsApi(services: Services) {
     type: "http",
     scheme: "bearer",
     description:
-      "An API key (`payg_` + 38 characters) from the portal's API Keys page: Authorization: Bearer payg_...",
+      "An API key (`payg_` + 38 characters) from the portal's API Keys page: `Authorization: Bearer payg_...`. " +
+      "A key belongs to one tenant and has one role; an operation's `apiKey` requirement lists the roles it " +
+      `takes (any one of them): developer, to ${ROLE_SCOPES.developer}; agent, to ${ROLE_SCOPES.agent}. ` +
+      "No key takes the portal's operations (API keys, webhooks, the revenue overview). A request without a " +
+      "credential the operation takes (none; an unknown, revoked or malformed one; a portal JWT where a key is " +
+      "needed; a key where a portal session is needed) is 401 `unauthorized`; a key whose role the operation " +
+      "does not take is 403 `forbidden`. Public operations ignore any credential sent to them.",
   });
   api.openAPIRegistry.registerComponent("securitySchemes", "bearerJwt", {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "The portal's session token from POST /v1/auth/login",
+    description:
+      "The portal's session token from POST /v1/auth/login, as `Authorization: Bearer <JWT>` (the /v1 routes " +
+      "read no cookie: the portal's pages forward their session cookie as this header). It takes the portal's " +
+      "operations and GET /v1/auth/me, no operation documented for API keys alone.",
   });
 
   api.openapi(
@@ -65,6 +75,7 @@ export function paymentsApi(services: Services) {
   api.route("/", webhookRoutes(services));
   api.route("/", revenueOverviewRoutes(services));
   registerWebhookDocs(api.openAPIRegistry);
+  documentAccess(api.openAPIRegistry);
 
   api.doc31("/openapi.json", {
     openapi: "3.1.0",

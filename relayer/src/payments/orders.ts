@@ -4,12 +4,13 @@ import { eq, sql } from "drizzle-orm";
 import type { Address, Hex } from "viem";
 import { permitTypes } from "../../../sdk/payment-order.ts";
 import type { Db } from "../db/client.ts";
-import { chainTransactions, devices, orders, quotes } from "../db/schema.ts";
+import { chainTransactions, devices, orderOnchainIdSeq, orders, quotes } from "../db/schema.ts";
 import { recordOrderEvent } from "../events/record.ts";
 import { errors } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import type { Services } from "../services.ts";
-import { sameAmount, tokenAmountForMicros, usd } from "./pricing.ts";
+import { sameAmount, tierPrice, tokenAmountForMicros, usd } from "./pricing.ts";
+import { ORDER_ID_PATTERN } from "./schemas.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
 export type QuoteRequest = { deviceId: string; chain: string; token: string; tier: string };
@@ -39,18 +40,20 @@ function checkChain(services: Services, chain: string) {
 export async function createQuote(services: Services, req: QuoteRequest) {
   const { config, db } = services;
   checkChain(services, req.chain);
-  const durationSeconds = config.TIERS[req.tier];
+  const durationSeconds = config.TIERS.get(req.tier);
   if (durationSeconds === undefined) {
-    throw errors.invalid(`tier must be one of: ${Object.keys(config.TIERS).join(", ")}`, [
+    throw errors.invalid(`tier must be one of: ${[...config.TIERS.keys()].join(", ")}`, [
       { path: "tier", message: `unknown tier ${req.tier}` },
     ]);
   }
   const token = await stablecoin(services, req.token);
   const [device] = await db.select().from(devices).where(eq(devices.id, req.deviceId));
   if (!device) throw errors.notFound(`device ${req.deviceId}`);
-  const micros = device.tiers[req.tier];
+  const micros = tierPrice(device.tiers, req.tier);
   if (micros === undefined) {
-    const offered = Object.keys(device.tiers).sort((a, b) => (config.TIERS[a] ?? 0) - (config.TIERS[b] ?? 0));
+    const offered = Object.keys(device.tiers)
+      .filter((tier) => config.TIERS.has(tier))
+      .sort((a, b) => config.TIERS.get(a)! - config.TIERS.get(b)!);
     throw errors.invalid(`device ${device.id} offers the tiers: ${offered.join(", ")}`, [
       { path: "tier", message: `tier ${req.tier} is not offered by this device` },
     ]);
@@ -117,7 +120,7 @@ export async function createOrder(services: Services, req: OrderRequest): Promis
   const id = newId("ord");
 
   const order = await db.transaction(async (tx) => {
-    const seq = await tx.execute(sql`select nextval('order_onchain_id_seq') as id`);
+    const seq = await tx.execute(sql`select nextval(${orderOnchainIdSeq.seqName}) as id`);
     const onchainId = BigInt((seq as unknown as { rows: Array<{ id: string | number }> }).rows[0].id);
     const voucher = {
       orderId: onchainId,
@@ -346,7 +349,13 @@ function queriesOf(db: Db) {
   return queries;
 }
 
+/** An id of another shape names no order: 404 like any unknown id, without asking the database. */
+function checkOrderId(id: string) {
+  if (!ORDER_ID_PATTERN.test(id)) throw errors.notFound(`order ${id.length > 40 ? `${id.slice(0, 40)}...` : id}`);
+}
+
 export async function findOrder(services: Services, id: string): Promise<OrderRow> {
+  checkOrderId(id);
   const [order] = await queriesOf(services.db).byId.execute({ id });
   if (!order) throw errors.notFound(`order ${id}`);
   return order;
@@ -354,6 +363,7 @@ export async function findOrder(services: Services, id: string): Promise<OrderRo
 
 /** The order and its relayer transaction in one query, for orderView. */
 export async function findOrderWithRelay(services: Services, id: string): Promise<{ order: OrderRow; relay: OrderRelay | null }> {
+  checkOrderId(id);
   const row = await queriesOf(services.db).load(id);
   if (!row) throw errors.notFound(`order ${id}`);
   const relay = row.relayStatus === null ? null : { status: row.relayStatus, txHash: row.relayTxHash, lastError: row.relayLastError };

@@ -19,3 +19,10 @@ export function usd(micros: number): number {
 export function sameAmount(amountUsd: number, micros: number): boolean {
   return Math.abs(amountUsd * MICROS_PER_USD - micros) < 0.5;
 }
+
+/** A device's price of `tier` in micro-USD, if the device prices it. The price list is stored JSON (a plain
+ * object) and the tier is what the client sent: only the list's own entries count, never what every
+ * object inherits (`constructor`, `__proto__`, `toString`). */
+export function tierPrice(prices: Readonly<Record<string, number>>, tier: string): number | undefined {
+  return Object.hasOwn(prices, tier) ? prices[tier] : undefined;
+}

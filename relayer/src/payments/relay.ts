@@ -107,8 +107,9 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
 }
 
-/** POST /v1/orders/{id}/cash: an agent took cash for the order; the relayer pays it from its float. */
-export async function relayCash(services: Services, order: OrderRow, agentKeyId: string) {
+/** POST /v1/orders/{id}/cash: an agent took cash for the order; the relayer pays it from its float. The
+ * order's events are public: they do not name the agent's key (the route logs it). */
+export async function relayCash(services: Services, order: OrderRow) {
   const active = await activeRelay(services, order, "pay_cash");
   if (active) return active;
   assertPayable(order);
@@ -118,7 +119,7 @@ export async function relayCash(services: Services, order: OrderRow, agentKeyId:
     args: [voucherOf(order), order.voucherSignature as Hex],
   });
   await simulate(services, data);
-  const row = await enqueue(services, order, "pay_cash", data, { agentKeyId });
+  const row = await enqueue(services, order, "pay_cash", data, {});
   services.txSender.wake();
   return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
 }

@@ -31,6 +31,7 @@ type C = Context<PortalEnv>;
 
 const NOTICES: Record<string, Notice> = {
   signed_out: { kind: "info", text: "You are signed out." },
+  signout_failed: { kind: "error", text: "Signing out failed: the service is unavailable. Try again." },
   expired: { kind: "info", text: "Your session has expired. Sign in again." },
   revoked: { kind: "success", text: "The API key was revoked. Requests with it are rejected from now on." },
   test_queued: { kind: "success", text: "Test event queued: a test.ping is on its way to this endpoint." },
@@ -77,7 +78,8 @@ export function portalPages(services: Services, appFetch: AppFetch) {
   }
 
   function page(c: C, title: string, body: Parameters<typeof layout>[0]["body"], opts: { active?: string; notice?: Notice; status?: 200 | 201 | 400 | 403 | 404 | 422 | 502; autoRefresh?: boolean } = {}) {
-    const notice = opts.notice ?? NOTICES[c.req.query("notice") ?? ""];
+    const name = c.req.query("notice") ?? "";
+    const notice = opts.notice ?? (Object.hasOwn(NOTICES, name) ? NOTICES[name] : undefined);
     return c.html(
       layout({ title, active: opts.active, user: c.get("user"), csrf: session.csrfToken(c), notice, assetVersion: assets.version, body, autoRefresh: opts.autoRefresh }),
       opts.status ?? 200,
@@ -130,7 +132,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
       result.status === 401
         ? "Wrong email or password."
         : result.status === 429
-          ? "Too many attempts. Wait a minute and try again."
+          ? "Too many attempts. Wait a few minutes and try again."
           : result.status === 422
             ? "Enter your email address and password."
             : apiError(result.body, "Sign-in failed. Try again.");
@@ -138,7 +140,16 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     return page(c, "Sign in", loginPage({ csrf: session.csrfToken(c), email, error }), { status: result.status === 429 ? 400 : 422 });
   });
 
-  app.post("/logout", (c) => {
+  // Sign-out ends the session on the server (POST /v1/auth/logout), so the cookie's JWT is refused from now
+  // on even where a copy of it survives, then deletes the cookie. 401: the session had ended already.
+  app.post("/logout", async (c) => {
+    if (session.token(c)) {
+      const result = await callApi(c, "POST", "/v1/auth/logout");
+      if (result.status !== 204 && result.status !== 401) {
+        c.get("logger").warn("sign-out failed", { status: result.status });
+        return c.redirect("/portal/keys?notice=signout_failed", 303);
+      }
+    }
     session.end(c);
     return c.redirect("/portal/login?notice=signed_out", 303);
   });

@@ -102,7 +102,7 @@ ${
     <label class="grow">Name<input name="name" required maxlength="80" placeholder="e.g. production backend"></label>
     <label>Role<select name="role">
       <option value="developer">developer: read devices, revenue, earnings</option>
-      <option value="agent">agent: also confirm cash payments</option>
+      <option value="agent">agent: confirm cash payments, read devices</option>
     </select></label>
     <button class="btn btn-primary" type="submit">Create key</button>
   </form>
@@ -140,6 +140,7 @@ const FAMILY_LABELS: Record<string, string> = {
   split: "Splits",
   device: "Devices",
   ticket: "Tickets",
+  test: "Tests",
 };
 
 export function eventCheckboxes(selected: string[]) {

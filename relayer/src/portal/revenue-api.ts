@@ -1,9 +1,10 @@
 // GET /v1/revenue/overview: the tenant's revenue over a window (orders and gross USD per hour or day, from
 // the relayer's paid orders), its latest splits (legs from the chain through the indexer) and what its
-// participants earned. The portal's revenue page is drawn from it; it takes the portal JWT or an API key.
+// participants earned. The portal's revenue page is drawn from it; it takes the portal JWT only (an API key
+// reads the same data through GET /v1/revenue/splits and the earnings route, with the developer role).
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, gte, sql } from "drizzle-orm";
-import { requireAnyCredential } from "../auth/middleware.ts";
+import { requireUser } from "../auth/middleware.ts";
 import { orders, participants } from "../db/schema.ts";
 import { createApi } from "../http/api.ts";
 import { errorResponses } from "../http/errors.ts";
@@ -75,9 +76,9 @@ export function revenueOverviewRoutes(services: Services) {
       method: "get",
       path: "/revenue/overview",
       tags: ["Revenue"],
-      summary: "Revenue over time, latest splits and participants' earnings (portal JWT or API key)",
-      security: [{ bearerJwt: [] }, { apiKey: [] }] as Array<Record<string, string[]>>,
-      middleware: [requireAnyCredential(db, jwt)] as const,
+      summary: "Revenue over time, latest splits and participants' earnings (portal JWT: the portal's revenue page)",
+      security: [{ bearerJwt: [] }],
+      middleware: [requireUser(db, jwt)] as const,
       request: { query: OverviewQuery },
       responses: {
         200: { description: "The overview", content: { "application/json": { schema: Overview } } },

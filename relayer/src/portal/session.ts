@@ -3,7 +3,9 @@
 // Session: the JWT of POST /v1/auth/login in the cookie payg_session: HttpOnly (no script reads it),
 // SameSite=Strict (no other site's page sends it), Path=/portal (the JSON API never receives it: the
 // portal forwards it as a bearer token), Secure when the portal is served over TLS (the request is
-// https, or PUBLIC_BASE_URL is), Max-Age the JWT's lifetime.
+// https, or PUBLIC_BASE_URL is), Max-Age the JWT's lifetime. Signing out (POST /portal/logout) ends the
+// session on the server through POST /v1/auth/logout before the cookie is deleted, so a copy of the cookie
+// kept elsewhere is refused too.
 //
 // CSRF: every form carries a token, and every POST is checked three ways:
 //   1. the token: HMAC-SHA256 of the session (a hash of its JWT) under a key derived from JWT_SECRET; before

@@ -26,8 +26,10 @@ const TicketRequest = z
         .map(([k, v]) => `${k}: ${v}`)
         .join("; "),
     }),
-    message: z.string().trim().min(1).max(2000).openapi({ example: "Paid for an hour but the socket has no power." }),
-    contact: z.string().trim().max(200).optional().openapi({ description: "How to reach the customer (phone, email), optional" }),
+    // Lengths are those of the text as sent (the document's maxLength), checked before the spaces around it
+    // are trimmed: a megabyte of spaces is not a short message.
+    message: z.string().max(2000).trim().min(1).openapi({ example: "Paid for an hour but the socket has no power." }),
+    contact: z.string().max(200).trim().optional().openapi({ description: "How to reach the customer (phone, email), optional" }),
     orderId: z
       .string()
       .regex(/^ord_[0-9A-Z]{26}$/)

@@ -153,7 +153,7 @@ export const EVENT_CATALOGUE = {
   "test.ping": {
     summary: "A test delivery",
     fires:
-      "When the portal's Send test button (or POST /v1/webhooks/subscriptions/{id}/test) is pressed: delivered to that one subscription only, whatever its event types.",
+      "When the portal's Send test button (or POST /v1/webhooks/subscriptions/{id}/test) is pressed: delivered to that one subscription only, whatever its event types (a subscription may list test.ping; that adds no other delivery).",
     data: z.object({
       subscriptionId: z.string(),
       message: z.string(),
@@ -165,13 +165,18 @@ export const EVENT_CATALOGUE = {
 
 export type EventType = keyof typeof EVENT_CATALOGUE;
 export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
-/** Types a subscription can choose (test.ping goes to the one subscription tested, always). */
-export const SUBSCRIBABLE_TYPES = EVENT_TYPES.filter((t) => t !== "test.ping");
+/** Types a subscription can list: every event name of the interface, test.ping included (the interface
+ * names it). Listing test.ping changes nothing: a test.ping goes to the one subscription tested, always. */
+export const SUBSCRIBABLE_TYPES: EventType[] = [...EVENT_TYPES];
 export const EVENT_FAMILIES = [...new Set(SUBSCRIBABLE_TYPES.map((t) => t.split(".")[0]))].map((f) => `${f}.*`);
+/** Everything a subscription may list: `*`, a family such as `device.*`, or a type (the enum of the
+ * OpenAPI document, so generated clients know them). */
+export const SUBSCRIPTION_PATTERNS = ["*", ...EVENT_FAMILIES, ...SUBSCRIBABLE_TYPES] as [string, ...string[]];
+const patterns: ReadonlySet<string> = new Set(SUBSCRIPTION_PATTERNS);
 
 /** Whether `pattern` (a type, a family like `device.*`, or `*`) is something a subscription may list. */
 export function isValidPattern(pattern: string): boolean {
-  return pattern === "*" || EVENT_FAMILIES.includes(pattern) || (SUBSCRIBABLE_TYPES as string[]).includes(pattern);
+  return patterns.has(pattern);
 }
 
 /** Whether a subscription listing `patterns` receives events of `type`. */
@@ -223,7 +228,12 @@ export function registerWebhookDocs(registry: OpenAPIRegistry) {
     }),
   });
   for (const [type, entry] of Object.entries(EVENT_CATALOGUE)) {
-    const name = `${type.replace(/[^a-z]+(.)/g, (_, c: string) => c.toUpperCase()).replace(/^./, (c) => c.toUpperCase())}Event`;
+    // payment.succeeded -> PaymentSucceededEvent, device.power_on_failed -> DevicePowerOnFailedEvent
+    const name = `${type
+      .split(/[^a-z]/)
+      .filter(Boolean)
+      .map((word) => word[0].toUpperCase() + word.slice(1))
+      .join("")}Event`;
     registry.registerWebhook({
       method: "post",
       path: type,

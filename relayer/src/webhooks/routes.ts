@@ -11,32 +11,31 @@ import { recordWebhookEvent } from "../events/record.ts";
 import { createApi } from "../http/api.ts";
 import { errorResponses, errors } from "../http/errors.ts";
 import { newId } from "../ids.ts";
+import { pathIdParam } from "../payments/schemas.ts";
 import type { Services } from "../services.ts";
-import { EVENT_CATALOGUE, EVENT_FAMILIES, SUBSCRIBABLE_TYPES, isValidPattern } from "./catalogue.ts";
+import { EVENT_CATALOGUE, EVENT_FAMILIES, SUBSCRIBABLE_TYPES, SUBSCRIPTION_PATTERNS } from "./catalogue.ts";
 import { DELIVERIES_CHANNEL, disableSubscription } from "./dispatcher.ts";
 import { BACKOFF_FACTOR, LEASE_MARGIN_MS, MAX_ATTEMPTS } from "./schedule.ts";
 import { createSecretBox } from "./secrets.ts";
-import { UnsafeUrlError, checkCallbackUrl } from "./url-safety.ts";
+import { UnsafeUrlError, checkCallbackUrl, webhookUrlPolicy } from "./url-safety.ts";
 
 /** Active subscriptions a tenant may have. */
 export const MAX_SUBSCRIPTIONS = 25;
 
-const SubscriptionIdParam = z.object({
-  id: z.string().regex(/^whs_[0-9A-Z]{26}$/, "a subscription id (whs_...)").openapi({ param: { name: "id", in: "path" } }),
-});
-const DeliveryIdParam = z.object({
-  id: z.string().regex(/^msg_[0-9A-Z]{26}$/, "a delivery id (msg_...)").openapi({ param: { name: "id", in: "path" } }),
-});
+const SubscriptionIdParam = pathIdParam("A subscription id: whs_ followed by 26 characters", "whs_01JD2Y6Y8X3K5V4Q9T7R2M1N0P", "^whs_[0-9A-Z]{26}$");
+const DeliveryIdParam = pathIdParam("A delivery id: msg_ followed by 26 characters", "msg_01JD2Y6Y8X3K5V4Q9T7R2M1N0P", "^msg_[0-9A-Z]{26}$");
 
-const EventPattern = z
-  .string()
-  .refine(isValidPattern, "an event type of GET /v1/webhooks/event-types, a family such as device.*, or *")
-  .openapi({ example: "payment.succeeded" });
+const EventPattern = z.enum(SUBSCRIPTION_PATTERNS).openapi({
+  description:
+    "An event type of GET /v1/webhooks/event-types, a family such as device.*, or * (every type, including types added later). " +
+    "test.ping may be listed; a test.ping is delivered only to the subscription whose test was asked for, whatever its types.",
+  example: "payment.succeeded",
+});
 
 const CallbackUrl = z.string().trim().min(1).max(2048).openapi({
   example: "https://example.com/webhooks/payg",
   description:
-    "https (http only for hosts in WEBHOOK_ALLOWED_PRIVATE_HOSTS); the host must resolve to public addresses only (private, loopback and link-local addresses are refused unless allowlisted); no credentials, no fragment",
+    "https (http only for hosts in WEBHOOK_ALLOWED_PRIVATE_HOSTS); the host must resolve to public addresses only (private, loopback, link-local and other special-purpose addresses are refused unless the host, or host:port, is allowlisted); never an endpoint of the service itself (its own API, chain RPC, indexer, device cloud or database), allowlisted or not; no credentials, no fragment",
 });
 
 const CreateSubscription = z
@@ -201,7 +200,7 @@ export function webhookRoutes(services: Services) {
   const { db, jwt, config } = services;
   const portal = requireUser(db, jwt);
   const box = createSecretBox(config.WEBHOOK_SECRET_KEY);
-  const policy = { allowedPrivateHosts: config.WEBHOOK_ALLOWED_PRIVATE_HOSTS };
+  const policy = webhookUrlPolicy(config);
   const security = [{ bearerJwt: [] }];
   const tags = ["Webhooks"];
 
@@ -377,7 +376,7 @@ export function webhookRoutes(services: Services) {
       request: { params: SubscriptionIdParam },
       responses: {
         200: { description: "The subscription", content: { "application/json": { schema: Subscription } } },
-        ...errorResponses(401, 404, 422),
+        ...errorResponses(401, 404),
       },
     }),
     async (c) => {
@@ -444,7 +443,7 @@ export function webhookRoutes(services: Services) {
       request: { params: SubscriptionIdParam },
       responses: {
         200: { description: "Disabled", content: { "application/json": { schema: Subscription } } },
-        ...errorResponses(401, 404, 422),
+        ...errorResponses(401, 404),
       },
     }),
     async (c) => {
@@ -470,7 +469,7 @@ export function webhookRoutes(services: Services) {
       request: { params: SubscriptionIdParam },
       responses: {
         202: { description: "Queued", content: { "application/json": { schema: TestQueued } } },
-        ...errorResponses(401, 404, 409, 422),
+        ...errorResponses(401, 404, 409),
       },
     }),
     async (c) => {
@@ -539,7 +538,7 @@ export function webhookRoutes(services: Services) {
       request: { params: DeliveryIdParam },
       responses: {
         200: { description: "The delivery", content: { "application/json": { schema: DeliveryDetail } } },
-        ...errorResponses(401, 404, 422),
+        ...errorResponses(401, 404),
       },
     }),
     async (c) => {
@@ -563,7 +562,7 @@ export function webhookRoutes(services: Services) {
       request: { params: DeliveryIdParam },
       responses: {
         202: { description: "Queued", content: { "application/json": { schema: Delivery } } },
-        ...errorResponses(401, 404, 409, 422),
+        ...errorResponses(401, 404, 409),
       },
     }),
     async (c) => {

@@ -1,9 +1,20 @@
-// POST /v1/auth/login, GET /v1/auth/me, and the portal's API key routes.
+// POST /v1/auth/login, GET /v1/auth/me, POST /v1/auth/logout, the portal's sign-out, per-account login
+// throttling, password rehashing, and the portal's API key routes.
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { randomBytes, scryptSync } from "node:crypto";
+import http from "node:http";
+import { before, describe, it } from "node:test";
+import { PGlite } from "@electric-sql/pglite";
 import { SignJWT } from "jose";
+import { hashPassword } from "../../../relayer/src/auth/passwords.ts";
+import { newId } from "../../../relayer/src/ids.ts";
+import { testDatabaseUrl, withPostgres } from "../../support/databases.ts";
 import type { Stack } from "../../support/stack.ts";
 import { expectError } from "./expect.ts";
+
+/** The defaults of LOGIN_ACCOUNT_MAX_FAILURES and LOGIN_ACCOUNT_WINDOW_SECONDS (the test stack keeps them). */
+const ACCOUNT_MAX_FAILURES = 10;
+const ACCOUNT_WINDOW_SECONDS = 900;
 
 export function authCases(stack: () => Stack) {
   describe("authentication", () => {
@@ -46,25 +57,36 @@ export function authCases(stack: () => Stack) {
       const s = stack();
       expectError(await s.api("GET", "/v1/auth/me"), 401, "unauthorized");
       expectError(await s.api("GET", "/v1/auth/me", { token: "garbage" }), 401, "unauthorized");
+      // The claims of a live session, so that expiry or the key is the only thing wrong.
+      const login = await loginFrom(s, s.sample.email, s.sample.password);
+      assert.equal(login.status, 200, login.text);
+      const claims = jwtClaims(login.json.token);
       const key = new TextEncoder().encode(s.relayerOptions.jwtSecret);
       const now = Math.floor(Date.now() / 1000);
-      const expired = await new SignJWT({ tid: s.sample.tenantId })
+      const expired = await new SignJWT({ tid: claims.tid })
         .setProtectedHeader({ alg: "HS256" })
         .setIssuer("payg-relayer")
         .setAudience("portal")
-        .setSubject("usr_x")
+        .setSubject(claims.sub)
+        .setJti(claims.jti)
         .setIssuedAt(now - 3600)
         .setExpirationTime(now - 60)
         .sign(key);
       expectError(await s.api("GET", "/v1/auth/me", { token: expired }), 401, "unauthorized");
-      const forged = await new SignJWT({ tid: s.sample.tenantId })
+      const forged = await new SignJWT({ tid: claims.tid })
         .setProtectedHeader({ alg: "HS256" })
         .setIssuer("payg-relayer")
         .setAudience("portal")
-        .setSubject("usr_x")
+        .setSubject(claims.sub)
+        .setJti(claims.jti)
+        .setIssuedAt(now)
         .setExpirationTime(now + 600)
         .sign(new TextEncoder().encode("another-secret-of-at-least-32-characters"));
       expectError(await s.api("GET", "/v1/auth/me", { token: forged }), 401, "unauthorized");
+      const [header, , signature] = login.json.token.split(".");
+      const tampered = [header, Buffer.from(JSON.stringify({ ...claims, tid: "tn_other" })).toString("base64url"), signature].join(".");
+      expectError(await s.api("GET", "/v1/auth/me", { token: tampered }), 401, "unauthorized");
+      assert.equal((await s.api("GET", "/v1/auth/me", { token: login.json.token })).status, 200);
     });
 
     it("accepts an API key on /v1/auth/me and says which key it is", async () => {
@@ -74,6 +96,221 @@ export function authCases(stack: () => Stack) {
       assert.equal(me.body.type, "api_key");
       assert.equal(me.body.apiKey.role, "developer");
       assert.equal(me.body.tenant.id, s.sample.tenantId);
+    });
+  });
+
+  describe("sessions, sign-out and login throttling", () => {
+    // Users of their own (inserted into the relayer's database): the throttle test locks its account, and
+    // the rehash test needs a hash made with the old scrypt parameters.
+    const throttled = { email: "throttled@sunbeam.example", password: randomBytes(12).toString("base64url") };
+    const legacy = { email: "legacy-hash@sunbeam.example", password: randomBytes(12).toString("base64url") };
+    const unknownEmail = "nobody-here@sunbeam.example";
+
+    before(
+      async () => {
+        const s = stack();
+        const hashes = [await hashPassword(throttled.password), legacyHash(legacy.password)];
+        await withRelayerDb(s, async (query) => {
+          for (const [i, user] of [throttled, legacy].entries()) {
+            await query("insert into users (id, tenant_id, email, password_hash, name) values ($1, $2, $3, $4, $5)", [
+              newId("usr"),
+              s.sample.tenantId,
+              user.email,
+              hashes[i],
+              "Test user",
+            ]);
+          }
+        });
+      },
+      { timeout: 120_000 },
+    );
+
+    it("signs a session out with POST /v1/auth/logout (204): its JWT is refused at once on every route, other sessions live on", async () => {
+      const s = stack();
+      const one = await loginFrom(s, s.sample.email, s.sample.password);
+      const two = await loginFrom(s, s.sample.email, s.sample.password);
+      assert.equal(one.status, 200, one.text);
+      assert.equal(two.status, 200, two.text);
+      const jwt: string = one.json.token;
+      const claims = jwtClaims(jwt);
+      assert.equal(typeof claims.jti, "string");
+      assert.ok(claims.jti.length >= 16, "a session id");
+      assert.notEqual(claims.jti, jwtClaims(two.json.token).jti, "one session id a sign-in");
+      assert.equal(claims.exp - claims.iat, 900);
+      assert.equal((await s.api("GET", "/v1/api-keys", { token: jwt })).status, 200);
+
+      expectError(await s.api("POST", "/v1/auth/logout"), 401, "unauthorized");
+      expectError(await s.api("POST", "/v1/auth/logout", { token: s.sample.developerKey }), 401, "unauthorized");
+      expectError(await s.api("POST", "/v1/auth/logout?x=1", { token: jwt }), 422, "invalid_parameters");
+      expectError(await s.api("POST", "/v1/auth/logout?=&&=&", { token: jwt }), 422, "invalid_parameters");
+      assert.equal((await s.api("GET", "/v1/auth/me", { token: jwt })).status, 200, "refused sign-outs changed nothing");
+
+      const out = await s.api("POST", "/v1/auth/logout", { token: jwt });
+      assert.equal(out.status, 204, out.text);
+      assert.equal(out.text, "");
+      expectError(await s.api("GET", "/v1/auth/me", { token: jwt }), 401, "unauthorized");
+      expectError(await s.api("GET", "/v1/api-keys", { token: jwt }), 401, "unauthorized");
+      expectError(await s.api("GET", "/v1/revenue/overview", { token: jwt }), 401, "unauthorized");
+      expectError(await s.api("POST", "/v1/auth/logout", { token: jwt }), 401, "unauthorized");
+      assert.equal((await s.api("GET", "/v1/auth/me", { token: two.json.token })).status, 200, "another session of the user lives on");
+
+      const doc = await s.api("GET", "/v1/openapi.json");
+      const operation = doc.body.paths["/auth/logout"]?.post;
+      assert.ok(operation?.responses?.["204"], "POST /v1/auth/logout is documented with its 204");
+      assert.deepEqual(operation.security, [{ bearerJwt: [] }]);
+    });
+
+    it("ends a session on every relayer process sharing the database (PostgreSQL)", async (t) => {
+      const s = stack();
+      if (s.database !== "postgres") {
+        t.skip("several relayer processes need PostgreSQL");
+        return;
+      }
+      const extra = await s.startExtraRelayer();
+      try {
+        const login = await loginFrom(s, s.sample.email, s.sample.password);
+        assert.equal(login.status, 200, login.text);
+        const onExtra = (method: string, route: string) =>
+          fetch(`${extra.url}${route}`, { method, headers: { authorization: `Bearer ${login.json.token}` } });
+        assert.equal((await onExtra("GET", "/v1/auth/me")).status, 200);
+        assert.equal((await onExtra("POST", "/v1/auth/logout")).status, 204);
+        expectError(await s.api("GET", "/v1/auth/me", { token: login.json.token }), 401, "unauthorized");
+        assert.equal((await onExtra("GET", "/v1/api-keys")).status, 401);
+      } finally {
+        await extra.service.stop();
+      }
+    });
+
+    it("signs out through the portal's form: the session cookie no longer opens a portal page nor the API", async () => {
+      const s = stack();
+      const from = freshAddress();
+      const form = await send(s, { method: "GET", path: "/portal/login", from });
+      const loginCsrf = csrfOf(form.text);
+      const signedIn = await send(s, {
+        method: "POST",
+        path: "/portal/login",
+        from,
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieOf(form, "payg_csrf") },
+        body: new URLSearchParams({ _csrf: loginCsrf, email: s.sample.email, password: s.sample.password }).toString(),
+      });
+      assert.equal(signedIn.status, 303, signedIn.text);
+      assert.equal(signedIn.headers.location, "/portal/keys");
+      const session = cookieOf(signedIn, "payg_session");
+      const token = session.slice("payg_session=".length);
+      const keys = await send(s, { method: "GET", path: "/portal/keys", from, headers: { cookie: session } });
+      assert.equal(keys.status, 200, keys.text.slice(0, 300));
+
+      const out = await send(s, {
+        method: "POST",
+        path: "/portal/logout",
+        from,
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie: session },
+        body: new URLSearchParams({ _csrf: csrfOf(keys.text) }).toString(),
+      });
+      assert.equal(out.status, 303, out.text);
+      assert.equal(out.headers.location, "/portal/login?notice=signed_out");
+      assert.match(String(out.headers["set-cookie"]), /payg_session=;/, "the cookie is deleted");
+
+      // The cookie, kept and replayed (a copy of it stolen before the sign-out, say):
+      const replayed = await send(s, { method: "GET", path: "/portal/keys", from, headers: { cookie: session } });
+      assert.equal(replayed.status, 303);
+      assert.equal(replayed.headers.location, "/portal/login?notice=expired");
+      expectError(await s.api("GET", "/v1/api-keys", { headers: { cookie: session } }), 401, "unauthorized");
+      expectError(await s.api("GET", "/v1/auth/me", { token }), 401, "unauthorized");
+    });
+
+    it("refuses a JWT signed with the right key but without exp, without a session id, or naming no live session", async () => {
+      const s = stack();
+      const login = await loginFrom(s, s.sample.email, s.sample.password);
+      assert.equal(login.status, 200, login.text);
+      const claims = jwtClaims(login.json.token);
+      const key = new TextEncoder().encode(s.relayerOptions.jwtSecret);
+      const sign = (opts: { exp?: boolean; jti?: string | null }) => {
+        let builder = new SignJWT({ tid: claims.tid })
+          .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+          .setIssuer("payg-relayer")
+          .setAudience("portal")
+          .setSubject(claims.sub)
+          .setIssuedAt(claims.iat);
+        if (opts.jti !== null) builder = builder.setJti(opts.jti ?? claims.jti);
+        if (opts.exp !== false) builder = builder.setExpirationTime(claims.exp);
+        return builder.sign(key);
+      };
+      assert.equal((await s.api("GET", "/v1/auth/me", { token: await sign({}) })).status, 200, "the same claims, signed again, pass");
+      for (const [what, token] of [
+        ["without exp", await sign({ exp: false })],
+        ["without jti", await sign({ jti: null })],
+        ["with an unknown session id", await sign({ jti: newId("ses") })],
+      ] as const) {
+        expectError(await s.api("GET", "/v1/auth/me", { token }), 401, "unauthorized");
+        const keys = await s.api("GET", "/v1/api-keys", { token });
+        assert.equal(keys.status, 401, `GET /v1/api-keys with a JWT ${what}: ${keys.text}`);
+      }
+    });
+
+    it(`throttles sign-in per account whatever the client's address: after ${ACCOUNT_MAX_FAILURES} failures 429 with retry-after, the right password too, an unknown email alike`, async () => {
+      const s = stack();
+      // Every attempt from an address of its own: the per-address limit never answers here.
+      for (let i = 0; i < ACCOUNT_MAX_FAILURES; i++) {
+        const known = await loginFrom(s, i % 2 ? throttled.email.toUpperCase() : throttled.email, `wrong-${i}`);
+        const unknown = await loginFrom(s, unknownEmail, `wrong-${i}`);
+        expectError(asApi(known), 401, "unauthorized");
+        expectError(asApi(unknown), 401, "unauthorized");
+        assert.equal(known.json.error.message, unknown.json.error.message);
+      }
+      const limited = [];
+      for (const [email, password] of [
+        [throttled.email, throttled.password],
+        [unknownEmail, "anything"],
+        [throttled.email, "wrong-again"],
+        [unknownEmail.toUpperCase(), "anything"],
+      ]) {
+        const response = await loginFrom(s, email, password);
+        expectError(asApi(response), 429, "rate_limited");
+        const retryAfter = Number(response.headers["retry-after"]);
+        assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= ACCOUNT_WINDOW_SECONDS, `retry-after ${response.headers["retry-after"]}`);
+        limited.push(response);
+      }
+      assert.equal(limited[0].json.error.message, limited[1].json.error.message, "a known and an unknown account answer alike");
+      assert.equal((await loginFrom(s, s.sample.email, s.sample.password)).status, 200, "other accounts are not affected");
+
+      const doc = await s.api("GET", "/v1/openapi.json");
+      const description: string = doc.body.paths["/auth/login"].post.description ?? "";
+      assert.match(description, new RegExp(`${ACCOUNT_MAX_FAILURES} failed sign-ins`), "the account limit is documented");
+    });
+
+    it("lifts the account's lock once its window is over, and purges stale throttle rows and expired sessions at sign-in", async () => {
+      const s = stack();
+      const aged = await loginFrom(s, s.sample.email, s.sample.password);
+      assert.equal(aged.status, 200, aged.text);
+      const agedSession = jwtClaims(aged.json.token).jti;
+      expectError(asApi(await loginFrom(s, throttled.email, throttled.password)), 429, "rate_limited");
+      // As if the window had passed, and that session's lifetime too.
+      await withRelayerDb(s, async (query) => {
+        await query(`update login_throttle set window_started_at = now() - interval '${ACCOUNT_WINDOW_SECONDS + 1} seconds'`);
+        await query("update sessions set expires_at = now() - interval '1 second' where id = $1", [agedSession]);
+      });
+      expectError(await s.api("GET", "/v1/auth/me", { token: aged.json.token }), 401, "unauthorized");
+      const lifted = await loginFrom(s, throttled.email, throttled.password);
+      assert.equal(lifted.status, 200, lifted.text);
+      expectError(asApi(await loginFrom(s, throttled.email, "wrong")), 401, "unauthorized");
+      const { stale, sessions } = await withRelayerDb(s, async (query) => ({
+        stale: await query(`select 1 from login_throttle where window_started_at < now() - interval '${ACCOUNT_WINDOW_SECONDS} seconds'`),
+        sessions: await query("select 1 from sessions where id = $1", [agedSession]),
+      }));
+      assert.deepEqual(stale, [], "throttle rows of past windows are purged");
+      assert.deepEqual(sessions, [], "expired sessions are purged");
+    });
+
+    it("rehashes an N=2^15 password hash with N=2^17 at the next sign-in, which keeps working", async () => {
+      const s = stack();
+      const first = await loginFrom(s, legacy.email, legacy.password);
+      assert.equal(first.status, 200, first.text);
+      const [row] = await withRelayerDb(s, (query) => query("select password_hash from users where email = $1", [legacy.email]));
+      assert.match(row.password_hash, /^scrypt\$131072\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+      assert.equal((await s.api("GET", "/v1/auth/me", { token: first.json.token })).status, 200);
+      assert.equal((await loginFrom(s, legacy.email, legacy.password)).status, 200);
+      expectError(asApi(await loginFrom(s, legacy.email, "not-the-password")), 401, "unauthorized");
     });
   });
 
@@ -129,4 +366,107 @@ export async function login(s: Stack): Promise<string> {
   const response = await s.api("POST", "/v1/auth/login", { body: { email: s.sample.email, password: s.sample.password } });
   assert.equal(response.status, 200, response.text);
   return response.body.token;
+}
+
+type RawResponse = { status: number; headers: http.IncomingHttpHeaders; text: string; json: any };
+
+let addresses = 0;
+/** A loopback source address not used before (127.0.64.1, 127.0.64.2 ...): a new client for the
+ * per-address limits (the whole of 127.0.0.0/8 reaches the relayer on 127.0.0.1). */
+function freshAddress(): string {
+  const n = addresses++;
+  return `127.0.${64 + Math.floor(n / 250)}.${1 + (n % 250)}`;
+}
+
+/** A request from a chosen source address (fetch cannot choose it). */
+function send(s: Stack, req: { method: string; path: string; headers?: Record<string, string>; body?: string; from?: string }): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...req.headers };
+    if (req.body !== undefined) headers["content-length"] = String(Buffer.byteLength(req.body));
+    const request = http.request(new URL(req.path, s.relayerUrl), { method: req.method, headers, localAddress: req.from, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("error", reject);
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        let json: any;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    request.on("error", reject);
+    request.setTimeout(60_000, () => request.destroy(new Error(`${req.method} ${req.path}: no answer within 60 s`)));
+    request.end(req.body);
+  });
+}
+
+/** POST /v1/auth/login from a fresh address. */
+function loginFrom(s: Stack, email: string, password: string): Promise<RawResponse> {
+  return send(s, {
+    method: "POST",
+    path: "/v1/auth/login",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+    from: freshAddress(),
+  });
+}
+
+function asApi(response: RawResponse) {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) if (typeof value === "string") headers.set(name, value);
+  return { status: response.status, headers, body: response.json, text: response.text };
+}
+
+function jwtClaims(token: string): Record<string, any> {
+  return JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString("utf8"));
+}
+
+function csrfOf(html: string): string {
+  const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  assert.ok(token, "the page has a CSRF token");
+  return token;
+}
+
+/** `name=value` of a cookie the response sets. */
+function cookieOf(response: RawResponse, name: string): string {
+  const pair = (response.headers["set-cookie"] ?? []).map((c) => c.split(";")[0]).find((c) => c.startsWith(`${name}=`));
+  assert.ok(pair, `the response sets ${name}`);
+  return pair;
+}
+
+/** A password hash as the relayer made them before N=2^17: scrypt N=2^15, r=8, p=1. */
+function legacyHash(password: string): string {
+  const salt = randomBytes(16);
+  const hash = scryptSync(password, salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+  return ["scrypt", 2 ** 15, 8, 1, salt.toString("base64url"), hash.toString("base64url")].join("$");
+}
+
+type Query = (sql: string, params?: unknown[]) => Promise<Array<Record<string, any>>>;
+
+/** Runs `fn` on the relayer's database: on PostgreSQL directly, on PGlite (one process at a time) with the
+ * relayer stopped meanwhile. */
+async function withRelayerDb<T>(s: Stack, fn: (query: Query) => Promise<T>): Promise<T> {
+  const db = s.relayerOptions.database;
+  if (db.kind === "postgres") {
+    return withPostgres(testDatabaseUrl(), async (client) => {
+      await client.query(`set search_path to "${db.schema}"`);
+      return fn(async (sql, params) => (await client.query(sql, params)).rows);
+    });
+  }
+  let result: { value: T } | undefined;
+  await s.restartRelayer({
+    whileStopped: async () => {
+      const pglite = await PGlite.create(db.directory);
+      try {
+        result = { value: await fn(async (sql, params) => (await pglite.query<Record<string, any>>(sql, params)).rows) };
+      } finally {
+        await pglite.close();
+      }
+    },
+  });
+  return result!.value;
 }

@@ -40,6 +40,20 @@ export function limitCases(stack: () => Stack) {
       assert.ok((await script.arrayBuffer()).byteLength > 100_000);
     });
 
+    it("looks names from the request up as own entries only: inherited names are unknown, never a 500", async () => {
+      const s = stack();
+      for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+        for (const base of ["/v1/docs", "/energy/docs"]) {
+          const asset = await fetch(`${s.relayerUrl}${base}/assets/${name}`);
+          assert.equal(asset.status, 404, `${base}/assets/${name}: ${await asset.text()}`);
+        }
+        const login = await fetch(`${s.relayerUrl}/portal/login?notice=${name}`);
+        const html = await login.text();
+        assert.equal(login.status, 200, `/portal/login?notice=${name}`);
+        assert.ok(!html.includes('class="notice'), `no notice for ?notice=${name}`);
+      }
+    });
+
     it("answers unknown routes and methods with the envelope's 404", async () => {
       const s = stack();
       expectError(await s.api("GET", "/v1/nope"), 404, "not_found");

@@ -39,6 +39,44 @@ export function quoteOrderCases(stack: () => Stack) {
       assert.match(notOffered.body.error.message, /offers the tiers: 30m, 1h, 4h/);
     });
 
+    it("answers tiers named like what every object inherits with 422, like any unknown tier", async () => {
+      const s = stack();
+      for (const tier of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]) {
+        const response = await s.api("POST", "/v1/quote", { body: { ...quoteBody, tier } });
+        expectError(response, 422, "invalid_parameters");
+        assert.equal(response.body.error.details[0].path, "tier", tier);
+        assert.match(response.body.error.message, /tier must be one of: 30m, 1h, 4h, 24h/);
+      }
+    });
+
+    it("answers a body built to make an escape scanner backtrack at once, without holding up other requests", async () => {
+      const s = stack();
+      // \u and then 256 Ki backslashes (not JSON: 400). The guard that looks for \u0000 and unpaired surrogates
+      // in JSON bodies used to take time quadratic in such a run, a minute or more for this body, during which
+      // the relayer answered nothing. Bounds are generous: the body now takes milliseconds.
+      const body = `{"deviceId":"kiosk-nbo-001","chain":"local","token":"USDC","tier":"\\u${"\\".repeat(256 * 1024)}"}`;
+      const timed = async <T>(request: Promise<T>) => {
+        const started = performance.now();
+        const response = await request;
+        return { response, ms: performance.now() - started };
+      };
+      const hostile = timed(s.api("POST", "/v1/quote", { body }));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const health = await timed(s.api("GET", "/v1/health"));
+      const refused = await hostile;
+      expectError(refused.response, 400, "invalid_body");
+      assert.ok(refused.ms < 10_000, `the body was answered after ${Math.round(refused.ms)} ms`);
+      assert.equal(health.response.status, 200);
+      assert.ok(health.ms < 10_000, `GET /v1/health waited ${Math.round(health.ms)} ms`);
+      // An odd run before u0000 is an escaped NUL, refused; an even one is text.
+      const nul = await s.api("POST", "/v1/quote", { body: `{"tier":"${"\\".repeat(256 * 1024 + 1)}u0000"}` });
+      expectError(nul, 422, "invalid_parameters");
+      assert.match(nul.body.error.message, /NUL/);
+      const text = await s.api("POST", "/v1/quote", { body: `{"tier":"${"\\".repeat(256 * 1024)}u0000"}` });
+      expectError(text, 422, "invalid_parameters");
+      assert.doesNotMatch(text.body.error.message, /NUL/);
+    });
+
     it("rejects missing, extra and mistyped fields with 422 and a body that is not JSON with 400", async () => {
       const s = stack();
       expectError(await s.api("POST", "/v1/quote", { body: {} }), 422, "invalid_parameters");
@@ -125,13 +163,23 @@ export function quoteOrderCases(stack: () => Stack) {
       expectError(await s.api("POST", "/v1/orders", { body: { ...base, amountUsd: "0.5" } }), 422, "invalid_parameters");
     });
 
-    it("answers an unknown quote or order with 404 and a malformed order id with 422", async () => {
+    it("answers an unknown quote, and an unknown order id of any shape, with 404 on every order route", async () => {
       const s = stack();
       const body = { deviceId: "kiosk-nbo-001", chain: "local", token: "USDC", amountUsd: 0.5, quoteId: "qt_00000000000000000000000000" };
       expectError(await s.api("POST", "/v1/orders", { body }), 404, "not_found");
-      expectError(await s.api("GET", "/v1/orders/ord_00000000000000000000000000"), 404, "not_found");
-      expectError(await s.api("GET", "/v1/orders/ord_x"), 422, "invalid_parameters");
-      expectError(await s.api("GET", "/v1/orders/ord_00000000000000000000000000/events"), 404, "not_found");
+      const permit = { owner: `0x${"11".repeat(20)}`, signature: `0x${"22".repeat(65)}` };
+      for (const id of ["ord_00000000000000000000000000", "ord_x", "nope", "constructor", "__proto__", "ORD_%20", "o".repeat(300)]) {
+        expectError(await s.api("GET", `/v1/orders/${id}`), 404, "not_found");
+        expectError(await s.api("GET", `/v1/orders/${id}/receipt`), 404, "not_found");
+        expectError(await s.api("GET", `/v1/orders/${id}/events`), 404, "not_found");
+        expectError(await s.api("POST", `/v1/orders/${id}/permit`, { body: permit }), 404, "not_found");
+        expectError(await s.api("POST", `/v1/orders/${id}/cash`, { token: s.sample.agentKey }), 404, "not_found");
+      }
+      // A device id of a shape no device has is unknown too.
+      const ticket = { category: "other", message: "Nothing works." };
+      for (const id of ["no-such-device", "a%20b", "-x", "__proto__"]) {
+        expectError(await s.api("POST", `/v1/devices/${id}/tickets`, { body: ticket }), 404, "not_found");
+      }
     });
 
     it("has no receipt while unpaid: 409 order_unpaid", async () => {

@@ -22,16 +22,22 @@ function pathOf(op: Operation, value: (name: string) => string): string {
 }
 
 /** Signs a token as the relayer does, with a lifetime of `seconds`. */
-async function shortLivedToken(secret: string, claims: { audience: string; subject: string; tid?: string }, seconds: number) {
+async function shortLivedToken(secret: string, claims: { audience: string; subject: string; tid?: string; jti?: string }, seconds: number) {
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT(claims.tid ? { tid: claims.tid } : {})
+  const token = new SignJWT(claims.tid ? { tid: claims.tid } : {})
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setIssuer("payg-relayer")
     .setAudience(claims.audience)
     .setSubject(claims.subject)
     .setIssuedAt(now)
-    .setExpirationTime(now + seconds)
-    .sign(new TextEncoder().encode(secret));
+    .setExpirationTime(now + seconds);
+  if (claims.jti) token.setJti(claims.jti);
+  return token.sign(new TextEncoder().encode(secret));
+}
+
+/** The session id (jti) of a portal JWT. */
+function sessionOf(jwt: string): string {
+  return JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString("utf8")).jti;
 }
 
 export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts: { database: string }) {
@@ -79,7 +85,12 @@ export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts
       const fx = fixtures();
       const ctx = liveContext(fx);
       const lifetime = 5;
-      const jwt = await shortLivedToken(s.relayerOptions.jwtSecret, { audience: "portal", subject: fx.a.userId, tid: fx.a.tenantId }, lifetime);
+      // A portal JWT of A's live session (a portal JWT names its session), expiring long before the session.
+      const jwt = await shortLivedToken(
+        s.relayerOptions.jwtSecret,
+        { audience: "portal", subject: fx.a.userId, tid: fx.a.tenantId, jti: sessionOf(fx.a.jwt) },
+        lifetime,
+      );
       const sandbox = await shortLivedToken(s.relayerOptions.jwtSecret, { audience: "energy-sandbox", subject: s.sample.energyClient.clientId }, lifetime);
       const issuedAt = Date.now();
       const jwtRoutes = readsWith(fx, "bearerJwt");

@@ -1,6 +1,7 @@
 // API keys of the signed-in user's tenant (portal JWT): create (the key is shown once), list, revoke.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq } from "drizzle-orm";
+import { ROLE_SCOPES } from "../../auth/access-docs.ts";
 import { generateApiKey, hashApiKey } from "../../auth/api-keys.ts";
 import { requireUser } from "../../auth/middleware.ts";
 import { apiKeys } from "../../db/schema.ts";
@@ -8,6 +9,7 @@ import { createApi } from "../../http/api.ts";
 import { errorResponses, errors } from "../../http/errors.ts";
 import { newId } from "../../ids.ts";
 import type { Services } from "../../services.ts";
+import { pathIdParam } from "../schemas.ts";
 
 const ApiKey = z
   .object({
@@ -24,17 +26,16 @@ const ApiKey = z
 
 const CreateApiKey = z
   .object({
-    name: z.string().trim().min(1).max(80),
+    // maxLength holds for the name as sent, before the spaces around it are trimmed.
+    name: z.string().max(80).trim().min(1),
     role: z.enum(["developer", "agent"]).default("developer").openapi({
-      description: "developer: read the tenant's devices, revenue and earnings; agent: also confirm cash payments",
+      description: `developer: ${ROLE_SCOPES.developer}; agent: ${ROLE_SCOPES.agent}`,
     }),
   })
   .strict()
   .openapi("CreateApiKey");
 
-const KeyIdParam = z.object({
-  id: z.string().regex(/^key_[0-9A-Z]{26}$/).openapi({ param: { name: "id", in: "path" } }),
-});
+const KeyIdParam = pathIdParam("An API key id: key_ followed by 26 characters", "key_01JD2Y6Y8X3K5V4Q9T7R2M1N0P", "^key_[0-9A-Z]{26}$");
 
 type KeyRow = typeof apiKeys.$inferSelect;
 function view(row: KeyRow) {
@@ -53,7 +54,7 @@ function view(row: KeyRow) {
 export function apiKeyRoutes(services: Services) {
   const api = createApi();
   const { db, jwt } = services;
-  const portal = requireUser(db, jwt, { cookie: true });
+  const portal = requireUser(db, jwt);
 
   api.openapi(
     createRoute({
@@ -128,7 +129,7 @@ export function apiKeyRoutes(services: Services) {
       request: { params: KeyIdParam },
       responses: {
         200: { description: "Revoked", content: { "application/json": { schema: ApiKey } } },
-        ...errorResponses(401, 404, 422),
+        ...errorResponses(401, 404),
       },
     }),
     async (c) => {

@@ -1,5 +1,6 @@
-// GET /v1/devices, GET /v1/devices/{id} (API key: the tenant's own devices only) and the public
-// GET /v1/devices/{id}/status, proxied from the device cloud.
+// GET /v1/devices, GET /v1/devices/{id} (an API key of either role: the tenant's own devices only; an agent in
+// the field finds the device it takes cash for) and the public GET /v1/devices/{id}/status, proxied from the
+// device cloud.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, asc, eq, gt } from "drizzle-orm";
 import { requireApiKey } from "../../auth/middleware.ts";
@@ -51,7 +52,7 @@ const DeviceStatus = z
 
 type DeviceRow = typeof devices.$inferSelect;
 
-export function deviceView(row: DeviceRow, tierSeconds: Record<string, number>) {
+export function deviceView(row: DeviceRow, tierSeconds: ReadonlyMap<string, number>) {
   return {
     id: row.id,
     name: row.name,
@@ -59,8 +60,8 @@ export function deviceView(row: DeviceRow, tierSeconds: Record<string, number>) 
     region: row.region,
     chainDeviceId: row.chainDeviceId,
     tiers: Object.entries(row.tiers)
-      .filter(([tier]) => tierSeconds[tier] !== undefined)
-      .map(([tier, micros]) => ({ tier, durationSeconds: tierSeconds[tier], priceUsd: usd(micros) }))
+      .filter(([tier]) => tierSeconds.has(tier))
+      .map(([tier, micros]) => ({ tier, durationSeconds: tierSeconds.get(tier)!, priceUsd: usd(micros) }))
       .sort((a, b) => a.durationSeconds - b.durationSeconds),
     createdAt: row.createdAt.toISOString(),
   };
@@ -69,7 +70,8 @@ export function deviceView(row: DeviceRow, tierSeconds: Record<string, number>) 
 export function deviceRoutes(services: Services) {
   const api = createApi();
   const { db, config, deviceCloud } = services;
-  const apiKey = requireApiKey(db);
+  const apiKey = requireApiKey(db, ["developer", "agent"]);
+  const security = [{ apiKey: ["developer", "agent"] }];
 
   api.openapi(
     createRoute({
@@ -77,7 +79,7 @@ export function deviceRoutes(services: Services) {
       path: "/devices",
       tags: ["Devices"],
       summary: "List the tenant's devices (paginated, filterable by region and class)",
-      security: [{ apiKey: [] }],
+      security,
       middleware: [apiKey] as const,
       request: { query: ListQuery },
       responses: {
@@ -114,12 +116,12 @@ export function deviceRoutes(services: Services) {
       path: "/devices/{id}",
       tags: ["Devices"],
       summary: "One of the tenant's devices (another tenant's device is 404)",
-      security: [{ apiKey: [] }],
+      security,
       middleware: [apiKey] as const,
       request: { params: DeviceIdParam },
       responses: {
         200: { description: "The device", content: { "application/json": { schema: Device } } },
-        ...errorResponses(401, 404, 422),
+        ...errorResponses(401, 404),
       },
     }),
     async (c) => {
@@ -142,7 +144,7 @@ export function deviceRoutes(services: Services) {
       request: { params: DeviceIdParam },
       responses: {
         200: { description: "Live state", content: { "application/json": { schema: DeviceStatus } } },
-        ...errorResponses(404, 422, 502, 504),
+        ...errorResponses(404, 502, 504),
       },
     }),
     async (c) => {

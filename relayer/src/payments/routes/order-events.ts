@@ -1,6 +1,9 @@
 // GET /v1/orders/{id}/events: the order's Server-Sent Events. The current state first (event `state`),
 // then every change as it is committed, each with its id; a heartbeat comment every 15 s; resumable with
-// Last-Event-ID (only the missed events are sent); closed after a terminal event.
+// Last-Event-ID (only the missed events are sent); closed after a terminal event, and at once when resumed
+// after it. A Last-Event-ID this order's stream never sent (past its last event, or another order's) cannot
+// say what the client missed: such a stream starts afresh with `state`. Streams count against a per-address
+// limit while they are open.
 import { createRoute, z } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import { createApi } from "../../http/api.ts";
@@ -9,20 +12,9 @@ import { clientAddress } from "../../http/middleware.ts";
 import type { Services } from "../../services.ts";
 import { findOrder, findOrderWithRelay, orderView } from "../orders.ts";
 import { OrderIdParam } from "../schemas.ts";
+import { ORDER_EVENT_TYPES, TERMINAL_EVENTS } from "../../events/order-events.ts";
 
-/** Events after which nothing more is streamed for the order. */
-export const TERMINAL_EVENTS = new Set(["order.expired", "device.powered_on", "device.power_on_failed"]);
-export const ORDER_EVENT_TYPES = {
-  state: "The order as GET /v1/orders/{id} returns it (first event of a new stream).",
-  "order.created": "The order was created.",
-  "payment.submitted": "The relayer queued a payment transaction for the order (relayed permit or cash).",
-  "payment.failed": "The relayer's payment transaction failed or reverted; the order stays pending and can be retried.",
-  "payment.succeeded": "The payment was indexed on-chain: the order is success.",
-  "split.settled": "The payment was split 50/40/10 on-chain (same transaction).",
-  "device.powered_on": "The device was powered on for the session (terminal).",
-  "device.power_on_failed": "The device cloud could not power the device on after retries (terminal).",
-  "order.expired": "The order expired unpaid (terminal).",
-} as const;
+const TERMINAL_TYPES = [...TERMINAL_EVENTS];
 
 const HEARTBEAT_MS = 15_000;
 const MAX_STREAMS_PER_CLIENT = 20;
@@ -39,10 +31,22 @@ export function orderEventRoutes(services: Services) {
       summary: "Server-Sent Events of the order",
       description: `Event types: ${Object.entries(ORDER_EVENT_TYPES)
         .map(([type, text]) => `\`${type}\`: ${text}`)
-        .join(" ")} Every event's data is JSON. Reconnect with the Last-Event-ID header to resume. At most ${MAX_STREAMS_PER_CLIENT} open streams per client address (429 beyond).`,
+        .join(" ")} Every event's data is JSON.\n\n` +
+        "**Resuming**: reconnect with the Last-Event-ID header (the `id` of the last event received) to get " +
+        "only the events after it, then the stream goes on as usual. Resumed at or after the order's terminal " +
+        "event, nothing more is due: the stream closes at once. An id this order's stream never sent (past its " +
+        "last event, or another stream's) cannot tell what was missed: the stream starts afresh, with `state`. " +
+        "Last-Event-ID is a decimal event id of up to 15 digits; anything else (negative, not a number) is 422.\n\n" +
+        `At most ${MAX_STREAMS_PER_CLIENT} streams open at once per client address (429 beyond); a closed stream no longer counts.`,
       request: {
         params: OrderIdParam,
-        headers: z.object({ "last-event-id": z.string().regex(/^\d{1,15}$/).optional() }),
+        headers: z.object({
+          "last-event-id": z
+            .string()
+            .regex(/^\d{1,15}$/)
+            .optional()
+            .openapi({ description: "The id of the last event received, to resume after it", example: "42" }),
+        }),
       },
       responses: {
         200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } },
@@ -67,14 +71,19 @@ export function orderEventRoutes(services: Services) {
           wake();
         });
         try {
-          let last = lastEventHeader ? Number(lastEventHeader) : 0;
-          if (!lastEventHeader) {
-            const history = await hub.eventsAfter(order.id, 0, 1_000);
-            last = history.at(-1)?.id ?? 0;
+          const claimed = lastEventHeader === undefined ? undefined : Number(lastEventHeader);
+          // The ids this stream sends: its events' ids, and 0 (the `state` of an order without events yet).
+          const resumes = claimed !== undefined && (claimed === 0 || (await hub.isEventOf(order.id, claimed)));
+          let last = resumes ? claimed : await hub.lastEventId(order.id);
+          // Read after `last`: a terminal event committed meanwhile is either at most `last` (seen here) or
+          // after it (sent by the loop below, which then closes).
+          const terminal = await hub.firstEventOf(order.id, TERMINAL_TYPES);
+          const ended = terminal !== undefined && terminal <= last;
+          if (!resumes) {
             const current = await findOrderWithRelay(services, order.id);
             await stream.writeSSE({ id: String(last), event: "state", data: JSON.stringify(await orderView(services, current.order, current.relay)) });
-            if (history.some((e) => TERMINAL_EVENTS.has(e.type))) return;
           }
+          if (ended) return;
           while (!closed) {
             const woken = new Promise<void>((resolve) => {
               wake = resolve;

@@ -1,9 +1,7 @@
 // POST /v1/orders, GET /v1/orders/{id}, and the relayer's rails: POST /v1/orders/{id}/permit (a wallet's
 // permit, relayed with the relayer's gas) and POST /v1/orders/{id}/cash (an agent confirms cash).
 import { createRoute } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
 import { requireApiKey } from "../../auth/middleware.ts";
-import { orders } from "../../db/schema.ts";
 import { createApi } from "../../http/api.ts";
 import { errorResponses, errors } from "../../http/errors.ts";
 import { rateLimit } from "../../http/middleware.ts";
@@ -47,7 +45,7 @@ export function orderRoutes(services: Services) {
       request: { params: OrderIdParam },
       responses: {
         200: { description: "The order", content: { "application/json": { schema: Order } } },
-        ...errorResponses(404, 422),
+        ...errorResponses(404),
       },
     }),
     async (c) => {
@@ -65,7 +63,7 @@ export function orderRoutes(services: Services) {
       request: { params: OrderIdParam },
       responses: {
         200: { description: "The receipt", content: { "application/json": { schema: Receipt } } },
-        ...errorResponses(404, 409, 422, 503),
+        ...errorResponses(404, 409, 503),
       },
     }),
     async (c) => c.json(await orderReceipt(services, await findOrder(services, c.req.valid("param").id)), 200),
@@ -103,21 +101,26 @@ export function orderRoutes(services: Services) {
       path: "/orders/{id}/cash",
       tags: ["Payments"],
       summary: "Confirm a cash payment (agent API key): the relayer pays the order from its float",
-      security: [{ apiKey: [] }],
+      description:
+        "Which agent key confirmed the payment is recorded in the service's log, never in the order's public " +
+        "views (its event stream shows `payment.submitted` with `rail: cash` only).",
+      security: [{ apiKey: ["agent"] }],
       middleware: [requireApiKey(db, ["agent"])] as const,
       request: { params: OrderIdParam },
       responses: {
         202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
-        ...errorResponses(401, 403, 404, 409, 422, 503),
+        ...errorResponses(401, 403, 404, 409, 503),
       },
     }),
     async (c) => {
       const identity = c.get("identity");
       if (identity.kind !== "api_key") throw errors.unauthorized();
-      const { id } = c.req.valid("param");
-      const [order] = await db.select().from(orders).where(and(eq(orders.id, id), eq(orders.tenantId, identity.tenantId)));
-      if (!order) throw errors.notFound(`order ${id}`);
-      return c.json(await relayCash(services, order, identity.keyId), 202);
+      const order = await findOrder(services, c.req.valid("param").id);
+      // Another tenant's order is as unknown to this agent as an order that does not exist.
+      if (order.tenantId !== identity.tenantId) throw errors.notFound(`order ${order.id}`);
+      const accepted = await relayCash(services, order);
+      c.get("logger").info("cash payment confirmed", { orderId: order.id, keyId: identity.keyId, relayStatus: accepted.status });
+      return c.json(accepted, 202);
     },
   );
 

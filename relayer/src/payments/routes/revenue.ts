@@ -1,4 +1,6 @@
-// GET /v1/revenue/splits and GET /v1/participants/{id}/earnings (API key; the tenant's own only).
+// GET /v1/revenue/splits and GET /v1/participants/{id}/earnings: an API key with the developer role, the
+// tenant's own only. Not an agent key (an agent confirms cash; the tenant's revenue is not its business), not
+// the portal's JWT (the portal's revenue page reads GET /v1/revenue/overview).
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, or } from "drizzle-orm";
 import { formatUsdMicro } from "../../../../indexer/client.ts";
@@ -7,7 +9,7 @@ import { orders, participants } from "../../db/schema.ts";
 import { createApi } from "../../http/api.ts";
 import { errorResponses, errors } from "../../http/errors.ts";
 import type { Services } from "../../services.ts";
-import { DeviceId } from "../schemas.ts";
+import { DeviceId, pathIdParam } from "../schemas.ts";
 
 const Leg = z.object({
   leg: z.enum(["assetOwner", "operator", "protocol"]),
@@ -43,12 +45,11 @@ const SplitsQuery = z
   })
   .strict();
 
-const ParticipantParam = z.object({
-  id: z
-    .string()
-    .regex(/^(pt_[0-9A-Z]{26}|0x[0-9a-fA-F]{40})$/, "a participant id (pt_...) or a recipient address")
-    .openapi({ param: { name: "id", in: "path" } }),
-});
+const ParticipantParam = pathIdParam(
+  "A participant id (pt_ followed by 26 characters) or the participant's address (0x and 40 hex digits)",
+  "pt_01JD2Y6Y8X3K5V4Q9T7R2M1N0P",
+  "^(pt_[0-9A-Z]{26}|0x[0-9a-fA-F]{40})$",
+);
 
 const Earnings = z
   .object({
@@ -70,7 +71,8 @@ const Earnings = z
 export function revenueRoutes(services: Services) {
   const api = createApi();
   const { db, indexer, chain } = services;
-  const apiKey = requireApiKey(db);
+  const apiKey = requireApiKey(db, ["developer"]);
+  const security = [{ apiKey: ["developer"] }];
 
   async function symbols() {
     const tokens = await chain.stablecoins().catch(() => new Map());
@@ -83,7 +85,7 @@ export function revenueRoutes(services: Services) {
       path: "/revenue/splits",
       tags: ["Revenue"],
       summary: "The 50/40/10 settlements of the tenant's paid orders, newest first",
-      security: [{ apiKey: [] }],
+      security,
       middleware: [apiKey] as const,
       request: { query: SplitsQuery },
       responses: {
@@ -91,7 +93,7 @@ export function revenueRoutes(services: Services) {
           description: "A page of splits",
           content: { "application/json": { schema: z.object({ data: z.array(SplitItem), nextCursor: z.string().nullable() }) } },
         },
-        ...errorResponses(401, 422, 503),
+        ...errorResponses(401, 403, 422, 503),
       },
     }),
     async (c) => {
@@ -153,12 +155,12 @@ export function revenueRoutes(services: Services) {
       description:
         "Per token, in base units, from the chain through the indexer: credited is every leg paid to the " +
         "recipient's address, withdrawn what it took out, claimable the rest. `id` is the participant id or its address.",
-      security: [{ apiKey: [] }],
+      security,
       middleware: [apiKey] as const,
       request: { params: ParticipantParam },
       responses: {
         200: { description: "Earnings", content: { "application/json": { schema: Earnings } } },
-        ...errorResponses(401, 404, 422, 503),
+        ...errorResponses(401, 403, 404, 422, 503),
       },
     }),
     async (c) => {
