@@ -1,5 +1,5 @@
-// Drizzle table definitions of the relayer's database. The SQL that creates them is in db/migrations/;
-// a test checks that both agree.
+// Drizzle table definitions of the relayer's database: the one source of its schema. The SQL migrations in
+// db/migrations/ are generated from it by drizzle-kit (`npm run db:generate`); a test checks that both agree.
 export * from "./schema/accounts.ts";
 export * from "./schema/events.ts";
 export * from "./schema/payments.ts";

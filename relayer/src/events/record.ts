@@ -1,22 +1,29 @@
 // Recording what happened: an order's event log (its SSE stream) and the outbox of webhook events, both
 // written in the caller's database transaction, so a change and its events commit together or not at all.
+import type { z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client.ts";
 import { events, orderEvents } from "../db/schema.ts";
 import { newId } from "../ids.ts";
+import type { EVENT_CATALOGUE, EventType } from "../webhooks/catalogue.ts";
+import type { OrderEventType } from "./order-events.ts";
 
 export const ORDER_EVENTS_CHANNEL = "order_events";
 export const OUTBOX_CHANNEL = "events";
 
 /** Appends to an order's event stream and wakes its listeners (in every relayer process) at commit. */
-export async function recordOrderEvent(tx: DbOrTx, orderId: string, type: string, data: Record<string, unknown>) {
+export async function recordOrderEvent(tx: DbOrTx, orderId: string, type: OrderEventType, data: Record<string, unknown>) {
   const [row] = await tx.insert(orderEvents).values({ orderId, type, data }).returning({ id: orderEvents.id });
   await tx.execute(sql`select pg_notify(${ORDER_EVENTS_CHANNEL}, ${orderId})`);
   return row.id;
 }
 
-/** Puts an event in the outbox for the tenant's webhook subscriptions; returns its id. */
-export async function recordWebhookEvent(tx: DbOrTx, tenantId: string, type: string, data: Record<string, unknown>) {
+/** The `data` of a webhook event of `type`, as its catalogue entry's schema describes it. */
+export type WebhookEventData<T extends EventType> = z.input<(typeof EVENT_CATALOGUE)[T]["data"]>;
+
+/** Puts an event in the outbox for the tenant's webhook subscriptions; returns its id. The type must be one
+ * of the catalogue's and the data must match its schema: anything else does not compile. */
+export async function recordWebhookEvent<T extends EventType>(tx: DbOrTx, tenantId: string, type: T, data: WebhookEventData<T>) {
   const id = newId("evt");
   await tx.insert(events).values({ id, tenantId, type, data });
   await tx.execute(sql`select pg_notify(${OUTBOX_CHANNEL}, ${id})`);

@@ -14,6 +14,7 @@ import {
   timestamp,
   unique,
 } from "drizzle-orm/pg-core";
+import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 
 /** OAuth clients of the client-credentials grant. Only the SHA-256 of a secret is stored. */
 export const energyClients = pgTable("energy_clients", {
@@ -56,18 +57,19 @@ export const energyDevices = pgTable("energy_devices", {
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
+export const batchContinuities = ["ok", "gap", "regression"] as const;
+export const batchSignatures = ["valid", "invalid", "absent"] as const;
+export const anomalyStatuses = ["provisional", "confirmed"] as const;
+export const attestationStatuses = ["pending", "anchored", "failed", "not_attested"] as const;
+
 /** One row per ingested batch that stored readings (or was answered 200). */
 export const energyBatches = pgTable(
   "energy_batches",
   {
     batchId: text("batch_id").primaryKey(),
-    deviceId: text("device_id")
-      .notNull()
-      .references(() => energyDevices.deviceId),
+    deviceId: text("device_id").notNull(),
     projectId: text("project_id").notNull(),
-    clientId: text("client_id")
-      .notNull()
-      .references(() => energyClients.clientId),
+    clientId: text("client_id").notNull(),
     /** The batch's sequence among the device's attested batches (null: not attested). */
     batchSequence: bigint("batch_sequence", { mode: "number" }),
     readings: integer("readings").notNull(),
@@ -75,14 +77,12 @@ export const energyBatches = pgTable(
     /** Sequence numbers of the batch's first and last accepted readings (null: none accepted). */
     firstSequenceNumber: bigint("first_sequence_number", { mode: "number" }),
     lastSequenceNumber: bigint("last_sequence_number", { mode: "number" }),
-    continuity: text("continuity", { enum: ["ok", "gap", "regression"] }).notNull(),
-    signature: text("signature", { enum: ["valid", "invalid", "absent"] }).notNull(),
+    continuity: text("continuity", { enum: batchContinuities }).notNull(),
+    signature: text("signature", { enum: batchSignatures }).notNull(),
     anomalyScore: doublePrecision("anomaly_score").notNull(),
-    anomalyStatus: text("anomaly_status", { enum: ["provisional", "confirmed"] }).notNull(),
+    anomalyStatus: text("anomaly_status", { enum: anomalyStatuses }).notNull(),
     /** pending, anchored or failed; not_attested for baseline batches. */
-    attestationStatus: text("attestation_status", {
-      enum: ["pending", "anchored", "failed", "not_attested"],
-    }).notNull(),
+    attestationStatus: text("attestation_status", { enum: attestationStatuses }).notNull(),
     expectedAt: timestamp("expected_at", { withTimezone: true }),
     merkleRoot: text("merkle_root"),
     anchorTxHash: text("anchor_tx_hash"),
@@ -93,6 +93,12 @@ export const energyBatches = pgTable(
     anomalyConfirmedAt: timestamp("anomaly_confirmed_at", { withTimezone: true }),
   },
   (t) => [
+    foreignKeyTo("energy_batches", t.deviceId, energyDevices.deviceId),
+    foreignKeyTo("energy_batches", t.clientId, energyClients.clientId),
+    checkOneOf("energy_batches", t.continuity, batchContinuities),
+    checkOneOf("energy_batches", t.signature, batchSignatures),
+    checkOneOf("energy_batches", t.anomalyStatus, anomalyStatuses),
+    checkOneOf("energy_batches", t.attestationStatus, attestationStatuses),
     unique("energy_batches_device_sequence_uq").on(t.deviceId, t.batchSequence),
     index("energy_batches_unrooted_idx")
       .on(t.receivedAt)
@@ -102,7 +108,16 @@ export const energyBatches = pgTable(
   ],
 );
 
-/** Accepted readings (baseline readings too). Rejected readings are not stored. */
+export const resetReasons = ["power_cycle", "firmware", "meter_swap", "unknown"] as const;
+export const measurementQualities = ["good", "estimated", "degraded"] as const;
+
+/** The unique constraint on (device_id, reading_id): a reading id is accepted once per device. Ingest
+ * recognises a concurrent duplicate by this name (energy/telemetry/ingest.ts). */
+export const ENERGY_READING_ID_CONSTRAINT = "energy_readings_device_reading_uq";
+
+/** Accepted readings (baseline readings too). Rejected readings are not stored. No foreign key to
+ * energy_batches: ingest writes a batch's readings in one statement, and a check per row would slow it
+ * down for nothing (both are written in the same transaction). */
 export const energyReadings = pgTable(
   "energy_readings",
   {
@@ -115,8 +130,8 @@ export const energyReadings = pgTable(
     deviceTs: timestamp("device_ts", { withTimezone: true }).notNull(),
     /** device_ts minus the time the batch was received, in milliseconds. */
     deviceTsDriftMs: bigint("device_ts_drift_ms", { mode: "number" }).notNull(),
-    resetReason: text("reset_reason", { enum: ["power_cycle", "firmware", "meter_swap", "unknown"] }),
-    measurementQuality: text("measurement_quality", { enum: ["good", "estimated", "degraded"] }),
+    resetReason: text("reset_reason", { enum: resetReasons }),
+    measurementQuality: text("measurement_quality", { enum: measurementQualities }),
     activePowerW: bigint("active_power_w", { mode: "number" }),
     supersedesReadingId: text("supersedes_reading_id"),
     /** The reading that corrected this one (null: current). */
@@ -127,7 +142,9 @@ export const energyReadings = pgTable(
   },
   (t) => [
     primaryKey({ name: "energy_readings_pkey", columns: [t.deviceId, t.sequenceNumber] }),
-    unique("energy_readings_device_reading_uq").on(t.deviceId, t.readingId),
+    unique(ENERGY_READING_ID_CONSTRAINT).on(t.deviceId, t.readingId),
+    checkOneOf("energy_readings", t.resetReason, resetReasons),
+    checkOneOf("energy_readings", t.measurementQuality, measurementQualities),
   ],
 );
 
@@ -150,12 +167,14 @@ export const energyIdempotencyKeys = pgTable(
 );
 
 /** Webhook registrations: stored and echoed, never delivered. */
-export const energyWebhooks = pgTable("energy_webhooks", {
-  webhookId: text("webhook_id").primaryKey(),
-  clientId: text("client_id")
-    .notNull()
-    .references(() => energyClients.clientId),
-  url: text("url").notNull(),
-  events: jsonb("events").$type<string[]>().notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-});
+export const energyWebhooks = pgTable(
+  "energy_webhooks",
+  {
+    webhookId: text("webhook_id").primaryKey(),
+    clientId: text("client_id").notNull(),
+    url: text("url").notNull(),
+    events: jsonb("events").$type<string[]>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [foreignKeyTo("energy_webhooks", t.clientId, energyClients.clientId)],
+);

@@ -2,14 +2,13 @@
 import { sql } from "drizzle-orm";
 import { index, json, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { tenants } from "./accounts.ts";
+import { foreignKeyTo } from "./constraints.ts";
 
 export const events = pgTable(
   "events",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: text("tenant_id").notNull(),
     type: text("type").notNull(),
     // json, not jsonb: the payload keeps the key order it was written in.
     data: json("data").$type<Record<string, unknown>>().notNull(),
@@ -18,6 +17,7 @@ export const events = pgTable(
     dispatchedAt: timestamp("dispatched_at", { withTimezone: true }),
   },
   (t) => [
+    foreignKeyTo("events", t.tenantId, tenants.id),
     index("events_undispatched_idx").on(t.createdAt).where(sql`dispatched_at is null`),
     index("events_tenant_idx").on(t.tenantId, t.createdAt),
   ],

@@ -9,62 +9,63 @@ import {
   json,
   jsonb,
   numeric,
+  pgSequence,
   pgTable,
   text,
   timestamp,
   unique,
 } from "drizzle-orm/pg-core";
 import { tenants } from "./accounts.ts";
+import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 
 export const devices = pgTable(
   "devices",
   {
     /** Public device id (printed on the device's QR code). */
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: text("tenant_id").notNull(),
     name: text("name").notNull(),
     deviceClass: text("device_class").notNull(),
     region: text("region").notNull(),
     /** Price of each session tier in micro-USD, e.g. {"1h": 500000}. */
     tiers: jsonb("tiers").$type<Record<string, number>>().notNull(),
     /** keccak256 of the id: the device id the router's orders carry. */
-    chainDeviceId: text("chain_device_id").notNull().unique(),
+    chainDeviceId: text("chain_device_id").notNull().unique("devices_chain_device_id_key"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("devices_tenant_idx").on(t.tenantId, t.id)],
+  (t) => [foreignKeyTo("devices", t.tenantId, tenants.id), index("devices_tenant_idx").on(t.tenantId, t.id)],
 );
 
-export const quotes = pgTable("quotes", {
-  id: text("id").primaryKey(),
-  deviceId: text("device_id")
-    .notNull()
-    .references(() => devices.id),
-  chain: text("chain").notNull(),
-  token: text("token").notNull(),
-  tier: text("tier").notNull(),
-  durationSeconds: integer("duration_seconds").notNull(),
-  amountUsdMicros: bigint("amount_usd_micros", { mode: "number" }).notNull(),
-  tokenAmount: numeric("token_amount", { precision: 78, scale: 0 }).notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-  expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
-});
+export const quotes = pgTable(
+  "quotes",
+  {
+    id: text("id").primaryKey(),
+    deviceId: text("device_id").notNull(),
+    chain: text("chain").notNull(),
+    token: text("token").notNull(),
+    tier: text("tier").notNull(),
+    durationSeconds: integer("duration_seconds").notNull(),
+    amountUsdMicros: bigint("amount_usd_micros", { mode: "number" }).notNull(),
+    tokenAmount: numeric("token_amount", { precision: 78, scale: 0 }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [foreignKeyTo("quotes", t.deviceId, devices.id)],
+);
+
+/** Where orders' on-chain ids (orders.onchain_id) come from. */
+export const orderOnchainIdSeq = pgSequence("order_onchain_id_seq", { startWith: 1 });
+
+export const orderStatuses = ["pending", "success", "expired"] as const;
+export const orderRails = ["permit", "approval", "cash"] as const;
 
 export const orders = pgTable(
   "orders",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id),
-    deviceId: text("device_id")
-      .notNull()
-      .references(() => devices.id),
-    quoteId: text("quote_id")
-      .notNull()
-      .unique()
-      .references(() => quotes.id),
+    tenantId: text("tenant_id").notNull(),
+    deviceId: text("device_id").notNull(),
+    quoteId: text("quote_id").notNull().unique("orders_quote_id_key"),
     chain: text("chain").notNull(),
     chainId: integer("chain_id").notNull(),
     token: text("token").notNull(),
@@ -75,13 +76,13 @@ export const orders = pgTable(
     splitAddress: text("split_address").notNull(),
     routerAddress: text("router_address").notNull(),
     tokenAmount: numeric("token_amount", { precision: 78, scale: 0 }).notNull(),
-    /** The order's key on the router (PaymentOrder.orderId), from a sequence. */
-    onchainId: bigint("onchain_id", { mode: "bigint" }).notNull().unique(),
+    /** The order's key on the router (PaymentOrder.orderId), from order_onchain_id_seq. */
+    onchainId: bigint("onchain_id", { mode: "bigint" }).notNull().unique("orders_onchain_id_key"),
     chainDeviceId: text("chain_device_id").notNull(),
     voucherSignature: text("voucher_signature").notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
-    status: text("status", { enum: ["pending", "success", "expired"] }).notNull().default("pending"),
-    rail: text("rail", { enum: ["permit", "approval", "cash"] }),
+    status: text("status", { enum: orderStatuses }).notNull().default("pending"),
+    rail: text("rail", { enum: orderRails }),
     payer: text("payer"),
     txHash: text("tx_hash"),
     blockNumber: bigint("block_number", { mode: "number" }),
@@ -96,6 +97,11 @@ export const orders = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
+    foreignKeyTo("orders", t.tenantId, tenants.id),
+    foreignKeyTo("orders", t.deviceId, devices.id),
+    foreignKeyTo("orders", t.quoteId, quotes.id),
+    checkOneOf("orders", t.status, orderStatuses),
+    checkOneOf("orders", t.rail, orderRails),
     index("orders_tenant_idx").on(t.tenantId, t.createdAt),
     index("orders_pending_expiry_idx").on(t.expiresAt).where(sql`status = 'pending'`),
     index("orders_unconfirmed_idx").on(t.blockNumber).where(sql`status = 'success' and confirmed_at is null`),
@@ -107,16 +113,16 @@ export const orderEvents = pgTable(
   "order_events",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    orderId: text("order_id")
-      .notNull()
-      .references(() => orders.id),
+    orderId: text("order_id").notNull(),
     type: text("type").notNull(),
     // json, not jsonb: the payload keeps the key order it was written in.
     data: json("data").$type<Record<string, unknown>>().notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("order_events_order_idx").on(t.orderId, t.id)],
+  (t) => [foreignKeyTo("order_events", t.orderId, orders.id), index("order_events_order_idx").on(t.orderId, t.id)],
 );
+
+export const chainTransactionStatuses = ["queued", "sent", "mined", "reverted", "failed"] as const;
 
 /** Transactions the relayer's hot wallet sends (relayed permits, cash payments, telemetry anchors), at
  * most one per `ref`. One process at a time sends them, so nonces never collide. The signed transaction is
@@ -128,12 +134,10 @@ export const chainTransactions = pgTable(
     /** What the transaction does, e.g. pay_with_permit, pay_cash, anchor. */
     kind: text("kind").notNull(),
     /** What it is for (an order id, a batch id): one transaction per ref. */
-    ref: text("ref").notNull().unique(),
+    ref: text("ref").notNull().unique("chain_transactions_ref_key"),
     toAddress: text("to_address").notNull(),
     calldata: text("calldata").notNull(),
-    status: text("status", { enum: ["queued", "sent", "mined", "reverted", "failed"] })
-      .notNull()
-      .default("queued"),
+    status: text("status", { enum: chainTransactionStatuses }).notNull().default("queued"),
     nonce: integer("nonce"),
     txHash: text("tx_hash"),
     rawTransaction: text("raw_transaction"),
@@ -144,7 +148,10 @@ export const chainTransactions = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("chain_transactions_status_idx").on(t.status, t.createdAt)],
+  (t) => [
+    checkOneOf("chain_transactions", t.status, chainTransactionStatuses),
+    index("chain_transactions_status_idx").on(t.status, t.createdAt),
+  ],
 );
 
 /** Background jobs (device power-on, session energy) run by any relayer process, at most once at a time. */
@@ -170,15 +177,16 @@ export const participants = pgTable(
   "participants",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: text("tenant_id").notNull(),
     name: text("name").notNull(),
     /** Recipient address, lower-case. */
     address: text("address").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [unique("participants_tenant_address_uq").on(t.tenantId, t.address)],
+  (t) => [
+    foreignKeyTo("participants", t.tenantId, tenants.id),
+    unique("participants_tenant_address_uq").on(t.tenantId, t.address),
+  ],
 );
 
 /** Named cursors of the background workers (e.g. the last indexed payment handled). */

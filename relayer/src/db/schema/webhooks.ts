@@ -1,11 +1,13 @@
 // Webhook subscriptions and their delivery log; the last known online state of each device (for
-// device.online / device.offline); tickets customers open on a device (ticket.created). Created by
-// db/migrations/0002_webhooks.sql.
+// device.online / device.offline); tickets customers open on a device (ticket.created).
 import { sql } from "drizzle-orm";
 import { bigserial, boolean, index, integer, pgTable, text, timestamp, unique } from "drizzle-orm/pg-core";
 import { tenants } from "./accounts.ts";
+import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 import { events } from "./events.ts";
 import { devices, orders } from "./payments.ts";
+
+export const webhookSubscriptionStatuses = ["active", "disabled"] as const;
 
 /** Where a tenant wants events delivered, and which ones. */
 export const webhookSubscriptions = pgTable(
@@ -13,9 +15,7 @@ export const webhookSubscriptions = pgTable(
   {
     /** whs_ + ULID. */
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: text("tenant_id").notNull(),
     /** The callback URL (checked by webhooks/url-safety.ts when saved and before every attempt). */
     url: text("url").notNull(),
     /** Event types (e.g. payment.succeeded), families (device.*) or * for all. */
@@ -25,7 +25,7 @@ export const webhookSubscriptions = pgTable(
     secretCiphertext: text("secret_ciphertext").notNull(),
     /** The secret's last four characters, to tell secrets apart. */
     secretLast4: text("secret_last4").notNull(),
-    status: text("status", { enum: ["active", "disabled"] }).notNull().default("active"),
+    status: text("status", { enum: webhookSubscriptionStatuses }).notNull().default("active"),
     /** Why it was disabled: by a user, or because the endpoint answered 410 Gone. */
     disabledReason: text("disabled_reason"),
     disabledAt: timestamp("disabled_at", { withTimezone: true }),
@@ -33,8 +33,14 @@ export const webhookSubscriptions = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("webhook_subscriptions_tenant_idx").on(t.tenantId, t.createdAt)],
+  (t) => [
+    foreignKeyTo("webhook_subscriptions", t.tenantId, tenants.id),
+    checkOneOf("webhook_subscriptions", t.status, webhookSubscriptionStatuses),
+    index("webhook_subscriptions_tenant_idx").on(t.tenantId, t.createdAt),
+  ],
 );
+
+export const webhookDeliveryStatuses = ["pending", "succeeded", "failed"] as const;
 
 /** One event for one subscription: its id is the envelope's `id` and the webhook-id header, the same on
  * every attempt. `next_attempt_at` is when a pending delivery is due; while an attempt is under way it is
@@ -44,17 +50,11 @@ export const webhookDeliveries = pgTable(
   {
     /** msg_ + ULID. */
     id: text("id").primaryKey(),
-    eventId: text("event_id")
-      .notNull()
-      .references(() => events.id),
-    subscriptionId: text("subscription_id")
-      .notNull()
-      .references(() => webhookSubscriptions.id),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id),
+    eventId: text("event_id").notNull(),
+    subscriptionId: text("subscription_id").notNull(),
+    tenantId: text("tenant_id").notNull(),
     eventType: text("event_type").notNull(),
-    status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull().default("pending"),
+    status: text("status", { enum: webhookDeliveryStatuses }).notNull().default("pending"),
     /** Attempts made so far (all rounds, a redelivery included). */
     attempts: integer("attempts").notNull().default(0),
     /** The delivery fails once `attempts` reaches this (5; a redelivery by hand adds one). */
@@ -67,6 +67,10 @@ export const webhookDeliveries = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
+    foreignKeyTo("webhook_deliveries", t.eventId, events.id),
+    foreignKeyTo("webhook_deliveries", t.subscriptionId, webhookSubscriptions.id),
+    foreignKeyTo("webhook_deliveries", t.tenantId, tenants.id),
+    checkOneOf("webhook_deliveries", t.status, webhookDeliveryStatuses),
     unique("webhook_deliveries_event_subscription_uq").on(t.eventId, t.subscriptionId),
     index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
     index("webhook_deliveries_subscription_idx").on(t.subscriptionId, t.createdAt),
@@ -78,9 +82,7 @@ export const webhookAttempts = pgTable(
   "webhook_attempts",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    deliveryId: text("delivery_id")
-      .notNull()
-      .references(() => webhookDeliveries.id),
+    deliveryId: text("delivery_id").notNull(),
     attempt: integer("attempt").notNull(),
     /** The relayer process that made it (host:pid). */
     worker: text("worker").notNull(),
@@ -93,20 +95,28 @@ export const webhookAttempts = pgTable(
     /** The first bytes of the endpoint's answer. */
     responseExcerpt: text("response_excerpt"),
   },
-  (t) => [unique("webhook_attempts_delivery_attempt_uq").on(t.deliveryId, t.attempt)],
+  (t) => [
+    foreignKeyTo("webhook_attempts", t.deliveryId, webhookDeliveries.id),
+    unique("webhook_attempts_delivery_attempt_uq").on(t.deliveryId, t.attempt),
+  ],
 );
 
 /** The last online state the device cloud reported for each device. */
-export const deviceStatus = pgTable("device_status", {
-  deviceId: text("device_id")
-    .primaryKey()
-    .references(() => devices.id),
-  online: boolean("online").notNull(),
-  /** When the device cloud was read for the state stored here. */
-  observedAt: timestamp("observed_at", { withTimezone: true }).notNull(),
-  /** When the state last changed (first observation: then). */
-  changedAt: timestamp("changed_at", { withTimezone: true }).notNull(),
-});
+export const deviceStatus = pgTable(
+  "device_status",
+  {
+    deviceId: text("device_id").primaryKey(),
+    online: boolean("online").notNull(),
+    /** When the device cloud was read for the state stored here. */
+    observedAt: timestamp("observed_at", { withTimezone: true }).notNull(),
+    /** When the state last changed (first observation: then). */
+    changedAt: timestamp("changed_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [foreignKeyTo("device_status", t.deviceId, devices.id)],
+);
+
+export const ticketCategories = ["no_power", "payment", "damaged", "other"] as const;
+export const ticketStatuses = ["open", "closed"] as const;
 
 /** A problem a customer reported on a device (POST /v1/devices/{id}/tickets). */
 export const tickets = pgTable(
@@ -114,18 +124,21 @@ export const tickets = pgTable(
   {
     /** tkt_ + ULID. */
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id),
-    deviceId: text("device_id")
-      .notNull()
-      .references(() => devices.id),
-    orderId: text("order_id").references(() => orders.id),
-    category: text("category", { enum: ["no_power", "payment", "damaged", "other"] }).notNull(),
+    tenantId: text("tenant_id").notNull(),
+    deviceId: text("device_id").notNull(),
+    orderId: text("order_id"),
+    category: text("category", { enum: ticketCategories }).notNull(),
     message: text("message").notNull(),
     contact: text("contact"),
-    status: text("status", { enum: ["open", "closed"] }).notNull().default("open"),
+    status: text("status", { enum: ticketStatuses }).notNull().default("open"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("tickets_tenant_idx").on(t.tenantId, t.createdAt)],
+  (t) => [
+    foreignKeyTo("tickets", t.tenantId, tenants.id),
+    foreignKeyTo("tickets", t.deviceId, devices.id),
+    foreignKeyTo("tickets", t.orderId, orders.id),
+    checkOneOf("tickets", t.category, ticketCategories),
+    checkOneOf("tickets", t.status, ticketStatuses),
+    index("tickets_tenant_idx").on(t.tenantId, t.createdAt),
+  ],
 );

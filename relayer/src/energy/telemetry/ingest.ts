@@ -4,7 +4,7 @@
 // lost. Attested batches are then anchored by the anchor worker (anchoring/anchor-worker.ts).
 import { eq, sql } from "drizzle-orm";
 import type { DbOrTx, Tx } from "../../db/client.ts";
-import { energyBatches, energyDevices } from "../../db/schema.ts";
+import { ENERGY_READING_ID_CONSTRAINT, energyBatches, energyDevices } from "../../db/schema.ts";
 import { newId } from "../../ids.ts";
 import type { Services } from "../../services.ts";
 import { sandboxErrorBody, type SandboxErrorBody } from "../errors.ts";
@@ -68,12 +68,15 @@ function error(status: Outcome["status"], body: SandboxErrorBody): Outcome {
 /** A unique violation of (device_id, reading_id), from node-postgres or PGlite (possibly wrapped). */
 function isDuplicateReadingId(error: unknown): boolean {
   for (let e = error as { code?: string; constraint?: string; message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (e.code === "23505" && (e.constraint === READING_ID_CONSTRAINT || e.message?.includes(READING_ID_CONSTRAINT))) return true;
+    if (
+      e.code === "23505" &&
+      (e.constraint === ENERGY_READING_ID_CONSTRAINT || e.message?.includes(ENERGY_READING_ID_CONSTRAINT))
+    ) {
+      return true;
+    }
   }
   return false;
 }
-
-const READING_ID_CONSTRAINT = "energy_readings_device_reading_uq";
 
 async function processBatch(
   services: Services,
