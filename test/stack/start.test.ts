@@ -22,9 +22,12 @@ const node = process.execPath;
 const id = `start-${process.pid}-${randomBytes(3).toString("hex")}`;
 const stackDir = path.join(testLogDir("start"), id);
 let ports: Record<"CHAIN_PORT" | "DEVICE_CLOUD_PORT" | "INDEXER_PORT" | "RELAYER_PORT", number>;
+/** The demo's webhook receiver: a free port too, so the test does not depend on 8790 being free. */
+let demoWebhookPort: number;
 const env = () => ({
   ...process.env,
   ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+  DEMO_WEBHOOK_PORT: String(demoWebhookPort),
   LOCAL_STACK_DIR: stackDir,
   LOCAL_DEPLOYMENT_ID: id,
   HARDHAT_DISABLE_TELEMETRY: "true",
@@ -80,6 +83,7 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
 
   before(async () => {
     ports = { CHAIN_PORT: await freePort(), DEVICE_CLOUD_PORT: await freePort(), INDEXER_PORT: await freePort(), RELAYER_PORT: await freePort() };
+    demoWebhookPort = await freePort();
     await mkdir(stackDir, { recursive: true });
   });
   after(async () => {
