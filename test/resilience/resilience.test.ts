@@ -31,6 +31,11 @@ for (const database of selectedDatabaseKinds()) {
             LOG_LEVEL: "debug",
             WEBHOOK_RETRY_BASE_MS: "50",
             WEBHOOK_TIMEOUT_MS: "2000",
+            // The bad-input cases send the sandbox's telemetry route a thousand batches with one OAuth client:
+            // its ingest rate limit (tested in test/energy/sandbox.test.ts) would answer 429 in place of
+            // validation.
+            ENERGY_INGEST_BURST: "100000",
+            ENERGY_INGEST_PER_SECOND: "100000",
           },
         });
         fx = await prepareFixtures(stack);

@@ -32,7 +32,7 @@ const EventPattern = z.enum(SUBSCRIPTION_PATTERNS).openapi({
   example: "payment.succeeded",
 });
 
-const CallbackUrl = z.string().trim().min(1).max(2048).openapi({
+const CallbackUrl = z.string().max(2048).trim().min(1).openapi({
   example: "https://example.com/webhooks/payg",
   description:
     "https (http only for hosts in WEBHOOK_ALLOWED_PRIVATE_HOSTS); the host must resolve to public addresses only (private, loopback, link-local and other special-purpose addresses are refused unless the host, or host:port, is allowlisted); never an endpoint of the service itself (its own API, chain RPC, indexer, device cloud or database), allowlisted or not; no credentials, no fragment",
@@ -42,7 +42,7 @@ const CreateSubscription = z
   .object({
     url: CallbackUrl,
     eventTypes: z.array(EventPattern).min(1).max(50),
-    description: z.string().trim().max(200).optional(),
+    description: z.string().max(200).trim().optional(),
   })
   .strict()
   .openapi("CreateWebhookSubscription");
@@ -51,7 +51,7 @@ const UpdateSubscription = z
   .object({
     url: CallbackUrl.optional(),
     eventTypes: z.array(EventPattern).min(1).max(50).optional(),
-    description: z.string().trim().max(200).nullable().optional(),
+    description: z.string().max(200).trim().nullable().optional(),
     status: z.enum(["active", "disabled"]).optional().openapi({ description: "disabled stops deliveries (pending ones fail); active resumes" }),
   })
   .strict()

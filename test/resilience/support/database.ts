@@ -1,16 +1,23 @@
 // The relayer's database as the resilience suite checks it: a fingerprint of every table (row count and a
 // hash of the rows), to show that refused requests wrote nothing. On PostgreSQL it is read directly; the
 // embedded PGlite allows one process at a time, so the relayer is stopped while its directory is read.
+//
+// Background workers write on their own schedule, whatever the requests: the device-status poller stores a
+// device's first status row when it first sees the device (a tenant seeded a moment before: that row once
+// landed between the two fingerprints and failed the check), the payment sync moves its cursor, leases are
+// renewed, jobs and webhook deliveries run. The fingerprints that bracket the refused requests are therefore
+// taken with the relayer running WITHOUT its workers (WORKERS=false), restarted for it: then every row that
+// differs was written by a request, in every table and every column (a refused request that wrote a
+// device_status or sync_state row is caught). Excluding the tables or columns the workers touch, or waiting
+// for them to settle, would either hide such writes or still race with the next poll.
 import { PGlite } from "@electric-sql/pglite";
 import { testDatabaseUrl, withPostgres } from "../../support/databases.ts";
 import type { Stack } from "../../support/stack.ts";
 
-/** Columns that background work updates by itself, whatever the requests: the workers' leases and
- * cursors, the device-status poll's last observation, and an API key's last use (recorded at most once a
- * minute by a valid request). They are left out of the fingerprint; their rows still count. */
+/** Columns that a request may update although it is refused: an API key's last use, recorded (at most once
+ * a minute) when a valid key authenticates a request that validation then refuses. They are left out of the
+ * fingerprint; their rows still count. (No worker runs between the fingerprints: see above.) */
 export const VOLATILE_COLUMNS: Record<string, string[]> = {
-  sync_state: ["value", "updated_at"],
-  device_status: ["observed_at"],
   api_keys: ["last_used_at"],
 };
 
@@ -35,14 +42,23 @@ async function fingerprintWith(query: Query, schema: string): Promise<Fingerprin
   return out;
 }
 
-/** The fingerprint of the relayer's database (on PGlite: the relayer is restarted). */
-export async function relayerFingerprint(stack: Stack): Promise<Fingerprint> {
+/** The fingerprint of the relayer's database, and the relayer restarted so that it runs with its background
+ * workers (`workers: true`) or without them (`false`) from then on. Without workers the fingerprint is taken
+ * once they have stopped; with workers, before they start again. (On PGlite the directory is read while the
+ * relayer is stopped.) */
+export async function relayerFingerprint(stack: Stack, opts: { workers: boolean }): Promise<Fingerprint> {
   const db = stack.relayerOptions.database;
+  const env = opts.workers ? {} : { WORKERS: "false" };
   if (db.kind === "postgres") {
-    return withPostgres(testDatabaseUrl(), (client) => fingerprintWith(async (sql) => (await client.query(sql)).rows, db.schema));
+    const read = () => withPostgres(testDatabaseUrl(), (client) => fingerprintWith(async (sql) => (await client.query(sql)).rows, db.schema));
+    if (!opts.workers) await stack.restartRelayer({ env });
+    const result = await read();
+    if (opts.workers) await stack.restartRelayer({ env });
+    return result;
   }
   let result: Fingerprint | undefined;
   await stack.restartRelayer({
+    env,
     whileStopped: async () => {
       const pglite = await PGlite.create(db.directory);
       try {

@@ -4,6 +4,14 @@
 // knows whether the document surely refuses it (`invalid`). `prepare` makes its request: an invalid case or a
 // read names existing resources; a well-formed write names a resource that does not exist or, on a route
 // without path parameters, is marked `mayWrite` (it may create something).
+//
+// Besides wrong types, missing and unknown fields and hostile text, every operation gets the classes of input
+// that broke the service before, so they cannot come back unnoticed: names every object inherits
+// (`constructor`, `__proto__`, ...) in every string field, path, query and header parameter; date-times and
+// numbers at and beyond the edges of what a Date, a double, an int4 or an int8 holds in every date-time and
+// number field; and pathological text as large as the body limit allows (up to 1 MiB) in every string field
+// and as the body itself (a backslash run after `\u`, long runs of one character, 10,000-deep and
+// body-deep nesting, a key repeated to the limit), and 15,000-byte values of the headers any route may read.
 import type { RawRequest } from "./http.ts";
 import {
   type Operation,
@@ -74,6 +82,76 @@ export const HOSTILE: Record<string, string[]> = {
   json: ['{"$gt":""}', "[object Object]", "__proto__", "constructor", "null", "undefined", "NaN", "-1"],
 };
 
+/** Names every JavaScript object inherits (or that reach its prototype): as a value looked up in a plain
+ * object (`prices[tier]`, `handlers[type]`) each finds something that is not an entry. Every string field,
+ * path parameter, query parameter and header parameter gets each of them. */
+export const INHERITED_KEYS = ["__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf", "__defineGetter__"];
+
+/** Date-times that the RFC 3339 grammar allows, or nearly, but that a database timestamp or a JavaScript
+ * Date cannot hold or places elsewhere: year 0, a -23:59 offset that lands in year 10000 in UTC, the last
+ * instant a Date holds written with an expanded year, one second before the Unix epoch, a leap second, and a
+ * day February does not have. Every date-time field gets each of them. */
+export const EXTREME_DATES = [
+  "0000-01-01T00:00:00Z",
+  "9999-12-31T23:59:59-23:59",
+  "+275760-09-13T00:00:00Z",
+  "1969-12-31T23:59:59Z",
+  "2016-12-31T23:59:60Z",
+  "2024-02-30T00:00:00Z",
+];
+
+/** Numbers at the edges of the types that hold them, as written in the JSON text (or the query): 2^31 and
+ * -2^31-1 (int4), 2^53 and 2^53+1 (the last safe integer and beyond), 2^63 and -2^63-1 (int8), the largest
+ * doubles, exponents JSON.parse turns into Infinity, negative zero, tiny and inexact fractions, an exponent
+ * that is an integer. Every number and integer field gets each of them. */
+export const EXTREME_NUMBERS = [
+  "2147483648",
+  "-2147483649",
+  "9007199254740992",
+  "9007199254740993",
+  "9223372036854775808",
+  "-9223372036854775809",
+  "1e308",
+  "-1e308",
+  "1e999",
+  "-1e999",
+  "-0",
+  "1e-7",
+  "0.30000000000000004",
+  "1E2",
+];
+
+/** Nesting depth of the deeply nested arrays and objects. */
+const DEEP_LEVELS = 10_000;
+const deepArray = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`;
+const deepObject = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+
+/** Bytes of the pathological bodies: up to the body limit of the route, and never more than 1 MiB. */
+export const PATHOLOGICAL_BODY_BYTES = 1024 * 1024;
+
+/** Strings that make a backtracking regular expression or a naive scanner take time that grows faster than
+ * the text, by how each is built for `n` repetitions: a run of backslashes after `\u` (the text guard's old
+ * pattern was quadratic on it: 80,000 backslashes held the event loop for about half a minute), runs of one
+ * character that end in one that breaks the run (nested quantifiers such as `(a+)+$`, trimming with
+ * `\s+$`, digit patterns). Sent as large as the body limit allows. */
+const PATHOLOGICAL_TEXT: Array<[string, (n: number) => string]> = [
+  ["\\u then backslashes", (n) => `\\u${"\\".repeat(n)}`],
+  ['a run of "a" then "!"', (n) => `${"a".repeat(n)}!`],
+  ["a run of spaces then x", (n) => `${" ".repeat(n)}x`],
+  ['a run of "0" then x', (n) => `${"0".repeat(n)}x`],
+];
+
+/** The text `build(n)` for the largest `n` whose UTF-8 size is at most `bytes` (`build` grows linearly in n). */
+function sized(build: (n: number) => string, bytes: number): string {
+  const base = Buffer.byteLength(build(0));
+  const step = Buffer.byteLength(build(1)) - base;
+  return build(Math.max(0, Math.floor((bytes - base) / Math.max(1, step))));
+}
+
+/** Header values of this size reach the application: with the request's other headers they stay within
+ * Node's limit of 16 KiB for the whole head. */
+const LONG_HEADER_BYTES = 15_000;
+
 /** Raw path segments: traversal, bad percent-encoding, separators (sent exactly as written). */
 const RAW_SEGMENTS = [
   "..",
@@ -139,17 +217,26 @@ const show = (value: unknown) => {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 };
 
+export type GenerateOptions = {
+  seed?: number;
+  /** The body limit of an operation (default 1 MiB): pathological bodies are as large as it allows, up to
+   * PATHOLOGICAL_BODY_BYTES. */
+  bodyLimit?: (op: Operation) => number;
+};
+
 /** Every case for every operation (and the undocumented methods of each documented path). */
-export function generateCases(operations: Operation[], seed = 20261101): Case[] {
-  const rnd = seeded(seed);
+export function generateCases(operations: Operation[], opts: GenerateOptions = {}): Case[] {
+  const rnd = seeded(opts.seed ?? 20261101);
   const cases: Case[] = [];
   for (const op of operations) {
+    const bodyBytes = Math.min(PATHOLOGICAL_BODY_BYTES, opts.bodyLimit?.(op) ?? PATHOLOGICAL_BODY_BYTES);
     for (const param of op.params.filter((p) => p.in === "path")) cases.push(...pathCases(operations, op, param, rnd));
     const query = op.params.filter((p) => p.in === "query");
     for (const param of query) cases.push(...queryCases(op, param, rnd));
     cases.push(...unknownQueryCases(op));
     for (const param of op.params.filter((p) => p.in === "header")) cases.push(...headerCases(op, param, rnd));
-    if (op.body) cases.push(...(isForm(op) ? formCases(op, rnd) : jsonCases(op, rnd)));
+    cases.push(...longHeaderCases(op));
+    if (op.body) cases.push(...(isForm(op) ? formCases(op, rnd, bodyBytes) : jsonCases(op, rnd, bodyBytes)));
   }
   cases.push(...methodCases(operations));
   return cases;
@@ -169,6 +256,8 @@ function ghostValue(param: Param): string {
 function pathCases(operations: Operation[], op: Operation, param: Param, rnd: () => number): Case[] {
   const values: Array<[string, string]> = RAW_SEGMENTS.map((raw) => [`raw path segment ${show(raw)}`, raw]);
   for (const [kind, value] of hostileSample(rnd)) values.push([`${kind} string ${show(value)} (encoded)`, encodeAny(value)]);
+  for (const key of INHERITED_KEYS) values.push([`inherited key ${show(key)}`, encodeURIComponent(key)]);
+  for (const value of extremeValues(param.schema)) values.push([`edge value ${show(value)}`, encodeURIComponent(value)]);
   values.push(["1,000 × é (6,000 characters encoded)", encodeURIComponent("é".repeat(1000))]);
   return values.map(([what, raw]) => {
     const substituted = `${op.base}${op.path}`.replace(/\{([^}]+)\}/g, (_, name) =>
@@ -208,6 +297,7 @@ function queryCases(op: Operation, param: Param, rnd: () => number): Case[] {
     if (Array.isArray(s.enum)) values.push(String(s.enum[0]).toUpperCase(), `${s.enum[0]} `);
     for (const [, value] of hostileSample(rnd)) values.push(value);
   }
+  values.push(...INHERITED_KEYS, ...extremeValues(s));
   const cases: Case[] = values.map((value) => ({
     op,
     what: `query ${param.name}=${show(value)}`,
@@ -249,6 +339,7 @@ function unknownQueryCases(op: Operation): Case[] {
     `${"k".repeat(2000)}=v`,
     "a=%00",
     "callback=alert(1)",
+    ...INHERITED_KEYS.filter((key) => key !== "__proto__").map((key) => `${key}=1`),
   ];
   return queries.map((query) => ({ op, what: `unknown query ${show(query)}`, invalid: false, query }));
 }
@@ -260,12 +351,53 @@ function headerCases(op: Operation, param: Param, rnd: () => number): Case[] {
   const s = mainSchema(param.schema);
   const values = ["", " ", "x".repeat(Math.min(6000, (s.maxLength ?? 300) + 1)), "x".repeat(6000), "-1", "1.5", "99999999999999999999999"];
   for (const [, value] of hostileSample(rnd)) if (headerSafe(value)) values.push(value);
+  values.push(...INHERITED_KEYS, ...extremeValues(s));
   return values.map((value) => ({
     op,
     what: `header ${param.name}: ${show(value)}`,
-    invalid: violates(s, value),
+    // The server reads the value without the spaces around it, as HTTP has it.
+    invalid: violates(s, value.trim()),
     headers: { [param.name]: value },
   }));
+}
+
+/** The edge values of a schema's kind, as text (a path segment, a query or header value): out-of-range
+ * date-times for a date-time, numbers at the edges of their types for a number or an integer. */
+function extremeValues(schema: Schema): string[] {
+  const s = mainSchema(schema);
+  const types = typesOf(s);
+  if (s.format === "date-time") return EXTREME_DATES;
+  if (types.has("integer") || types.has("number")) return EXTREME_NUMBERS;
+  return [];
+}
+
+/** Headers that any route may read, whether or not its document names them: credentials, the request id,
+ * an event stream's resume point, an idempotency key, the body's media type. */
+const LONG_HEADERS = ["authorization", "x-request-id", "last-event-id", "idempotency-key", "content-type"];
+
+/** Each of LONG_HEADERS, LONG_HEADER_BYTES long, in the shapes of PATHOLOGICAL_TEXT that a header can carry
+ * (visible ASCII and spaces), after a prefix that gets it past a first check (a scheme, a media type). */
+function longHeaderCases(op: Operation): Case[] {
+  const prefixes: Record<string, string> = { authorization: "Bearer ", "content-type": "application/json;" };
+  const cases: Case[] = [];
+  for (const name of LONG_HEADERS) {
+    const prefix = prefixes[name] ?? "";
+    const documented = op.params.find((p) => p.in === "header" && p.name.toLowerCase() === name);
+    const values: Array<[string, string]> = PATHOLOGICAL_TEXT.filter(([, build]) => headerSafe(build(1))).map(([kind, build]) => [
+      kind,
+      sized((n) => `${prefix}${build(n)}`, LONG_HEADER_BYTES),
+    ]);
+    if (name === "content-type") values.push(["2,500 parameters", `application/json${"; a=b".repeat(2_500)}`]);
+    for (const [kind, value] of values) {
+      // A credential this long is no credential: a route that needs one refuses the request.
+      // (The server reads the value without the spaces around it, as HTTP has it.)
+      const invalid = name === "authorization" ? op.security.length > 0 : documented ? violates(documented.schema, value.trim()) : false;
+      const what = `header ${name}: ${kind} (${value.length} bytes)`;
+      // The content type goes where prepare() puts the body's (it would replace a header of that name).
+      cases.push(name === "content-type" ? { op, what, invalid, contentType: value } : { op, what, invalid, headers: { [name]: value } });
+    }
+  }
+  return cases;
 }
 
 // --- JSON bodies -------------------------------------------------------------------------------------
@@ -291,7 +423,7 @@ function getField(root: unknown, path: Array<string | number>) {
   return path.reduce((node: any, key) => node?.[key], root);
 }
 
-function jsonCases(op: Operation, rnd: () => number): Case[] {
+function jsonCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] {
   const body = op.body!;
   const schema = mainSchema(body.schema);
   const root = sampleValue(schema);
@@ -326,6 +458,33 @@ function jsonCases(op: Operation, rnd: () => number): Case[] {
       body: template.replace(/\}$/, `,"${first}":{"dup":true}}`),
     });
   }
+  for (const key of INHERITED_KEYS) add(`inherited key ${show(key)} as a field`, strict, { body: withExtra(`${JSON.stringify(key)}:"x"`) });
+
+  // The body as a whole, pathological and as large as the route's limit allows.
+  const large = (what: string, build: (n: number) => string, invalid?: boolean) => {
+    const text = sized(build, bodyBytes);
+    const refused = (): boolean => {
+      try {
+        return violates(schema, JSON.parse(text));
+      } catch {
+        return true;
+      }
+    };
+    add(`${what} (${text.length.toLocaleString("en")} bytes)`, invalid ?? refused(), { body: text });
+  };
+  large("not JSON: \\u then backslashes", (n) => `{"${first ?? "x"}":"\\u${"\\".repeat(n)}"}`, true);
+  large("the template after a run of spaces", (n) => `${" ".repeat(n)}${template}`);
+  large("the template after a run of mixed whitespace", (n) => `${" \t\r\n".repeat(n)}${template}`);
+  add(`${DEEP_LEVELS.toLocaleString("en")} nested arrays`, true, { body: deepArray(DEEP_LEVELS) });
+  add(`${DEEP_LEVELS.toLocaleString("en")} nested objects`, violates(schema, { a: 1 }), { body: deepObject(DEEP_LEVELS) });
+  large("nested arrays", (n) => deepArray(n), true);
+  large("nested objects", (n) => deepObject(n), violates(schema, { a: 1 }));
+  if (first) large(`${first} repeated`, (n) => `{${`${JSON.stringify(first)}:${JSON.stringify((root as any)[first])},`.repeat(n)}${template.slice(1)}`);
+  large("__proto__ repeated", (n) => `{${'"__proto__":{"polluted":true},'.repeat(n)}${template.slice(1)}`, strict);
+  // Fixed-width names, so that the size grows linearly: k0000, k0001, ... (base 36).
+  const names = (n: number) => Array.from({ length: n }, (_, i) => `"k${i.toString(36).padStart(4, "0")}":0,`).join("");
+  large("distinct unknown fields", (n) => `{${names(n)}${template.slice(1)}`, strict);
+
   const huge = `{"pad":"${"x".repeat(HUGE_BODY_BYTES)}"}`;
   add("3 MiB (content-length)", true, { body: huge, expectStatus: 413 });
   add("3 MiB (chunked)", true, { body: huge, chunked: true, expectStatus: 413 });
@@ -358,6 +517,14 @@ function jsonCases(op: Operation, rnd: () => number): Case[] {
         for (const v of ["not a uri", "javascript:alert(1)", "file:///etc/passwd", "http://[::1", "//no-scheme"]) field(`= ${show(v)}`, v);
       }
       for (const [kind, value] of hostileSample(rnd)) field(`${kind} string ${show(value)}`, value);
+      for (const key of INHERITED_KEYS) field(`= inherited key ${show(key)}`, key);
+      if (s.format === "date-time") for (const v of EXTREME_DATES) field(`= ${show(v)}`, v);
+      for (const [kind, build] of PATHOLOGICAL_TEXT) {
+        const text = sized((n) => withField(root, path, build(n)), bodyBytes);
+        add(`${label} ${kind} (${text.length.toLocaleString("en")} bytes)`, violates(schema, JSON.parse(text)), { body: text });
+      }
+      field(`= ${DEEP_LEVELS.toLocaleString("en")} nested arrays`, undefined, { rawToken: deepArray(DEEP_LEVELS), invalid: !types.has("array") });
+      field(`= ${DEEP_LEVELS.toLocaleString("en")} nested objects`, undefined, { rawToken: deepObject(DEEP_LEVELS), invalid: !types.has("object") });
     }
     if (types.has("integer") || types.has("number")) {
       const numbers: number[] = [-1, 0, 1e308, -1e308];
@@ -366,7 +533,7 @@ function jsonCases(op: Operation, rnd: () => number): Case[] {
       if (typeof s.maximum === "number") numbers.push(s.maximum + 1);
       if (types.has("integer") && !types.has("number")) numbers.push(2.5);
       for (const n of numbers) if (violates(fieldSchema, n)) field(`= ${n}`, n);
-      for (const token of ["1e400", "-1e400", "9007199254740993", "-0", "1E2", "0.0000001"]) {
+      for (const token of new Set([...EXTREME_NUMBERS, "1e400", "-1e400", "0.0000001"])) {
         const value = Number(token);
         field(`= ${token} (as written)`, value, { rawToken: token, invalid: violates(fieldSchema, value) });
       }
@@ -401,7 +568,7 @@ function walk(schema: Schema, path: Array<string | number>, visit: (path: Array<
 
 // --- form bodies -------------------------------------------------------------------------------------
 
-function formCases(op: Operation, rnd: () => number): Case[] {
+function formCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] {
   const schema = mainSchema(op.body!.schema);
   const root = sampleValue(schema) as Record<string, string>;
   const encode = (fields: Array<[string, string]>) => fields.map(([k, v]) => `${encodeAny(k)}=${encodeAny(v)}`).join("&");
@@ -416,6 +583,18 @@ function formCases(op: Operation, rnd: () => number): Case[] {
   add("empty", true, { body: "" });
   add("absent", true, { noBody: true, contentType: null });
   add("malformed percent-encoding", true, { body: "%&%zz=%&=&&" });
+  // The body as a whole, pathological and as large as the route's limit allows; unknown fields are ignored.
+  const large = (what: string, build: (n: number) => string, invalid: boolean) => {
+    const text = sized(build, bodyBytes);
+    add(`${what} (${text.length.toLocaleString("en")} bytes)`, invalid, { body: text });
+  };
+  const first = Object.keys(root)[0];
+  large(`${first} repeated`, (n) => `${template}${`&${encodeAny(first)}=${encodeAny(root[first])}`.repeat(n)}`, true);
+  large("distinct unknown fields", (n) => `${template}${Array.from({ length: n }, (_, i) => `&k${i.toString(36).padStart(4, "0")}=1`).join("")}`, false);
+  large("a key nested in brackets", (n) => `${template}&a${"%5Ba%5D".repeat(n)}=1`, false);
+  large("a key nested in brackets, unencoded", (n) => `${template}&a${"[a]".repeat(n)}=1`, false);
+  large("a run of separators", (n) => `${template}${"&".repeat(n)}`, false);
+  for (const key of INHERITED_KEYS) add(`inherited key ${show(key)} as a field`, false, { body: `${template}&${encodeAny(key)}=x` });
   add("3 MiB (content-length)", true, { body: `${template}&pad=${"x".repeat(HUGE_BODY_BYTES)}`, expectStatus: 413 });
   add("3 MiB (chunked)", true, { body: `${template}&pad=${"x".repeat(HUGE_BODY_BYTES)}`, chunked: true, expectStatus: 413 });
   for (const [name, fieldSchema] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) {
@@ -426,7 +605,12 @@ function formCases(op: Operation, rnd: () => number): Case[] {
     field("twice", [...others, [name, root[name] ?? "a"], [name, root[name] ?? "b"]], true);
     field("as name[]", [...others, [`${name}[]`, root[name] ?? "a"]], required);
     const values = ["", "x".repeat(((mainSchema(fieldSchema).maxLength as number | undefined) ?? 300) + 1), ...hostileSample(rnd).map(([, v]) => v)];
-    for (const value of values) field(`= ${show(value)}`, [...others, [name, value]], violates(fieldSchema, value));
+    for (const value of [...values, ...INHERITED_KEYS]) field(`= ${show(value)}`, [...others, [name, value]], violates(fieldSchema, value));
+    for (const [kind, build] of PATHOLOGICAL_TEXT) {
+      const text = sized((n) => encode([...others, [name, build(n)]]), bodyBytes);
+      const value = new URLSearchParams(text).get(name) ?? "";
+      add(`${name} ${kind} (${text.length.toLocaleString("en")} bytes)`, violates(fieldSchema, value), { body: text });
+    }
   }
   return cases;
 }
@@ -481,7 +665,8 @@ export function prepare(c: Case, ctx: Context, opts: { anonymous: boolean }): Pr
   });
   const headers: Record<string, string> = { ...c.headers };
   const credential = ctx.credential(op);
-  if (credential && !opts.anonymous) headers.authorization = credential;
+  // A case that brings its own authorization header is sent with it instead of the credential.
+  if (credential && !opts.anonymous && headers.authorization === undefined) headers.authorization = credential;
 
   let body: string | Buffer | undefined;
   let contentType: string | null | undefined;

@@ -19,6 +19,8 @@ export type Operation = {
   body?: { contentType: string; schema: Schema; required: boolean };
   /** Security schemes that each give access ([]: public). */
   security: string[];
+  /** The roles of the `apiKey` requirement (any one of them gives access; [] when it has none). */
+  apiKeyRoles: string[];
   /** The success answer is an event stream. */
   stream: boolean;
   responses: string[];
@@ -59,7 +61,9 @@ function operationsOf(api: Api, doc: any): Operation[] {
         const [contentType, media] = Object.entries(requestBody.content as Record<string, any>)[0];
         body = { contentType, schema: deref(doc, media.schema ?? {}), required: Boolean(requestBody.required) };
       }
-      const security = (op.security ?? doc.security ?? []).flatMap((s: Record<string, unknown>) => Object.keys(s));
+      const requirements: Array<Record<string, string[]>> = op.security ?? doc.security ?? [];
+      const security = requirements.flatMap((s) => Object.keys(s));
+      const apiKeyRoles = requirements.flatMap((s) => s.apiKey ?? []);
       const ok = Object.entries(op.responses as Record<string, any>).find(([status]) => status.startsWith("2"));
       out.push({
         api,
@@ -70,6 +74,7 @@ function operationsOf(api: Api, doc: any): Operation[] {
         params,
         body,
         security,
+        apiKeyRoles,
         stream: Boolean(ok && ok[1].content?.["text/event-stream"]),
         responses: Object.keys(op.responses),
       });
@@ -193,7 +198,9 @@ export function violates(schema: Schema, value: unknown): boolean {
     const text = value as string;
     if (unstorable(text)) return true;
     if (typeof s.minLength === "number" && text.length < s.minLength) return true;
-    if (typeof s.maxLength === "number" && [...text].length > s.maxLength) return true;
+    // A string of more than twice maxLength UTF-16 units has more than maxLength code points: no need to
+    // count those of a megabyte of text.
+    if (typeof s.maxLength === "number" && (text.length > 2 * s.maxLength || [...text].length > s.maxLength)) return true;
     if (s.pattern && !new RegExp(s.pattern).test(text)) return true;
     if (s.format === "email" && !/^[^@\s]+@[^@\s]+$/.test(text)) return true;
     if ((s.format === "uri" || s.format === "url") && !/^[a-z][a-z0-9+.-]*:[^\s]*$/i.test(text)) return true;
