@@ -6,9 +6,9 @@
 //
 //   node bench/indexer-latency.ts [--payments 250] [--db pglite|postgres|both] [--poll-ms 5]
 import { setTimeout as sleep } from "node:timers/promises";
-import { createIndexerClient } from "../indexer/client.ts";
 import { startIndexer } from "../lib/indexer.ts";
 import { pgliteDatabase, postgresDatabase } from "../test/support/databases.ts";
+import { createTestIndexerClient } from "../test/support/indexer-reads.ts";
 import { startLocalChain, testLogDir } from "../test/support/local-chain.ts";
 import { type Headline, type Target, machineInfo, onInterrupt, summarize, target, writeResult } from "./common.ts";
 import { benchDatabases, createCashPayer, machine, option, percentile } from "./indexer-common.ts";
@@ -41,7 +41,7 @@ for (const kind of benchDatabases()) {
     });
     const forgetIndexer = onInterrupt(() => service.stop());
     try {
-      const client = createIndexerClient(url);
+      const client = createTestIndexerClient(url);
       const payer = await createCashPayer(chain);
       const latencies: number[] = [];
       for (let i = 0; i < warmup + payments; i++) {

@@ -11,8 +11,8 @@
 //   npm run bench -- --list                         what would run, with its command
 //
 // Default databases: PostgreSQL (the production database) for every service benchmark, plus PGlite (the
-// embedded default of the local stack) where it is cheap: end-to-end latency, webhook dispatch and indexer
-// latency. The figures printed say which database each comes from.
+// embedded default of the local stack) where it is cheap: end-to-end latency, webhook dispatch, indexer
+// latency and idle CPU. The figures printed say which database each comes from.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -72,6 +72,14 @@ const BENCHMARKS: Bench[] = [
     databases: ["postgres", "pglite"],
     args: ["--payments", "200"],
     quickArgs: ["--payments", "30"],
+  },
+  {
+    name: "idle-cpu",
+    script: "idle-cpu.ts",
+    what: "CPU of an idle relayer + indexer (no requests for 60 s)",
+    databases: ["postgres", "pglite"],
+    args: ["--seconds", "60"],
+    quickArgs: ["--seconds", "20", "--settle", "20"],
   },
   {
     name: "indexer-catchup",

@@ -1,16 +1,27 @@
-// The indexer's read path, for the relayer and the tests: typed queries over Ponder's SQL over HTTP
-// (`@ponder/client` against `${indexerUrl}/sql`, read-only, the same with PGlite and PostgreSQL), plus
-// Ponder's /status and /ready. See indexer/README.md.
+// The indexer's read path, for the relayer: typed queries over Ponder's SQL over HTTP (`@ponder/client`
+// against `${indexerUrl}/sql`, read-only, the same with PGlite and PostgreSQL), Ponder's /status, and a live
+// query that says when paid orders change. See indexer/README.md. (Reads only tests need are in
+// test/support/indexer-reads.ts.)
 //
-// Consistency: every query here is made unique (a throw-away parameter), so Ponder's result cache never
-// answers it from before the latest indexed block; after `waitForBlock(n)`, every read sees block n.
+// Consistency. Queries go through `client.db` (GET /sql/db): Ponder's `client` middleware caches each
+// query's result and drops it when a table the query reads is written, by the same database notification
+// that drives live queries (`client.live`, SSE at /sql/live), sent when an indexed block commits. A reorg's
+// revert sends none (Ponder drops those triggers while it reverts), so a table that only loses rows would
+// keep its cached results. Every read here therefore also selects the indexer's latest checkpoint
+// (`_ponder_checkpoint`, written by every indexed block; joined, as the middleware allows no subquery): its
+// result is as of that checkpoint, and dropped at the next block, the one after a reorg included. A read
+// made after a live push sees that push's block. On PostgreSQL the notification reaches the indexer a moment
+// after the commit, so a read that races a commit may briefly see the previous result: every reader here
+// only moves forward on what it reads, and reads again on the next push (see `paidOrdersAfter` for the
+// cursor's own order).
 //
 // New payments: `paidOrdersAfter(cursor, limit)` returns the paid orders after a cursor, in chain order.
 // Rows become visible in chain order (Ponder commits whole blocks, or whole batches during the backfill, each
 // with its checkpoint), so a reader that only moves its cursor forward over what it read misses none and
 // sees none twice. A chain reorganisation that removes the cursor's own order is detected (the order, or
-// its block hash, is gone) and answered by a rewind: see `OrdersPage.reorg`.
-import { and, asc, createClient, desc, eq, gt, gte, inArray, lte, sql, type Client } from "@ponder/client";
+// its block hash, is gone) and answered by a rewind: see `OrdersPage.reorg`. `watchPaidOrders` says when to
+// read: it calls back whenever the newest paid order changes.
+import { asc, createClient, desc, eq, gt, gte, inArray, lte, sql, type Client } from "@ponder/client";
 import { pgTable, text } from "drizzle-orm/pg-core";
 import { pad, toHex, type Hex } from "viem";
 import { emptyNetworkStats } from "./network-stats.ts";
@@ -79,19 +90,33 @@ export type OrdersPage = {
   reorg: { fromBlock: bigint } | null;
 };
 
-/** Ponder's own checkpoint table, readable through /sql. */
-const ponderCheckpoint = pgTable("_ponder_checkpoint", {
+/** Ponder's own checkpoint table, readable through /sql: one row per chain, and this indexer indexes one
+ * (ponder.config.ts). Every read selects its `latestCheckpoint` alongside its rows (`leftJoin(ponderCheckpoint,
+ * onEveryRow)`), so that Ponder's query cache drops the read's result at the next indexed block (see the
+ * consistency note above); the middleware's validator allows joins, not subqueries. */
+export const ponderCheckpoint = pgTable("_ponder_checkpoint", {
   chainName: text().primaryKey(),
   latestCheckpoint: text().notNull(),
 });
+
+/** The join condition that pairs every row with the (one) checkpoint row. */
+export const onEveryRow = sql`true`;
+
+/** The rows of a read that selected `{ row: <table>, indexed: ponderCheckpoint.latestCheckpoint }`. */
+export function rowsOf<R>(rows: ReadonlyArray<{ row: R }>): R[] {
+  return rows.map((r) => r.row);
+}
 
 export type IndexerClientOptions = {
   /** Blocks to rewind on a reorg of the cursor's order: at least the chain's reorg depth as Ponder assumes it
    * (30 blocks on local and OP-stack chains, 65 on Ethereum, up to 240 on Arbitrum). Default 256. */
   reorgDepth?: number;
-  /** Timeout of every request (SQL queries, /status, /ready) in ms. Default 10000. */
+  /** Timeout of every request (SQL queries, /status) in ms. Default 10000. */
   requestTimeoutMs?: number;
 };
+
+/** A live subscription (watchPaidOrders). */
+export type Subscription = { close(): void };
 
 export type IndexerClient = ReturnType<typeof createIndexerClient>;
 
@@ -114,10 +139,6 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     return Promise.race([Promise.resolve(query), timeout]).finally(() => clearTimeout(timer));
   }
 
-  let nonce = 0;
-  /** A condition that is always true but unique per query: bypasses Ponder's query result cache. */
-  const fresh = () => sql`${`${process.pid}.${Date.now()}.${nonce++}`}::text <> ''`;
-
   async function getJson<T>(route: string): Promise<T> {
     const response = await fetch(`${baseUrl}${route}`, { signal: AbortSignal.timeout(requestTimeoutMs) });
     if (!response.ok) throw new Error(`GET ${route}: ${response.status} ${await response.text()}`);
@@ -126,29 +147,27 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
 
   /** The latest indexed checkpoint (all rows up to it are visible), or undefined before the first one. */
   async function latestCheckpoint(): Promise<string | undefined> {
-    const rows = await timed(
-      db.select({ latest: ponderCheckpoint.latestCheckpoint }).from(ponderCheckpoint).where(fresh()),
-    );
+    const rows = await timed(db.select({ latest: ponderCheckpoint.latestCheckpoint }).from(ponderCheckpoint));
     return rows.length === 0 ? undefined : rows.map((row) => row.latest).sort()[0];
   }
 
   async function ordersAfter(checkpoint: string | undefined, limit: number): Promise<PaidOrder[]> {
-    return timed(db
-      .select()
-      .from(schema.orders)
-      .where(checkpoint === undefined ? fresh() : and(gt(schema.orders.cursor, checkpoint), fresh()))
+    return rowsOf(await timed(db
+      .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
+      .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
+      .where(checkpoint === undefined ? undefined : gt(schema.orders.cursor, checkpoint))
       .orderBy(asc(schema.orders.cursor))
-      .limit(limit));
+      .limit(limit)));
   }
 
   /** Orders from the cursor's own order (included if still indexed) on. */
   async function ordersFrom(checkpoint: string, limit: number): Promise<PaidOrder[]> {
-    return timed(db
-      .select()
-      .from(schema.orders)
-      .where(and(gte(schema.orders.cursor, checkpoint), fresh()))
+    return rowsOf(await timed(db
+      .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
+      .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
+      .where(gte(schema.orders.cursor, checkpoint))
       .orderBy(asc(schema.orders.cursor))
-      .limit(limit + 1));
+      .limit(limit + 1)));
   }
 
   function page(orders: PaidOrder[], cursor: OrderCursor, reorg: OrdersPage["reorg"] = null): OrdersPage {
@@ -167,41 +186,6 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
       return chains.length === 0 ? 0 : Math.min(...chains.map((chain) => chain.block.number));
     },
 
-    /** Whether the backfill is complete (GET /ready is 200): the indexer then follows the chain head. */
-    async isReady(): Promise<boolean> {
-      try {
-        const response = await fetch(`${baseUrl}/ready`, { signal: AbortSignal.timeout(requestTimeoutMs) });
-        return response.status === 200;
-      } catch {
-        return false;
-      }
-    },
-
-    /** Waits until block `blockNumber` is indexed (every row up to it is readable); returns the indexed block.
-     * Throws after `timeoutMs` (default 30 s). Transient errors (indexer restarting) are retried. */
-    async waitForBlock(
-      blockNumber: number | bigint,
-      opts: { timeoutMs?: number; intervalMs?: number } = {},
-    ): Promise<number> {
-      const target = Number(blockNumber);
-      const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
-      let last: number | undefined;
-      let lastError: unknown;
-      for (;;) {
-        try {
-          last = await api.indexedBlock();
-          if (last >= target) return last;
-        } catch (error) {
-          lastError = error;
-        }
-        if (Date.now() >= deadline) {
-          const detail = lastError ? `; last error: ${(lastError as Error).message}` : "";
-          throw new Error(`block ${target} not indexed in time (indexed: ${last ?? "unknown"}${detail})`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? 25));
-      }
-    },
-
     /** The paid orders after `cursor` (START_CURSOR for the first), in chain order, at most `limit`. Call it in
      * a loop with the returned cursor; store the cursor to resume after a restart. */
     async paidOrdersAfter(cursor: OrderCursor, limit = 100): Promise<OrdersPage> {
@@ -209,79 +193,122 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
       if (cursor === START_CURSOR) return page(await ordersAfter(undefined, limit), cursor);
       const at = decodeCursor(cursor);
 
-      const isCursorOrder = (order: PaidOrder | undefined) =>
+      const isCursorOrder = (order: Pick<PaidOrder, "cursor" | "blockHash"> | undefined) =>
         order !== undefined && order.cursor === at.checkpoint && order.blockHash === at.blockHash;
 
-      let rows = await ordersFrom(at.checkpoint, limit);
+      const rows = await ordersFrom(at.checkpoint, limit);
       if (isCursorOrder(rows[0])) return page(rows.slice(1), cursor);
 
       // The cursor's order is not there: either it is not indexed yet (the indexer is behind or re-indexing
       // into a fresh database), or a reorg removed it.
       const latest = await latestCheckpoint();
       if (latest === undefined || latest < at.checkpoint) return page([], cursor);
-      // Indexed up to the cursor now; it may have become so just after the first read, so read again.
-      rows = await ordersFrom(at.checkpoint, limit);
-      if (isCursorOrder(rows[0])) return page(rows.slice(1), cursor);
+      // Indexed past the cursor. The read above may still predate the commit that made the cursor's order
+      // visible (a cached result not yet dropped): ask for that order alone. If it is there, nothing is
+      // read this time; the next call reads the page again.
+      const [own] = await timed(db
+        .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash, indexed: ponderCheckpoint.latestCheckpoint })
+        .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
+        .where(eq(schema.orders.cursor, at.checkpoint)));
+      if (isCursorOrder(own)) return page([], cursor);
 
       // Reorganised: restart below any possible fork point.
       const fromBlock = at.blockNumber > reorgDepth ? at.blockNumber - reorgDepth : 0n;
       const [before] = await timed(db
-        .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash })
-        .from(schema.orders)
-        .where(and(lte(schema.orders.blockNumber, fromBlock - 1n), fresh()))
+        .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash, indexed: ponderCheckpoint.latestCheckpoint })
+        .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
+        .where(lte(schema.orders.blockNumber, fromBlock - 1n))
         .orderBy(desc(schema.orders.cursor))
         .limit(1));
       const restart = before ? cursorOf(before) : START_CURSOR;
       return page(await ordersAfter(before?.cursor, limit), restart, { fromBlock });
     },
 
-    /** The paid order with on-chain key `orderId`, or null (not paid, not indexed yet, or reorganised away). */
-    async orderById(orderId: bigint): Promise<PaidOrder | null> {
-      const [row] = await timed(db
-        .select()
-        .from(schema.orders)
-        .where(and(eq(schema.orders.orderId, orderId), fresh())));
-      return row ?? null;
+    /** Calls `onChange` whenever the newest paid order changes (a new order indexed, or orders removed by a
+     * reorg), with that order's cursor (null: no order at all), through a live query (`client.live` on
+     * the orders table: Ponder pushes its result when an indexed block changes it, nothing otherwise).
+     * When the live connection fails (the indexer restarts, is not ready yet, or the connection drops) it
+     * is reported to `onError` and opened again after `retryMs` (default 1000), and `onChange(undefined)`
+     * says that changes may have been missed meanwhile. Callers keep a slow poll of their own as well. */
+    watchPaidOrders(opts: {
+      onChange: (latest: OrderCursor | null | undefined) => void;
+      onError?: (error: Error) => void;
+      retryMs?: number;
+    }): Subscription {
+      let closed = false;
+      let live: { unsubscribe(): void } | undefined;
+      let retry: NodeJS.Timeout | undefined;
+      const open = () => {
+        live = client.live(
+          (q) =>
+            q
+              .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash })
+              .from(schema.orders)
+              .orderBy(desc(schema.orders.cursor))
+              .limit(1),
+          (rows) => {
+            if (!closed) opts.onChange(rows[0] ? cursorOf(rows[0]) : null);
+          },
+          (error) => {
+            live?.unsubscribe();
+            live = undefined;
+            if (closed || retry) return;
+            opts.onError?.(error);
+            retry = setTimeout(() => {
+              retry = undefined;
+              if (closed) return;
+              open();
+              opts.onChange(undefined);
+            }, opts.retryMs ?? 1_000);
+          },
+        );
+      };
+      open();
+      return {
+        close() {
+          closed = true;
+          clearTimeout(retry);
+          live?.unsubscribe();
+          live = undefined;
+        },
+      };
     },
 
     /** The paid orders among `orderIds` (absent ids are not paid or not indexed yet). */
     async ordersByIds(orderIds: readonly bigint[]): Promise<PaidOrder[]> {
-      const rows = await inChunks(orderIds, (ids) =>
-        db
-          .select()
-          .from(schema.orders)
-          .where(and(inArray(schema.orders.orderId, ids), fresh())),
+      const rows = await inChunks(
+        orderIds,
+        async (ids) =>
+          rowsOf(await db
+            .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
+            .where(inArray(schema.orders.orderId, ids))),
         timed,
       );
       return rows.sort((a, b) => (a.cursor < b.cursor ? -1 : 1));
     },
 
-    /** The settlements with these on-chain references (bytes32), in chain order. */
-    async settlementsByRefs(refs: readonly Hex[]): Promise<Settlement[]> {
-      const rows = await inChunks(refs.map((ref) => ref.toLowerCase() as Hex), (chunk) =>
-        db
-          .select()
-          .from(schema.settlements)
-          .where(and(inArray(schema.settlements.ref, chunk), fresh())),
-        timed,
-      );
-      return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
-    },
-
-    /** The first settlement with reference `ref`, or null. A router payment's reference is its order id
-     * (see `orderRef`), which pays once; a batch depositor may reuse a reference (use settlementsByRefs). */
+    /** The first settlement with reference `ref` (bytes32), or null. A router payment's reference is its
+     * order id (see `orderRef`), which pays once; a batch depositor may reuse a reference. */
     async settlementByRef(ref: Hex): Promise<Settlement | null> {
-      const [row] = await api.settlementsByRefs([ref]);
+      const [row] = rowsOf(await timed(db
+        .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
+        .from(schema.settlements).leftJoin(ponderCheckpoint, onEveryRow)
+        .where(eq(schema.settlements.ref, ref.toLowerCase() as Hex))
+        .orderBy(asc(schema.settlements.id))
+        .limit(1)));
       return row ?? null;
     },
 
     /** The settlement of each paid order among `orderIds`. */
     async settlementsByOrderIds(orderIds: readonly bigint[]): Promise<Settlement[]> {
-      const rows = await inChunks(orderIds, (ids) =>
-        db
-          .select()
-          .from(schema.settlements)
-          .where(and(inArray(schema.settlements.orderId, ids), fresh())),
+      const rows = await inChunks(
+        orderIds,
+        async (ids) =>
+          rowsOf(await db
+            .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.settlements).leftJoin(ponderCheckpoint, onEveryRow)
+            .where(inArray(schema.settlements.orderId, ids))),
         timed,
       );
       return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -290,104 +317,28 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     /** What `recipient` earned, per token: credited, withdrawn and claimable, in base units (empty if
      * nothing was ever credited to it). */
     async participantEarnings(recipient: Hex): Promise<Participant[]> {
-      return timed(db
-        .select()
-        .from(schema.participants)
-        .where(and(eq(schema.participants.recipient, recipient.toLowerCase() as Hex), fresh()))
-        .orderBy(asc(schema.participants.token)));
-    },
-
-    /** Every participant (all recipients and tokens). */
-    async participants(): Promise<Participant[]> {
-      return timed(db
-        .select()
-        .from(schema.participants)
-        .where(fresh())
-        .orderBy(asc(schema.participants.recipient), asc(schema.participants.token)));
-    },
-
-    /** `recipient`'s withdrawals, in chain order. */
-    async withdrawalsOf(recipient: Hex): Promise<Withdrawal[]> {
-      return timed(db
-        .select()
-        .from(schema.withdrawals)
-        .where(and(eq(schema.withdrawals.recipient, recipient.toLowerCase() as Hex), fresh()))
-        .orderBy(asc(schema.withdrawals.id)));
-    },
-
-    /** Every split seen, with its token, registration and current legs (recipients and bps). */
-    async splits(): Promise<SplitLegs[]> {
-      return timed(db.select().from(schema.splits).where(fresh()).orderBy(asc(schema.splits.address)));
+      return rowsOf(await timed(db
+        .select({ row: schema.participants, indexed: ponderCheckpoint.latestCheckpoint })
+        .from(schema.participants).leftJoin(ponderCheckpoint, onEveryRow)
+        .where(eq(schema.participants.recipient, recipient.toLowerCase() as Hex))
+        .orderBy(asc(schema.participants.token))));
     },
 
     /** Network totals (payments, micro-USD volume, devices, rails, settlements) with the per-token volumes
      * in base units. All zero before the first payment. */
     async networkStats(): Promise<NetworkStats & { tokens: TokenStats[] }> {
       const [[row], tokens] = await Promise.all([
-        timed(db.select().from(schema.networkStats).where(fresh()).limit(1)),
-        timed(db.select().from(schema.tokenStats).where(fresh()).orderBy(asc(schema.tokenStats.token))),
+        timed(db
+          .select({ row: schema.networkStats, indexed: ponderCheckpoint.latestCheckpoint })
+          .from(schema.networkStats).leftJoin(ponderCheckpoint, onEveryRow)
+          .limit(1)).then(rowsOf),
+        timed(db
+          .select({ row: schema.tokenStats, indexed: ponderCheckpoint.latestCheckpoint })
+          .from(schema.tokenStats).leftJoin(ponderCheckpoint, onEveryRow)
+          .orderBy(asc(schema.tokenStats.token))).then(rowsOf),
       ]);
       const zero = emptyNetworkStats(0);
       return { ...(row ?? zero), tokens };
-    },
-
-    /** Totals per device: the given devices (bytes32 ids) or all, most paid-for first. */
-    async deviceStats(deviceIds?: readonly Hex[]): Promise<DeviceStats[]> {
-      const order = [desc(schema.deviceStats.volumeUsdMicro), asc(schema.deviceStats.deviceId)] as const;
-      if (deviceIds === undefined) {
-        return timed(db.select().from(schema.deviceStats).where(fresh()).orderBy(...order));
-      }
-      const rows = await inChunks(deviceIds.map((id) => id.toLowerCase() as Hex), (ids) =>
-        db
-          .select()
-          .from(schema.deviceStats)
-          .where(and(inArray(schema.deviceStats.deviceId, ids), fresh())),
-        timed,
-      );
-      return rows.sort((a, b) =>
-        a.volumeUsdMicro !== b.volumeUsdMicro ? (a.volumeUsdMicro > b.volumeUsdMicro ? -1 : 1) : a.deviceId < b.deviceId ? -1 : 1,
-      );
-    },
-
-    /** Totals per UTC day, oldest first, for days `from` to `to` (YYYY-MM-DD, inclusive, both optional). */
-    async dailyStats(range: { from?: string; to?: string } = {}): Promise<DailyStats[]> {
-      const conditions = [fresh()];
-      if (range.from !== undefined) conditions.push(gte(schema.dailyStats.day, dayNumber(range.from)));
-      if (range.to !== undefined) conditions.push(lte(schema.dailyStats.day, dayNumber(range.to)));
-      return timed(db
-        .select()
-        .from(schema.dailyStats)
-        .where(and(...conditions))
-        .orderBy(asc(schema.dailyStats.day)));
-    },
-
-    /** Calls `onPage` with every page of new paid orders from `after` on (and on every reorg), polling every
-     * `intervalMs` (default 100) when caught up, until `signal` aborts. Resolves with the last cursor.
-     * A failing read (indexer down) is reported to `onError` and retried; `onPage` errors propagate. */
-    async watchPaidOrders(opts: {
-      after: OrderCursor;
-      onPage: (page: OrdersPage) => void | Promise<void>;
-      limit?: number;
-      intervalMs?: number;
-      signal?: AbortSignal;
-      onError?: (error: Error) => void;
-    }): Promise<OrderCursor> {
-      const limit = opts.limit ?? 100;
-      let cursor = opts.after;
-      while (!opts.signal?.aborted) {
-        let result: OrdersPage;
-        try {
-          result = await api.paidOrdersAfter(cursor, limit);
-        } catch (error) {
-          opts.onError?.(error as Error);
-          await sleep(Math.max(opts.intervalMs ?? 100, 500), opts.signal);
-          continue;
-        }
-        if (result.orders.length > 0 || result.reorg) await opts.onPage(result);
-        cursor = result.cursor;
-        if (result.orders.length < limit) await sleep(opts.intervalMs ?? 100, opts.signal);
-      }
-      return cursor;
     },
   };
   return api;
@@ -418,24 +369,4 @@ export function formatUsdMicro(usdMicro: bigint): string {
   const sign = usdMicro < 0n ? "-" : "";
   const abs = usdMicro < 0n ? -usdMicro : usdMicro;
   return `${sign}${abs / 1_000_000n}.${(abs % 1_000_000n).toString().padStart(6, "0")}`;
-}
-
-/** YYYY-MM-DD to the UTC day number used by daily_stats.day. */
-export function dayNumber(date: string): number {
-  const ms = Date.parse(`${date}T00:00:00Z`);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(ms)) throw new Error(`invalid date "${date}"`);
-  return ms / 86_400_000;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

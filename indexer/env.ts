@@ -17,8 +17,12 @@ export type IndexerEnv = {
   /** How many times the URL is listed in Ponder's `rpc` array. Ponder rate-limits each entry separately
    * (starting at 20 requests/s), so listing a loopback node several times lifts that limit. */
   rpcBuckets: number;
-  /** Realtime polling interval in milliseconds, or undefined for the per-chain default. */
+  /** Realtime polling interval in milliseconds, or undefined for the per-chain default. With `wsUrl`, Ponder
+   * polls only if the WebSocket subscription fails for good. */
   pollingIntervalMs: number | undefined;
+  /** The chain's WebSocket JSON-RPC URL: Ponder subscribes to new blocks (eth_subscribe newHeads) there
+   * instead of polling, or undefined to poll. */
+  wsUrl: string | undefined;
   database: { kind: "postgres"; connectionString: string } | { kind: "pglite"; directory: string };
 };
 
@@ -31,6 +35,9 @@ export class IndexerConfigError extends Error {
  * - PONDER_RPC_URL: JSON-RPC URL (http/https/ws/wss), default http://127.0.0.1:8545;
  * - PONDER_RPC_BUCKETS: how many times to list the URL, 1-64; default 16 on loopback, 1 elsewhere;
  * - PONDER_POLLING_MS: realtime polling interval, default 100 ms on a local chain, 1000 ms elsewhere;
+ * - PONDER_WS_URL: ws(s):// URL of the chain for new-block subscriptions, or "none" to poll; default: the
+ *   RPC URL itself when it is ws(s), the same host and port over ws when it is http on loopback (a local
+ *   Hardhat or Anvil node serves both on one port), else none;
  * - DATABASE_URL: PostgreSQL connection string; when unset, the embedded PGlite in PONDER_PGLITE_DIR
  *   (default indexer/.ponder/pglite; a relative path is taken from the current directory). */
 export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv {
@@ -70,6 +77,29 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
   const rpcBuckets = integer("PONDER_RPC_BUCKETS", 1, 64) ?? (loopback ? 16 : 1);
   const pollingIntervalMs = integer("PONDER_POLLING_MS", 10, 60_000);
 
+  let wsUrl: string | undefined;
+  const wsSetting = value("PONDER_WS_URL");
+  if (wsSetting === undefined) {
+    try {
+      const url = new URL(rpcUrl);
+      if (url.protocol === "ws:" || url.protocol === "wss:") wsUrl = rpcUrl;
+      else if (loopback && url.protocol === "http:") {
+        url.protocol = "ws:";
+        wsUrl = url.toString();
+      }
+    } catch {
+      // reported above
+    }
+  } else if (wsSetting !== "none") {
+    try {
+      const url = new URL(wsSetting);
+      if (url.protocol !== "ws:" && url.protocol !== "wss:") problems.push(`PONDER_WS_URL must be a ws(s) URL or "none", got "${wsSetting}"`);
+      wsUrl = wsSetting;
+    } catch {
+      problems.push(`PONDER_WS_URL is not a URL: "${wsSetting}"`);
+    }
+  }
+
   let database: IndexerEnv["database"];
   const databaseUrl = value("DATABASE_URL");
   if (databaseUrl !== undefined) {
@@ -85,7 +115,7 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
   if (problems.length > 0) {
     throw new IndexerConfigError(`invalid indexer configuration:\n  - ${problems.join("\n  - ")}`);
   }
-  return { deploymentId, rpcUrl, rpcBuckets, pollingIntervalMs, database };
+  return { deploymentId, rpcUrl, rpcBuckets, pollingIntervalMs, wsUrl, database };
 }
 
 /** Ponder's name for a chain (the key of /status and of _ponder_checkpoint). */

@@ -34,6 +34,9 @@ export default createConfig({
     [chain]: {
       id: record.chainId,
       rpc: Array.from({ length: env.rpcBuckets }, () => env.rpcUrl),
+      // New blocks are pushed over the WebSocket when there is one (Ponder falls back to polling at
+      // pollingInterval if the subscription keeps failing); an idle local chain then costs nothing.
+      ws: env.wsUrl,
       pollingInterval: env.pollingIntervalMs ?? (local ? 100 : 1_000),
       // A local node restarted with the same chain id is a different chain: never reuse cached RPC data.
       disableCache: local,

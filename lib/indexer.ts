@@ -1,6 +1,7 @@
 // The indexer as a child process: `ponder start` on the indexer/ app, bound to 127.0.0.1, for the local
 // stack, the tests and the benchmarks.
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { LOCAL_CHAIN_IDS } from "../indexer/env.ts";
 import { loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
@@ -8,6 +9,7 @@ import { type Service, freePort, startService, waitUntil } from "./processes.ts"
 
 const ponderCli = path.join(repoRoot, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
 export const indexerRoot = path.join(repoRoot, "indexer");
+const eventLoopSampling = pathToFileURL(path.join(indexerRoot, "event-loop-sampling.ts")).href;
 
 /** Where the indexer keeps its tables. PGlite is embedded (a directory, no server); with PostgreSQL each
  * deployment gets its own schema, and `viewsSchema` (optional) is the stable schema of views readers use. */
@@ -25,7 +27,8 @@ export type StartIndexerOptions = {
   database: IndexerDatabase;
   /** How many times to list rpcUrl (Ponder rate-limits each entry; default: indexer/env.ts's). */
   rpcBuckets?: number;
-  /** Realtime polling interval in ms (default: 100 on a local chain). */
+  /** Realtime polling interval in ms (default: 100 on a local chain), used only without the chain's WebSocket
+   * (derived from rpcUrl: see indexer/env.ts PONDER_WS_URL) or once Ponder gave it up. */
   pollingIntervalMs?: number;
   /** Ponder's log level (default "info"). */
   logLevel?: "error" | "warn" | "info" | "debug" | "trace";
@@ -47,11 +50,54 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<{ service
   const schema = db.kind === "postgres" ? db.schema : "public";
   const args = ["start", "--schema", schema];
   if (db.kind === "postgres" && db.viewsSchema) args.push("--views-schema", db.viewsSchema);
-  if (db.kind === "postgres" && opts.resetLocalChainSyncData !== false) {
-    const { chainId } = await loadDeploymentRecord(opts.deploymentId);
-    if (LOCAL_CHAIN_IDS.includes(chainId)) await resetLocalChainSyncData(db.url, chainId);
+  const { chainId } = await loadDeploymentRecord(opts.deploymentId);
+  const local = LOCAL_CHAIN_IDS.includes(chainId);
+  if (db.kind === "postgres" && opts.resetLocalChainSyncData !== false && local) await resetLocalChainSyncData(db.url, chainId);
+  const started = await runPonder("indexer", args, opts);
+  if (local) {
+    try {
+      await catchUpLocalChain(started.url, opts.rpcUrl, started.service);
+    } catch (error) {
+      await started.service.stop();
+      throw error;
+    }
   }
-  return runPonder("indexer", args, opts);
+  return started;
+}
+
+/** Ponder's backfill stops 30 blocks below the chain head (what it takes for final on a chain it does not
+ * know), and the live indexing hears of blocks over the chain's WebSocket (indexer/env.ts), which tells of
+ * new blocks only: the last 30 are indexed when the next block arrives. An automining local node makes none
+ * until a transaction comes, so on a local chain this mines an empty block once the indexer is ready (again
+ * after a second while the indexer had not subscribed yet) and waits until the indexer has reached it. */
+async function catchUpLocalChain(url: string, rpcUrl: string, service: Service): Promise<void> {
+  const rpc = async (method: string): Promise<string> => {
+    const response = await fetch(rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    const body = (await response.json()) as { result?: string; error?: { message: string } };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+    return body.result as string;
+  };
+  const indexed = async () => {
+    const response = await fetch(`${url}/status`, { signal: AbortSignal.timeout(5_000) });
+    const chains = Object.values((await response.json()) as Record<string, { block: { number: number } }>);
+    return chains.length === 0 ? 0 : Math.min(...chains.map((chain) => chain.block.number));
+  };
+  if ((await indexed()) >= Number(await rpc("eth_blockNumber"))) return;
+  for (let attempt = 1; ; attempt++) {
+    await rpc("evm_mine");
+    const head = Number(await rpc("eth_blockNumber"));
+    try {
+      await waitUntil("the indexer to reach the chain head", async () => (await indexed()) >= head, { service, timeoutMs: 1_000, intervalMs: 25 });
+      return;
+    } catch (error) {
+      if (attempt === 10) throw error;
+    }
+  }
 }
 
 /** Deletes chain `chainId`'s blocks, logs, transactions, ... from `ponder_sync`, the schema where Ponder keeps
@@ -94,7 +140,8 @@ async function runPonder(
 ): Promise<{ service: Service; url: string }> {
   const port = opts.port ?? (await freePort());
   const db = opts.database;
-  const args = [ponderCli, ...commandArgs, "--port", String(port), "--hostname", "127.0.0.1"];
+  // event-loop-sampling.ts: Ponder's metrics would otherwise wake the process every millisecond.
+  const args = ["--import", eventLoopSampling, ponderCli, ...commandArgs, "--port", String(port), "--hostname", "127.0.0.1"];
   if (opts.logLevel) args.push("--log-level", opts.logLevel);
 
   const env: NodeJS.ProcessEnv = {
@@ -103,6 +150,8 @@ async function runPonder(
     PONDER_RPC_URL: opts.rpcUrl,
     PONDER_RPC_BUCKETS: opts.rpcBuckets === undefined ? undefined : String(opts.rpcBuckets),
     PONDER_POLLING_MS: opts.pollingIntervalMs === undefined ? undefined : String(opts.pollingIntervalMs),
+    // New blocks come over the chain's WebSocket, derived from rpcUrl (indexer/env.ts).
+    PONDER_WS_URL: undefined,
     DATABASE_URL: db.kind === "postgres" ? db.url : undefined,
     PONDER_PGLITE_DIR: db.kind === "pglite" ? db.directory : undefined,
     // Settings of the calling environment that would override the ones above. startService merges this

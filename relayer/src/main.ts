@@ -12,6 +12,7 @@ import { migrate } from "./db/migrate.ts";
 import { createDeviceCloud } from "./devices/device-cloud.ts";
 import { deviceJobHandlers } from "./devices/power-on.ts";
 import { createJobRunner } from "./jobs/queue.ts";
+import type { Worker } from "./jobs/worker.ts";
 import { energyWorkers } from "./energy/workers.ts";
 import { batchedStdoutWriter, createLogger } from "./logger.ts";
 import { createOrderEventHub } from "./payments/order-event-hub.ts";
@@ -26,8 +27,6 @@ export function databaseOptions(config: Config): DatabaseOptions {
     ? { kind: "postgres", url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA }
     : { kind: "pglite", directory: config.PGLITE_DIR };
 }
-
-export type Worker = { name: string; start(): Promise<void>; stop(): Promise<void> };
 
 /** Builds every service from the configuration (the database is migrated). */
 export async function createServices(config: Config): Promise<Services> {
@@ -51,10 +50,11 @@ export async function createServices(config: Config): Promise<Services> {
   };
 }
 
-/** The background workers of one relayer process. */
+/** The background workers of one relayer process (jobs/worker.ts), started in this order and stopped in the
+ * reverse one. */
 export function createWorkers(services: Services): Worker[] {
   return [
-    { name: "tx-sender", start: () => services.txSender.start(), stop: () => services.txSender.stop() },
+    services.txSender,
     createPaymentSync(services),
     createExpiry(services),
     createJobRunner({ database: services.database, logger: services.logger, handlers: deviceJobHandlers(services) }),

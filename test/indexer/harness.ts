@@ -3,10 +3,10 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import type { Address, Hex } from "viem";
-import { type IndexerClient, createIndexerClient } from "../../indexer/client.ts";
 import { startIndexer } from "../../lib/indexer.ts";
 import type { Service } from "../../lib/processes.ts";
 import type { TestDatabase } from "../support/databases.ts";
+import { type TestIndexerClient, createTestIndexerClient } from "../support/indexer-reads.ts";
 import { type LocalChain, startLocalChain, testLogDir } from "../support/local-chain.ts";
 import { type Payments, createPayments } from "../support/payments.ts";
 import { type TcpProxy, startTcpProxy } from "../support/tcp-proxy.ts";
@@ -15,7 +15,7 @@ export type Stack = {
   chain: LocalChain;
   indexer: Service;
   indexerUrl: string;
-  client: IndexerClient;
+  client: TestIndexerClient;
   payments: Payments;
   proxy?: TcpProxy;
   stop(): Promise<void>;
@@ -47,7 +47,7 @@ export async function startStack(
       chain,
       indexer: service,
       indexerUrl: url,
-      client: createIndexerClient(url),
+      client: createTestIndexerClient(url),
       payments,
       proxy,
       async stop() {

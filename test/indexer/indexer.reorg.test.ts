@@ -3,7 +3,7 @@
 // and a reader whose cursor was on the abandoned fork is told and rewound.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { START_CURSOR, createIndexerClient, orderRef, type OrderCursor, type PaidOrder } from "../../indexer/client.ts";
+import { START_CURSOR, createIndexerClient, orderRef, type IndexerClient, type OrderCursor, type PaidOrder } from "../../indexer/client.ts";
 import { testDatabases } from "../support/databases.ts";
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "../support/local-chain.ts";
 import { deviceId, usdc } from "../support/payments.ts";
@@ -14,7 +14,7 @@ const recipients = [LOCAL_ACCOUNT_INDEX.assetOwner, LOCAL_ACCOUNT_INDEX.operator
 );
 
 /** Reads every page after `cursor`; returns the orders, the final cursor and the first page's reorg. */
-async function readAll(client: Stack["client"], cursor: OrderCursor, limit = 3) {
+async function readAll(client: Pick<IndexerClient, "paidOrdersAfter">, cursor: OrderCursor, limit = 3) {
   const orders: PaidOrder[] = [];
   let reorg: { fromBlock: bigint } | null = null;
   for (let first = true; ; first = false) {

@@ -5,17 +5,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { decodeEventLog, keccak256, toHex } from "viem";
-import {
-  START_CURSOR,
-  createIndexerClient,
-  cursorOf,
-  decodeCursor,
-  orderRef,
-  type PaidOrder,
-} from "../../indexer/client.ts";
+import { START_CURSOR, cursorOf, decodeCursor, orderRef, type OrderCursor, type PaidOrder } from "../../indexer/client.ts";
 import { paymentRouterAbi } from "../../generated/abis.ts";
 import { serveIndexer } from "../../lib/indexer.ts";
 import { testDatabases, withPostgres } from "../support/databases.ts";
+import { createTestIndexerClient } from "../support/indexer-reads.ts";
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "../support/local-chain.ts";
 import { deviceId, usdc } from "../support/payments.ts";
 import { type Stack, assertTotalsMatchChain, expectedLegs, startStack } from "./harness.ts";
@@ -276,16 +270,23 @@ for (const variant of testDatabases("rows")) {
       const cursors = seen.map((order) => order.cursor);
       assert.deepEqual([...cursors].sort(), cursors, "cursors sort in chain order");
 
-      // New payments after the last cursor, and nothing else; a watcher sees them too.
+      // New payments after the last cursor, and nothing else. A reader woken by the live query of paid orders
+      // (watchPaidOrders, as the relayer's payment sync) reads them too, in pages of 2.
       const seenByWatcher: PaidOrder[] = [];
-      const stop = new AbortController();
-      const watching = client.watchPaidOrders({
-        after: cursor,
-        limit: 2,
-        intervalMs: 20,
-        signal: stop.signal,
-        onPage: (page) => {
-          seenByWatcher.push(...page.orders);
+      const pushed: Array<OrderCursor | null | undefined> = [];
+      let watcherCursor = cursor;
+      let reading = Promise.resolve();
+      const watch = client.watchPaidOrders({
+        onChange: (latest) => {
+          pushed.push(latest);
+          reading = reading.then(async () => {
+            for (;;) {
+              const page = await client.paidOrdersAfter(watcherCursor, 2);
+              seenByWatcher.push(...page.orders);
+              watcherCursor = page.cursor;
+              if (page.orders.length < 2) return;
+            }
+          });
         },
       });
       const fresh = [];
@@ -304,8 +305,10 @@ for (const variant of testDatabases("rows")) {
       assert.deepEqual((await client.paidOrdersAfter(more.cursor, 100)).orders, []);
       const deadline = Date.now() + 10_000;
       while (seenByWatcher.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      stop.abort();
-      assert.equal(await watching, more.cursor);
+      watch.close();
+      await reading;
+      assert.equal(watcherCursor, more.cursor);
+      assert.equal(pushed.at(-1), more.cursor, "the last push names the newest paid order");
       assert.deepEqual(
         seenByWatcher.map((order) => order.orderId),
         fresh,
@@ -349,7 +352,7 @@ for (const variant of testDatabases("rows")) {
           database: { kind: "postgres", url, schema: viewsSchema },
         });
         try {
-          const fromReplica = createIndexerClient(replica.url);
+          const fromReplica = createTestIndexerClient(replica.url);
           assert.equal(await fromReplica.indexedBlock(), await client.indexedBlock());
           assert.deepEqual((await fromReplica.paidOrdersAfter(START_CURSOR, 1_000)).orders, orders);
           assert.deepEqual(await fromReplica.networkStats(), stats);

@@ -3,11 +3,16 @@
 // wallet. Each transaction is signed and stored before it is broadcast, so after a crash the same signed
 // transaction is broadcast again and never a second one: nonces cannot collide and a payment is never
 // submitted twice. Sent transactions are watched until mined; one the node dropped is broadcast again.
-import { and, asc, eq, gt, sql } from "drizzle-orm";
+//
+// The worker is woken by NOTIFY chain_transactions (enqueueTransaction) and by wake(). While transactions
+// are queued or unmined it ticks every TICK_MS (WATCH_MS just after a send); with nothing in flight it only
+// renews its lease, every IDLE_MS. A process that does not hold the lease tries to take it every TICK_MS.
+import { and, asc, eq, inArray, max, sql } from "drizzle-orm";
 import { type Address, type Hex, keccak256 } from "viem";
 import type { Database, DbOrTx } from "../db/client.ts";
 import { chainTransactions } from "../db/schema.ts";
 import { createLease } from "../jobs/lease.ts";
+import { createWorker } from "../jobs/worker.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../logger.ts";
 import type { PaymentsChain } from "./payments-chain.ts";
@@ -17,6 +22,8 @@ export const TX_CHANNEL = "chain_transactions";
 const LEASE = "tx_sender_lease";
 const LEASE_MS = 15_000;
 const TICK_MS = 500;
+/** Nothing queued or unmined: renew the lease well within LEASE_MS. */
+const IDLE_MS = 5_000;
 /** For a few seconds after a transaction is sent, poll for its receipt faster (a local chain mines at
  * once); then back to TICK_MS, so a slow public chain's RPC is not hammered. */
 const WATCH_MS = 50;
@@ -51,10 +58,6 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
   const logger = deps.logger.child({ worker: "tx-sender" });
   const lease = createLease(db, LEASE, LEASE_MS);
   const handlers = new Map<string, FinalHandler[]>();
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
-  let wakeRequested = false;
   let nextNonce: number | undefined;
 
   /** Takes or renews the lease; true if this process is the sender. */
@@ -136,7 +139,7 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
       .orderBy(asc(chainTransactions.createdAt))
       .limit(50);
     for (const row of queued) {
-      if (stopped) return;
+      if (worker.isStopped()) return;
       const account = chain.relayerAccount;
       let gas: bigint;
       try {
@@ -191,57 +194,45 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
     }
   }
 
-  let watching = false;
-  async function tick() {
-    if (!(await holdLease())) return;
+  /** What is in flight: whether transactions are queued or sent (awaiting their receipt), and the latest
+   * send. */
+  async function inFlight(): Promise<{ any: boolean; lastSent: Date | null }> {
+    const rows = await db
+      .select({ status: chainTransactions.status, lastSent: max(chainTransactions.sentAt) })
+      .from(chainTransactions)
+      .where(inArray(chainTransactions.status, ["queued", "sent"]))
+      .groupBy(chainTransactions.status);
+    const sent = rows.find((row) => row.status === "sent");
+    return { any: rows.length > 0, lastSent: sent?.lastSent ? new Date(sent.lastSent) : null };
+  }
+
+  /** One pass of the lease's holder; resolves with the delay before the next. */
+  async function tick(): Promise<number> {
+    if (!(await inFlight()).any) return IDLE_MS;
     await watchSent();
     await sendQueued();
-    const [pending] = await db
-      .select({ id: chainTransactions.id })
-      .from(chainTransactions)
-      .where(and(eq(chainTransactions.status, "sent"), gt(chainTransactions.sentAt, new Date(Date.now() - WATCH_WINDOW_MS))))
-      .limit(1);
-    watching = pending !== undefined;
+    const now = await inFlight();
+    if (now.lastSent && now.lastSent.getTime() > Date.now() - WATCH_WINDOW_MS) return WATCH_MS;
+    return now.any ? TICK_MS : IDLE_MS;
   }
 
-  function schedule(delay: number) {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(run, delay);
-  }
-
-  function run() {
-    if (running) {
-      wakeRequested = true;
-      return;
-    }
-    running = tick()
-      .catch((error) => logger.warn("tx sender tick failed", { error: (error as Error).message }))
-      .finally(() => {
-        running = undefined;
-        const again = wakeRequested;
-        wakeRequested = false;
-        schedule(again ? 0 : watching ? WATCH_MS : TICK_MS);
-      });
-  }
+  const worker = createWorker({
+    name: "tx-sender",
+    tick,
+    onError(error) {
+      logger.warn("tx sender tick failed", { error: (error as Error).message });
+      return TICK_MS;
+    },
+    wakeOn: { database, channels: [TX_CHANNEL] },
+    lease: { lease, retryMs: TICK_MS, onLost: () => (nextNonce = undefined) },
+  });
 
   return {
+    ...worker,
     /** Registers what happens when a transaction of `kind` is mined, reverts or fails (in the same
      * database transaction as its status change). */
     onFinal(kind: string, handler: FinalHandler) {
       handlers.set(kind, [...(handlers.get(kind) ?? []), handler]);
-    },
-    wake: () => run(),
-    async start() {
-      stopped = false;
-      await database.listen(TX_CHANNEL, () => run());
-      schedule(0);
-    },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-      await lease.release();
     },
   };
 }

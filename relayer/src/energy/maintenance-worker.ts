@@ -1,7 +1,11 @@
 // The sandbox's housekeeping: confirms the anomaly scores of batches older than
 // ENERGY_ANOMALY_CONFIRM_SECONDS (re-scored against the device's history at that time, see
-// telemetry/anomaly.ts), and deletes Idempotency-Key records past their retention.
+// telemetry/anomaly.ts), and deletes Idempotency-Key records past their retention (every EXPIRY_EVERY_MS).
+// Each pass sleeps until the oldest provisional batch is due, or the next key expiry, whichever comes
+// first, but at least INTERVAL_MS; a batch ingested meanwhile is due no sooner than
+// ENERGY_ANOMALY_CONFIRM_SECONDS from now, which also bounds the sleep.
 import { sql } from "drizzle-orm";
+import { createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 import { MIN_HISTORY, Z_AT_SCORE_ONE } from "./telemetry/anomaly.ts";
 import { expireIdempotencyKeys } from "./telemetry/idempotency.ts";
@@ -13,9 +17,7 @@ const CONFIRM_PER_TICK = 500;
 export function createEnergyMaintenance(services: Services) {
   const { db, config } = services;
   const logger = services.logger.child({ worker: "energy-maintenance" });
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
+  const confirmMs = config.ENERGY_ANOMALY_CONFIRM_SECONDS * 1000;
   let lastExpiry = 0;
 
   /** Confirms due anomaly scores; returns how many batches. */
@@ -52,7 +54,16 @@ export function createEnergyMaintenance(services: Services) {
     return (result as unknown as { rows: unknown[] }).rows.length;
   }
 
-  async function tick() {
+  /** When the oldest provisional batch is due for confirmation (ms since the epoch), if any. */
+  async function nextConfirmation(): Promise<number | undefined> {
+    const result = await db.execute(sql`
+      select round(extract(epoch from min(received_at)) * 1000) as oldest
+      from energy_batches where anomaly_status = 'provisional'`);
+    const [row] = (result as unknown as { rows: Array<{ oldest: string | number | null }> }).rows;
+    return row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest) + confirmMs;
+  }
+
+  async function tick(): Promise<number> {
     const confirmed = await confirmAnomalies();
     if (confirmed > 0) logger.debug("anomaly scores confirmed", { batches: confirmed });
     if (Date.now() - lastExpiry >= EXPIRY_EVERY_MS) {
@@ -60,31 +71,20 @@ export function createEnergyMaintenance(services: Services) {
       const expired = await expireIdempotencyKeys(db);
       if (expired > 0) logger.info("idempotency keys expired", { count: expired });
     }
+    if (confirmed === CONFIRM_PER_TICK) return INTERVAL_MS; // more may be due
+    const due = await nextConfirmation();
+    const now = Date.now();
+    const next = Math.min(lastExpiry + EXPIRY_EVERY_MS, now + confirmMs, due ?? Number.POSITIVE_INFINITY);
+    return Math.max(INTERVAL_MS, next - now);
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = tick()
-        .catch((error) => logger.warn("energy maintenance failed", { error: (error as Error).message }))
-        .finally(() => {
-          running = undefined;
-          schedule();
-        });
-    }, INTERVAL_MS);
-  }
-
-  return {
+  return createWorker({
     name: "energy-maintenance",
-    async start() {
-      stopped = false;
-      schedule();
+    tick,
+    onError(error) {
+      logger.warn("energy maintenance failed", { error: (error as Error).message });
+      return INTERVAL_MS;
     },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-    confirmAnomalies,
-  };
+    firstDelayMs: INTERVAL_MS,
+  });
 }

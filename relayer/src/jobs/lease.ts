@@ -6,6 +6,8 @@ import { and, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client.ts";
 import { syncState } from "../db/schema.ts";
 
+export type Lease = ReturnType<typeof createLease>;
+
 export function createLease(db: DbOrTx, name: string, ms: number) {
   const owner = randomUUID();
   return {

@@ -1,14 +1,20 @@
 // A small durable job queue on the relayer's database: jobs are rows; any relayer process claims due
 // ones with FOR UPDATE SKIP LOCKED and a lease, so a job runs in one process at a time, and a crashed
-// process's job runs again once its lease ends.
-import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
+// process's job runs again once its lease ends. The runner is woken by NOTIFY jobs (enqueueJob) and
+// otherwise sleeps until the next job is due (a retry, a job queued for later, a dead process's lease),
+// at most SAFETY_POLL_MS.
+import { and, asc, eq, isNull, lte, min, sql } from "drizzle-orm";
 import type { Database, DbOrTx } from "../db/client.ts";
 import { jobs } from "../db/schema.ts";
 import type { Logger } from "../logger.ts";
-import { createWakeLoop } from "./wake-loop.ts";
+import { type TickContext, createWorker } from "./worker.ts";
 
 export const JOBS_CHANNEL = "jobs";
 const LEASE_MS = 60_000;
+/** After a failed pass, or when a job is due but another process holds it. */
+const RETRY_MS = 500;
+/** The longest sleep: catches up on a notification missed while the database listener reconnected. */
+const SAFETY_POLL_MS = 10_000;
 
 export type Job = typeof jobs.$inferSelect;
 export type JobResult = { retryInMs?: number } | void;
@@ -97,28 +103,37 @@ export function createJobRunner(deps: { database: Database; logger: Logger; hand
     }
   }
 
-  async function tick() {
-    for (;;) {
-      const claimed = await claim();
-      if (claimed.length === 0) return;
-      await Promise.all(claimed.map(execute));
-    }
+  /** The delay until the next job is due (0: one is due now). */
+  async function untilNextDue(): Promise<number> {
+    const [next] = await db.select({ at: min(jobs.runAt) }).from(jobs).where(isNull(jobs.doneAt));
+    if (!next?.at) return SAFETY_POLL_MS;
+    return Math.max(0, Math.min(new Date(next.at).getTime() - Date.now(), SAFETY_POLL_MS));
   }
 
-  const loop = createWakeLoop({
-    tick,
-    idleMs: 500,
-    onError: (error) => logger.warn("job runner tick failed", { error: (error as Error).message }),
-  });
+  /** Runs every due job; resolves with the delay until the next one is due. */
+  async function tick(ctx: TickContext): Promise<number> {
+    // A timed pass first looks whether anything is due at all (one cheap query when idle).
+    if (ctx.reason === "timer") {
+      const wait = await untilNextDue();
+      if (wait > 0) return wait;
+    }
+    for (;;) {
+      const claimed = await claim();
+      if (claimed.length === 0) break;
+      await Promise.all(claimed.map(execute));
+    }
+    const wait = await untilNextDue();
+    // Due but not claimed: another process holds it for a moment.
+    return wait === 0 ? RETRY_MS : wait;
+  }
 
-  return {
+  return createWorker({
     name: "jobs",
-    async start() {
-      await database.listen(JOBS_CHANNEL, () => loop.wake());
-      loop.start();
-    },
-    stop: () => loop.stop(),
-    /** Runs due jobs now (tests). */
     tick,
-  };
+    onError(error) {
+      logger.warn("job runner tick failed", { error: (error as Error).message });
+      return RETRY_MS;
+    },
+    wakeOn: { database, channels: [JOBS_CHANNEL] },
+  });
 }

@@ -1,34 +1,41 @@
 // Marks unpaid orders expired. An order is expired once its voucher's expiry has passed (plus a grace for
 // clock skew) and the indexer has caught up with the chain head without seeing it paid: from then on the
 // router rejects it, so no later payment can arrive.
-import { and, eq, inArray, lt } from "drizzle-orm";
+//
+// The worker sleeps until the next pending order is due (at most ORDER_TTL_SECONDS + grace: an order created
+// meanwhile is due no sooner, and at most SAFETY_POLL_MS, for orders created by a process configured
+// otherwise); while due orders wait for the indexer, or for the payment sync to record their payment, it
+// looks again every RETRY_MS.
+import { and, eq, inArray, lt, min } from "drizzle-orm";
 import { orders } from "../db/schema.ts";
 import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
+import { createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 import { usd } from "./pricing.ts";
 
-const INTERVAL_MS = 1_000;
+const RETRY_MS = 1_000;
+const SAFETY_POLL_MS = 60_000;
+const PAGE = 200;
 
 export function createExpiry(services: Services) {
-  const { db, indexer, chain } = services;
+  const { db, indexer, chain, config } = services;
   const logger = services.logger.child({ worker: "expiry" });
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
+  const graceMs = config.EXPIRY_GRACE_SECONDS * 1000;
 
+  /** Expires due orders; resolves with the delay before the next sweep. */
   async function sweep(): Promise<number> {
-    const cutoff = new Date(Date.now() - services.config.EXPIRY_GRACE_SECONDS * 1000);
+    const cutoff = new Date(Date.now() - graceMs);
     const due = await db
       .select()
       .from(orders)
       .where(and(eq(orders.status, "pending"), lt(orders.expiresAt, cutoff)))
-      .limit(200);
-    if (due.length === 0) return 0;
+      .limit(PAGE);
+    if (due.length === 0) return untilNextDue();
     const [head, indexed] = await Promise.all([chain.publicClient.getBlockNumber(), indexer.indexedBlock()]);
-    if (BigInt(indexed) < head) return 0; // the indexer is behind: a payment may still show up
+    if (BigInt(indexed) < head) return RETRY_MS; // the indexer is behind: a payment may still show up
     const paid = new Set((await indexer.ordersByIds(due.map((o) => o.onchainId))).map((p) => p.orderId));
     const expire = due.filter((o) => !paid.has(o.onchainId));
-    if (expire.length === 0) return 0;
+    if (expire.length === 0) return RETRY_MS; // paid: the payment sync is about to record it
     await db.transaction(async (tx) => {
       const updated = await tx
         .update(orders)
@@ -47,33 +54,27 @@ export function createExpiry(services: Services) {
       }
     });
     logger.info("orders expired", { count: expire.length });
-    return expire.length;
+    if (expire.length < due.length) return RETRY_MS; // some were paid: the payment sync is about to record them
+    return due.length === PAGE ? 0 : untilNextDue();
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = sweep()
-        .then(() => undefined)
-        .catch((error) => logger.warn("expiry sweep failed", { error: (error as Error).message }))
-        .finally(() => {
-          running = undefined;
-          schedule();
-        });
-    }, INTERVAL_MS);
+  /** The delay until the earliest pending order is due. */
+  async function untilNextDue(): Promise<number> {
+    const [next] = await db.select({ at: min(orders.expiresAt) }).from(orders).where(eq(orders.status, "pending"));
+    const now = Date.now();
+    const latest = Math.min(SAFETY_POLL_MS, config.ORDER_TTL_SECONDS * 1000 + graceMs);
+    if (!next?.at) return latest;
+    // +1 ms: due once the expiry is strictly before the cutoff.
+    return Math.min(latest, Math.max(0, new Date(next.at).getTime() + graceMs + 1 - now));
   }
 
-  return {
+  return createWorker({
     name: "expiry",
-    start: async () => {
-      stopped = false;
-      schedule();
+    tick: sweep,
+    onError(error) {
+      logger.warn("expiry sweep failed", { error: (error as Error).message });
+      return RETRY_MS;
     },
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-    sweep,
-  };
+    firstDelayMs: RETRY_MS,
+  });
 }

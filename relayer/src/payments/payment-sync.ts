@@ -3,20 +3,30 @@
 // turns the matching orders to success. The move to success comes from the chain through the indexer,
 // never from a client. With it: the order's events, the webhook events, and the job that powers the
 // device on.
+//
+// The worker reads when the indexer says the paid orders changed (a live query, indexer/client.ts
+// watchPaidOrders), at once again while pages come full, and otherwise every SAFETY_POLL_MS (in case the
+// live connection dropped). While paid orders wait for CONFIRMATIONS blocks it looks every CONFIRM_POLL_MS;
+// if a read ends before the newest order the indexer announced (a result it had cached a moment too long),
+// it reads again after STALE_RETRY_MS.
 import { and, eq, gte, inArray, isNull, lte } from "drizzle-orm";
 import type { Hex } from "viem";
-import { START_CURSOR, type PaidOrder, type Settlement } from "../../../indexer/client.ts";
+import { START_CURSOR, decodeCursor, type OrderCursor, type PaidOrder, type Settlement, type Subscription } from "../../../indexer/client.ts";
 import type { Tx } from "../db/client.ts";
 import { orders, syncState } from "../db/schema.ts";
 import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
 import { enqueueJob } from "../jobs/queue.ts";
+import { createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 import { usd } from "./pricing.ts";
 import type { OrderRow } from "./orders.ts";
 
 const CURSOR = "payments_cursor";
 const PAGE = 200;
-const IDLE_MS = 50;
+const SAFETY_POLL_MS = 5_000;
+const CONFIRM_POLL_MS = 1_000;
+const STALE_RETRY_MS = 100;
+const STALE_RETRIES = 20;
 
 export function paymentEventData(order: OrderRow, paid: PaidOrder) {
   return {
@@ -42,9 +52,9 @@ export function settlementEventData(order: OrderRow, s: Settlement) {
     gross: s.gross.toString(),
     grossUsd: Number(s.grossUsdMicro) / 1e6,
     legs: [
-      { leg: "assetOwner", recipient: s.assetOwner, amount: s.assetOwnerAmount.toString() },
-      { leg: "operator", recipient: s.operator, amount: s.operatorAmount.toString() },
-      { leg: "protocol", recipient: s.protocol, amount: s.protocolAmount.toString() },
+      { leg: "assetOwner" as const, recipient: s.assetOwner, amount: s.assetOwnerAmount.toString() },
+      { leg: "operator" as const, recipient: s.operator, amount: s.operatorAmount.toString() },
+      { leg: "protocol" as const, recipient: s.protocol, amount: s.protocolAmount.toString() },
     ],
     transactionHash: s.transactionHash,
     blockNumber: Number(s.blockNumber),
@@ -55,8 +65,8 @@ export function settlementEventData(order: OrderRow, s: Settlement) {
 export function createPaymentSync(services: Services) {
   const { db, indexer, chain } = services;
   const logger = services.logger.child({ worker: "payment-sync" });
-  const controller = new AbortController();
-  let loop: Promise<void> | undefined;
+  /** The newest paid order the indexer announced (its checkpoint), to tell a stale read. */
+  let announced: string | undefined;
 
   let cursorCreated = false;
   async function currentCursor(): Promise<string> {
@@ -131,12 +141,13 @@ export function createPaymentSync(services: Services) {
     }
   }
 
-  /** Handles one page of new payments; returns how many orders it read. The indexer is read outside the
-   * database transaction, which only applies the page if the cursor is still the one the page follows. */
-  async function step(): Promise<number> {
+  /** Handles one page of new payments; returns how many orders it read and the cursor after them. The
+   * indexer is read outside the database transaction, which only applies the page if the cursor is still the
+   * one the page follows. */
+  async function step(): Promise<{ read: number; cursor: OrderCursor }> {
     const cursor = await currentCursor();
     const page = await indexer.paidOrdersAfter(cursor, PAGE);
-    if (page.orders.length === 0 && !page.reorg) return 0;
+    if (page.orders.length === 0 && !page.reorg) return { read: 0, cursor };
 
     let reorganised: { held: OrderRow[]; still: Set<bigint> } | undefined;
     if (page.reorg) {
@@ -179,11 +190,12 @@ export function createPaymentSync(services: Services) {
       }
       await tx.update(syncState).set({ value: page.cursor, updatedAt: new Date() }).where(eq(syncState.name, CURSOR));
     });
-    return page.orders.length;
+    return { read: page.orders.length, cursor: page.cursor };
   }
 
-  /** payment.confirmed for paid orders whose block is CONFIRMATIONS deep. */
-  async function confirm() {
+  /** payment.confirmed for paid orders whose block is CONFIRMATIONS deep; resolves true if paid orders are
+   * still waiting for theirs. */
+  async function confirm(): Promise<boolean> {
     const depth = services.config.CONFIRMATIONS;
     const indexed = depth === 0 ? Number.MAX_SAFE_INTEGER : await indexer.indexedBlock();
     await db.transaction(async (tx) => {
@@ -195,65 +207,99 @@ export function createPaymentSync(services: Services) {
         .for("update", { skipLocked: true });
       for (const order of due) {
         await tx.update(orders).set({ confirmedAt: new Date(), updatedAt: new Date() }).where(eq(orders.id, order.id));
+        const { rail, payer, txHash, blockNumber } = order;
+        if (rail === null || payer === null || txHash === null || blockNumber === null) {
+          // A paid order always has its payment (markPaid sets all four): this row was changed by hand.
+          logger.error("paid order without its payment; payment.confirmed not sent", { orderId: order.id });
+          continue;
+        }
         await recordWebhookEvent(tx, order.tenantId, "payment.confirmed", {
           orderId: order.id,
           deviceId: order.deviceId,
           amountUsd: usd(order.amountUsdMicros),
           token: order.token,
           tokenAmount: order.tokenAmount,
-          rail: order.rail,
-          payer: order.payer,
-          transactionHash: order.txHash as Hex,
-          blockNumber: order.blockNumber,
+          rail,
+          payer,
+          transactionHash: txHash,
+          blockNumber,
           confirmations: depth,
         });
       }
     });
+    const [waiting] = await db
+      .select({ id: orders.id })
+      .from(orders)
+      .where(and(eq(orders.status, "success"), isNull(orders.confirmedAt)))
+      .limit(1);
+    return waiting !== undefined;
   }
 
-  async function run() {
-    let failures = 0;
-    let lastConfirm = 0;
-    while (!controller.signal.aborted) {
-      try {
-        const read = await step();
-        if (read > 0 || Date.now() - lastConfirm > 1_000) {
-          await confirm();
-          lastConfirm = Date.now();
-        }
-        failures = 0;
-        if (read < PAGE) await sleep(IDLE_MS, controller.signal);
-      } catch (error) {
-        failures++;
-        if (failures === 1 || failures % 50 === 0) {
-          logger.warn("payment sync failed; retrying", { error: (error as Error).message, failures });
-        }
-        await sleep(Math.min(5_000, 200 * failures), controller.signal);
-      }
+  let failures = 0;
+  let lastConfirm = 0;
+  // At start: orders a stopped process marked paid without confirming them yet.
+  let awaitingConfirmation = true;
+  let staleReads = 0;
+
+  async function tick(): Promise<number> {
+    const { read, cursor } = await step();
+    if (read > 0 || (awaitingConfirmation && Date.now() - lastConfirm >= CONFIRM_POLL_MS)) {
+      awaitingConfirmation = await confirm();
+      lastConfirm = Date.now();
     }
+    failures = 0;
+    if (read === PAGE) return 0;
+    // The indexer announced an order after the cursor, yet the read did not reach it: read again shortly.
+    if (announced !== undefined && (cursor === START_CURSOR || decodeCursor(cursor).checkpoint < announced)) {
+      if (++staleReads <= STALE_RETRIES) return STALE_RETRY_MS;
+    } else {
+      staleReads = 0;
+    }
+    return awaitingConfirmation ? CONFIRM_POLL_MS : SAFETY_POLL_MS;
   }
 
-  return {
+  const worker = createWorker({
     name: "payment-sync",
-    start: async () => {
-      loop = run();
+    tick,
+    onError(error) {
+      failures++;
+      if (failures === 1 || failures % 50 === 0) {
+        logger.warn("payment sync failed; retrying", { error: (error as Error).message, failures });
+      }
+      return Math.min(SAFETY_POLL_MS, 200 * failures);
     },
-    stop: async () => {
-      controller.abort();
-      await loop;
-    },
-    /** One pass, for tests. */
-    step,
-  };
-}
-
-function sleep(ms: number, signal: AbortSignal) {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
   });
+
+  let live: Subscription | undefined;
+  let liveFailures = 0;
+  return {
+    ...worker,
+    async start() {
+      live = indexer.watchPaidOrders({
+        onChange(latest) {
+          if (latest) {
+            announced = decodeCursor(latest).checkpoint;
+            staleReads = 0;
+          }
+          if (latest !== undefined && liveFailures > 0) {
+            logger.info("indexer live query back", { failures: liveFailures });
+            liveFailures = 0;
+          }
+          worker.wake();
+        },
+        onError(error) {
+          liveFailures++;
+          if (liveFailures === 1 || liveFailures % 60 === 0) {
+            logger.warn("indexer live query failed; reconnecting", { error: error.message, failures: liveFailures });
+          }
+        },
+      });
+      await worker.start();
+    },
+    async stop() {
+      live?.close();
+      await worker.stop();
+    },
+  };
 }
 

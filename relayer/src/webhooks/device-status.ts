@@ -10,20 +10,17 @@ import { eq } from "drizzle-orm";
 import { deviceStatus, devices } from "../db/schema.ts";
 import { recordWebhookEvent } from "../events/record.ts";
 import { createLease } from "../jobs/lease.ts";
+import { createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 
 export function createDeviceStatusWatcher(services: Services) {
   const { db, deviceCloud, config } = services;
   const logger = services.logger.child({ worker: "device-status" });
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
   let failures = 0;
   const lease = createLease(db, "device_status_poller", Math.max(5_000, config.DEVICE_STATUS_POLL_MS * 3));
 
-  /** One poll; returns the number of changes recorded. */
+  /** One poll (by the lease's holder); returns the number of changes recorded. */
   async function poll(): Promise<number> {
-    if (!(await lease.hold())) return 0;
     const observedAt = new Date();
     let live: Map<string, boolean>;
     try {
@@ -64,31 +61,16 @@ export function createDeviceStatusWatcher(services: Services) {
     });
   }
 
-  function schedule(delay: number) {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = poll()
-        .then(() => undefined)
-        .catch((error) => logger.warn("device status poll failed", { error: (error as Error).message }))
-        .finally(() => {
-          running = undefined;
-          schedule(config.DEVICE_STATUS_POLL_MS);
-        });
-    }, delay);
-  }
-
-  return {
+  return createWorker({
     name: "device-status",
-    async start() {
-      stopped = false;
-      schedule(0);
+    async tick() {
+      await poll();
+      return config.DEVICE_STATUS_POLL_MS;
     },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-      await lease.release();
+    onError(error) {
+      logger.warn("device status poll failed", { error: (error as Error).message });
+      return config.DEVICE_STATUS_POLL_MS;
     },
-    poll,
-  };
+    lease: { lease, retryMs: config.DEVICE_STATUS_POLL_MS },
+  });
 }

@@ -16,8 +16,10 @@
 //    may be seen twice by the endpoint (with the same webhook-id).
 //
 // NOTIFY on the outbox channel (at every event's commit) and on the deliveries channel (after a fan-out)
-// wakes every process at once; a poll every second catches up on anything missed and on due retries. A
-// pass fans out only after an outbox NOTIFY or a poll (a pass woken by a finished attempt only claims).
+// wakes every process at once. A timed pass comes when the next pending delivery is due (a retry, a lease
+// that ends), at most SAFETY_POLL_MS later: it claims what came due and fans out anything a missed NOTIFY
+// did not announce. A pass fans out only after an outbox NOTIFY or a timed pass (a pass woken by a finished
+// attempt only claims). The loop is jobs/worker.ts's.
 import os from "node:os";
 import { and, asc, eq, inArray, isNull, lte, min, sql } from "drizzle-orm";
 import { signDelivery } from "../../../sdk/webhooks.ts";
@@ -25,15 +27,18 @@ import type { DbOrTx, Tx } from "../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
 import { OUTBOX_CHANNEL } from "../events/record.ts";
 import { newId } from "../ids.ts";
+import { createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 import { subscribes } from "./catalogue.ts";
 import { LEASE_MARGIN_MS, MAX_ATTEMPTS, isAcknowledged, retryDelayMs } from "./schedule.ts";
 import { createSecretBox } from "./secrets.ts";
 import { type AttemptResult, postWebhook } from "./send.ts";
+import { webhookUrlPolicy } from "./url-safety.ts";
 
 export const DELIVERIES_CHANNEL = "webhook_deliveries";
 const FANOUT_BATCH = 100;
 const POLL_MS = 1_000;
+const SAFETY_POLL_MS = 10_000;
 const WORKER = `${os.hostname()}:${process.pid}`;
 
 type Delivery = typeof webhookDeliveries.$inferSelect;
@@ -73,19 +78,16 @@ export function createWebhookDispatcher(services: Services) {
   const db = database.db;
   const logger = services.logger.child({ worker: "webhooks" });
   const box = createSecretBox(config.WEBHOOK_SECRET_KEY);
-  const policy = { allowedPrivateHosts: config.WEBHOOK_ALLOWED_PRIVATE_HOSTS };
+  // Re-checked at every attempt (send.ts): the allowlist, public addresses, the relayer's own endpoints.
+  const policy = webhookUrlPolicy(config);
   const leaseMs = config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
   const concurrency = config.WEBHOOK_CONCURRENCY;
   const inFlight = new Set<Promise<void>>();
-  let stopped = true;
-  let running: Promise<void> | undefined;
-  let again = false;
   const toRecord: Recording[] = [];
   let recording: Promise<void> | undefined;
   /** Whether the outbox may hold events not fanned out yet (see pump). */
   let outboxDirty = true;
   let lastFanOut = 0;
-  let timer: NodeJS.Timeout | undefined;
 
   /** Fans out one batch of undispatched events; returns how many events it handled and the first
    * attempts it claimed at once (up to `room`: new deliveries are claimed in the fan-out's own
@@ -357,7 +359,7 @@ export function createWebhookDispatcher(services: Services) {
       .catch((error) => logger.warn("recording a webhook attempt failed", { deliveryId: claim.delivery.id, error: (error as Error).message }))
       .finally(() => {
         inFlight.delete(task);
-        wake();
+        worker.wake();
       });
     inFlight.add(task);
   }
@@ -370,7 +372,7 @@ export function createWebhookDispatcher(services: Services) {
     // also catches up on a NOTIFY missed while the listener reconnected). A pass woken by a finished
     // attempt or another process's fan-out skips the (empty) fan-out transaction.
     if (Date.now() - lastFanOut >= POLL_MS) outboxDirty = true;
-    while (outboxDirty && !stopped) {
+    while (outboxDirty && !worker.isStopped()) {
       outboxDirty = false;
       lastFanOut = Date.now();
       let n: number;
@@ -387,7 +389,7 @@ export function createWebhookDispatcher(services: Services) {
       if (n === FANOUT_BATCH) outboxDirty = true; // a full batch: there may be more
     }
     const t1 = performance.now();
-    while (!stopped && inFlight.size < concurrency) {
+    while (!worker.isStopped() && inFlight.size < concurrency) {
       const room = concurrency - inFlight.size;
       const claimed = await claim(room);
       for (const c of claimed) start(c);
@@ -409,63 +411,40 @@ export function createWebhookDispatcher(services: Services) {
       .select({ next: min(webhookDeliveries.nextAttemptAt) })
       .from(webhookDeliveries)
       .where(eq(webhookDeliveries.status, "pending"));
-    if (!row?.next) return POLL_MS;
-    return Math.max(0, Math.min(POLL_MS, new Date(row.next).getTime() - Date.now() + 5));
+    if (!row?.next) return SAFETY_POLL_MS;
+    return Math.max(0, Math.min(SAFETY_POLL_MS, new Date(row.next).getTime() - Date.now() + 5));
   }
 
-  function wake() {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    clearTimeout(timer);
-    running = (async () => {
-      let delay = POLL_MS;
-      try {
-        await pump();
-        // When another pass follows at once, the time of the next due attempt is not needed.
-        if (!again) delay = await delayUntilDue();
-      } catch (error) {
-        logger.warn("webhook dispatcher pass failed", { error: (error as Error).message });
-      }
-      return delay;
-    })().then((delay) => {
-      running = undefined;
-      const now = again;
-      again = false;
-      if (!stopped) timer = now ? setTimeout(wake, 0) : setTimeout(poll, delay);
-    }) as Promise<void>;
-  }
-
-  /** A timed pass: retries that came due, and the outbox (anything a missed NOTIFY did not announce). */
-  function poll() {
-    outboxDirty = true;
-    wake();
-  }
-
-  return {
+  const worker = createWorker({
     name: "webhooks",
-    async start() {
-      stopped = false;
-
-      await database.listen(OUTBOX_CHANNEL, () => {
-        outboxDirty = true;
-        wake();
-      });
-      await database.listen(DELIVERIES_CHANNEL, () => wake());
-      outboxDirty = true;
-      wake();
+    async tick(ctx) {
+      // A timed pass: retries that came due, and the outbox (anything a missed NOTIFY did not announce).
+      if (ctx.reason === "timer") outboxDirty = true;
+      await pump();
+      // When another pass follows at once, the time of the next due attempt is not needed.
+      return ctx.woken() ? POLL_MS : delayUntilDue();
     },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-      // Let attempts under way finish (briefly: the process is given 10 s to stop); one cut short is
-      // made again once its lease ends.
+    onError(error) {
+      logger.warn("webhook dispatcher pass failed", { error: (error as Error).message });
+      return POLL_MS;
+    },
+    wakeOn: {
+      database,
+      channels: [OUTBOX_CHANNEL, DELIVERIES_CHANNEL],
+      onNotify: (channel) => {
+        if (channel === OUTBOX_CHANNEL) outboxDirty = true;
+      },
+    },
+    // Let attempts under way finish (briefly: the process is given 10 s to stop); one cut short is made
+    // again once its lease ends.
+    async onStop() {
       const pending = Promise.allSettled([...inFlight]);
       await Promise.race([pending, new Promise((resolve) => setTimeout(resolve, Math.min(5_000, config.WEBHOOK_TIMEOUT_MS + 500)))]);
     },
+  });
+
+  return {
+    ...worker,
     /** One pass now (tests). */
     pump,
   };

@@ -2,8 +2,10 @@
 // the batch's readings, builds their Merkle tree on the Merkle thread, stores the root and queues the
 // TelemetryAnchor.anchor transaction with the relayer's single transaction sender, both in one database
 // transaction. When the transaction is final the batch becomes anchored (mined) or failed (reverted,
-// failed). Woken by ingest (NOTIFY energy_batches) and every second; several relayer processes may run it
-// (a batch is only ever queued once: its root is set once and the sender keeps one transaction per batch).
+// failed). Woken by ingest (NOTIFY energy_batches); a batch that could not be handled is tried again after
+// RETRY_MS, and an idle worker looks every SAFETY_POLL_MS (a notification missed while the database listener
+// reconnected). Several relayer processes may run it (a batch is only ever queued once: its root is set
+// once and the sender keeps one transaction per batch).
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { type Address, type Hex, encodeFunctionData } from "viem";
 import { telemetryAnchorAbi } from "../../../../generated/abis.ts";
@@ -12,11 +14,12 @@ import { energyBatches } from "../../db/schema.ts";
 import type { Services } from "../../services.ts";
 import { BATCHES_CHANNEL } from "../telemetry/ingest.ts";
 import { type LeafReading, idKey } from "./merkle.ts";
-import { createWakeLoop } from "../../jobs/wake-loop.ts";
+import { createWorker } from "../../jobs/worker.ts";
 import { createMerkleBuilder } from "./merkle-builder.ts";
 
 export const ANCHOR_TX_KIND = "anchor";
-const INTERVAL_MS = 1_000;
+const RETRY_MS = 1_000;
+const SAFETY_POLL_MS = 10_000;
 const BATCHES_PER_TICK = 16;
 
 type DueBatch = {
@@ -126,7 +129,7 @@ export function createAnchorWorker(services: Services) {
     txSender.wake();
   }
 
-  /** Anchors due batches; returns how many were handled. */
+  /** Anchors due batches; resolves with the delay before the next pass. */
   async function tick(): Promise<number> {
     const due: DueBatch[] = await db
       .select({
@@ -142,34 +145,36 @@ export function createAnchorWorker(services: Services) {
       .where(and(eq(energyBatches.attestationStatus, "pending"), isNull(energyBatches.merkleRoot)))
       .orderBy(asc(energyBatches.receivedAt))
       .limit(BATCHES_PER_TICK);
+    let failed = 0;
     for (const batch of due) {
-      if (loop.isStopped()) break;
+      if (worker.isStopped()) break;
       try {
         await anchorBatch(batch);
       } catch (error) {
+        failed++;
         logger.warn("could not anchor a batch; will retry", { batchId: batch.batchId, error: (error as Error).message });
       }
     }
-    return due.length;
+    if (failed > 0) return RETRY_MS;
+    return due.length === BATCHES_PER_TICK ? 0 : SAFETY_POLL_MS;
   }
 
-  const loop = createWakeLoop({
-    tick: async () => (await tick()) === BATCHES_PER_TICK,
-    idleMs: INTERVAL_MS,
-    onError: (error) => logger.warn("anchor tick failed", { error: (error as Error).message }),
+  const worker = createWorker({
+    name: "energy-anchor",
+    tick,
+    onError(error) {
+      logger.warn("anchor tick failed", { error: (error as Error).message });
+      return RETRY_MS;
+    },
+    wakeOn: { database, channels: [BATCHES_CHANNEL] },
+    onStop: () => merkle.close(),
   });
 
   return {
-    name: "energy-anchor",
+    ...worker,
     async start() {
       if (!anchorAddress) logger.warn("no TelemetryAnchor in the deployment: attested telemetry batches will fail");
-      await database.listen(BATCHES_CHANNEL, () => loop.wake());
-      loop.start();
+      await worker.start();
     },
-    async stop() {
-      await loop.stop();
-      await merkle.close();
-    },
-    tick,
   };
 }
