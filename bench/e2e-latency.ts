@@ -22,11 +22,16 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { z } from "@hono/zod-openapi";
 import { type Address, type Hex, encodeFunctionData } from "viem";
 import { paymentRouterAbi } from "../generated/abis.ts";
 import { localAccount } from "../lib/sample-data.ts";
+import type { LoginResponse } from "../relayer/src/v1/auth.schemas.ts";
+import type { Order, RelayAccepted } from "../relayer/src/v1/orders.schemas.ts";
+import type { Quote } from "../relayer/src/v1/quote.schemas.ts";
+import type { CreatedWebhookSubscription } from "../relayer/src/v1/webhook-subscriptions.schemas.ts";
 import { serverSentEvents } from "../sdk/event-stream.ts";
-import { permitSignatureParts, signOrderPermit } from "../sdk/payment-order.ts";
+import { type OrderPermit, permitSignatureParts, signOrderPermit } from "../sdk/payment-order.ts";
 import { verifyWebhook } from "../sdk/webhooks.ts";
 import { type Stack, startStack } from "../test/support/stack.ts";
 import {
@@ -133,7 +138,9 @@ function openStream(url: string) {
   return { opened: openedP, succeeded: succeededP, close: () => controller.abort() };
 }
 
-async function json<T = any>(url: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
+/** A JSON request; `T` is the body of the success answer (a route's response schema), to read once the
+ * status says success. */
+async function json<T>(url: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
   const response = await fetch(url, init);
   const text = await response.text();
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
@@ -169,6 +176,19 @@ async function pollReceipt(rpcUrl: string, hash: Hex): Promise<{ at: number; sta
 
 type Sample = { rail: Rail; submitted: number; times: Record<Stage, number> };
 
+/** The relayer's order as this benchmark reads it: the response schema, with the hex strings the schema
+ * validates typed as viem's Hex and Address. */
+type OrderBody = z.output<typeof Order> & {
+  paymentDetails?: {
+    router: Address;
+    token: { address: Address };
+    order: { deviceId: Hex; token: Address; split: Address };
+    voucherSignature: Hex;
+    permit: OrderPermit;
+  };
+  relay: { transactionHash: Hex | null } | null;
+};
+
 async function runRail(stack: Stack, rail: Rail, receiver: Awaited<ReturnType<typeof startReceiver>>, count: number): Promise<Sample[]> {
   const base = stack.relayerUrl;
   const wallet = localAccount(WALLET_INDEX);
@@ -181,13 +201,13 @@ async function runRail(stack: Stack, rail: Rail, receiver: Awaited<ReturnType<ty
 
   for (let i = 0; i < count; i++) {
     const deviceId = devices[i % devices.length].id;
-    const quote = await json(`${base}/v1/quote`, {
+    const quote = await json<z.output<typeof Quote>>(`${base}/v1/quote`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ deviceId, chain: "local", token: "USDC", tier: "1h" }),
     });
     if (quote.status !== 201) throw new Error(`quote: ${quote.status} ${JSON.stringify(quote.body)}`);
-    const created = await json(`${base}/v1/orders`, {
+    const created = await json<OrderBody>(`${base}/v1/orders`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ deviceId, chain: "local", token: "USDC", amountUsd: quote.body.amountUsd, quoteId: quote.body.quoteId }),
@@ -195,6 +215,7 @@ async function runRail(stack: Stack, rail: Rail, receiver: Awaited<ReturnType<ty
     if (created.status !== 201) throw new Error(`order: ${created.status} ${JSON.stringify(created.body)}`);
     const order = created.body;
     const details = order.paymentDetails;
+    if (!details) throw new Error(`order ${order.id}: no paymentDetails`);
 
     if (permitNonce === undefined) {
       permitNonce = BigInt(
@@ -212,7 +233,7 @@ async function runRail(stack: Stack, rail: Rail, receiver: Awaited<ReturnType<ty
       raw = await wallet.signTransaction({
         chainId,
         type: "eip1559",
-        to: details.router as Address,
+        to: details.router,
         data: encodeFunctionData({
           abi: paymentRouterAbi,
           functionName: "payWithPermit",
@@ -244,7 +265,7 @@ async function runRail(stack: Stack, rail: Rail, receiver: Awaited<ReturnType<ty
       hash = await rpc<Hex>(rpcUrl, "eth_sendRawTransaction", [raw]);
       mined = waitForReceipt(rpcUrl, hash);
     } else {
-      const relayed = await json(`${base}/v1/orders/${order.id}/permit`, {
+      const relayed = await json<z.output<typeof RelayAccepted> & { transactionHash: Hex | null }>(`${base}/v1/orders/${order.id}/permit`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ owner: wallet.address, signature }),
@@ -258,7 +279,7 @@ async function runRail(stack: Stack, rail: Rail, receiver: Awaited<ReturnType<ty
     // GET /v1/orders/{id} until success; on the relayed rail it also reveals the relayer's transaction hash.
     let success = 0;
     while (!success) {
-      const read = await json(`${base}/v1/orders/${order.id}`);
+      const read = await json<OrderBody>(`${base}/v1/orders/${order.id}`);
       if (read.status !== 200) throw new Error(`GET order: ${read.status}`);
       if (!mined && read.body.relay?.transactionHash) {
         hash = read.body.relay.transactionHash;
@@ -314,12 +335,12 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
   const stack = await stackStarting;
   const receiver = await startReceiver();
   try {
-    const login = await json(`${stack.relayerUrl}/v1/auth/login`, {
+    const login = await json<z.output<typeof LoginResponse>>(`${stack.relayerUrl}/v1/auth/login`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ email: stack.sample.email, password: stack.sample.password }),
     });
-    const subscription = await json(`${stack.relayerUrl}/v1/webhooks/subscriptions`, {
+    const subscription = await json<z.output<typeof CreatedWebhookSubscription>>(`${stack.relayerUrl}/v1/webhooks/subscriptions`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${login.body.token}` },
       body: JSON.stringify({ url: receiver.url, eventTypes: ["payment.succeeded"], description: "e2e latency benchmark" }),

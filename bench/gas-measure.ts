@@ -1,11 +1,13 @@
 // The gas of every contract entry point, measured on Hardhat's in-process chain: first what a payment
-// touches, then settlement, withdrawal, the admin operations and telemetry anchoring. Shared by
-// bench/gas.ts (the benchmark, which writes the checked-in snapshot bench/gas-snapshot.json) and
-// test/contracts/gas-snapshot.test.ts (which fails when a figure moves from the snapshot).
+// touches, then settlement, withdrawal, the admin operations, the split factory and its splits, and telemetry
+// anchoring. Shared by bench/gas.ts (the benchmark, which writes the checked-in snapshot
+// bench/gas-snapshot.json) and test/contracts/gas-snapshot.test.ts (which fails when a figure moves from the
+// snapshot).
 //
 // "warm" means the system has seen payments before (the split holds a balance, the legs have accrued,
 // the order bitmap word is in use): the state of a running service. A payer's first permit payment
-// also pays for its first permit nonce: both cases are shown.
+// also pays for its first permit nonce: both cases are shown. Payments go through the hand-registered
+// AssetSplit unless the name says "factory split" (the device's own AssetSplitClone).
 //
 // The figures are deterministic: the same transactions with the same calldata on every run. Orders get
 // fixed ids and a fixed expiry (an expiry taken from the clock would change the order's digest, so the
@@ -16,7 +18,9 @@ import type { PaymentOrder } from "../sdk/payment-order.ts";
 import {
   MAX_UINT256,
   USDC,
+  assetKey,
   deployPayments,
+  factoryAs,
   makeOrder,
   networkHelpers,
   permitPayment,
@@ -31,9 +35,20 @@ import {
 /** One measured operation: `name` is its key in bench/gas-snapshot.json. */
 export type GasFigure = { name: string; gas: number; note: string };
 
-/** The repeat payer's `payWithPermit`: the figure with a target. */
+/** The repeat payer's `payWithPermit` through the hand-registered split. */
 export const REPEAT_PAYER = "payWithPermit, repeat payer";
-export const REPEAT_PAYER_TARGET = 110_000;
+/** The repeat payer's `payWithPermit` through the device's own factory split. */
+export const FACTORY_REPEAT_PAYER = "payWithPermit through a factory split, repeat payer";
+/** Creating a device's split. */
+export const CREATE_SPLIT = "AssetSplitFactory.createSplit";
+
+/** The figures with a target: name -> the most gas it may take. */
+export const GAS_TARGETS: Readonly<Record<string, number>> = {
+  [REPEAT_PAYER]: 110_000,
+  [FACTORY_REPEAT_PAYER]: 110_000,
+  [CREATE_SPLIT]: 150_000,
+};
+const targetNote = (name: string) => `target <= ${GAS_TARGETS[name].toLocaleString("en-US")}`;
 
 /** 2099-12-31T23:59:59Z: four non-zero bytes, as a real expiry has. */
 const EXPIRY = 4_102_444_799n;
@@ -83,7 +98,7 @@ async function measure(): Promise<GasFigure[]> {
     const o = await order(USDC(1.5));
     repeat.push(await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, o))));
   }
-  record(REPEAT_PAYER, median(repeat), `median of 5; target <= ${REPEAT_PAYER_TARGET.toLocaleString("en-US")}`);
+  record(REPEAT_PAYER, median(repeat), `median of 5; ${targetNote(REPEAT_PAYER)}`);
 
   await (await tokenAs(p, payer)).write.approve([p.router.address, MAX_UINT256]);
   const approval: bigint[] = [];
@@ -175,6 +190,48 @@ async function measure(): Promise<GasFigure[]> {
     "PaymentRouter.recoverERC20",
     await gasOf(p.router.write.recoverERC20([p.token.address, admin.account.address, USDC(1)])),
     "admin; tokens sent to the router by mistake",
+  );
+
+  // The split factory: a device's split, payments through it, and its administration.
+  const deviceKey = assetKey("device-1");
+  const createHash = (await factoryAs(p, relayer)).write.createSplit([
+    deviceKey,
+    assetOwner.account.address,
+    operator.account.address,
+  ]);
+  record(CREATE_SPLIT, await gasOf(createHash), `split creator; an EIP-1167 clone, initialised; ${targetNote(CREATE_SPLIT)}`);
+  const clone = await viem.getContractAt("AssetSplitClone", await p.factory.read.predictSplit([deviceKey]));
+  const factoryOrder = (amount: bigint) => order(amount, { split: clone.address, deviceId: deviceKey });
+  const warmClone = await factoryOrder(USDC(1));
+  await gasOf((await routerAs(p, stranger)).write.pay([warmClone, await signVoucher(p, warmClone)]));
+  const factoryRepeat: bigint[] = [];
+  for (let i = 0; i < 5; i++) {
+    const o = await factoryOrder(USDC(1.5));
+    factoryRepeat.push(await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, o))));
+  }
+  record(FACTORY_REPEAT_PAYER, median(factoryRepeat), `median of 5; ${targetNote(FACTORY_REPEAT_PAYER)}`);
+  record(
+    "AssetSplitClone.withdraw (with checkpoint)",
+    await gasOf((await viem.getContractAt("AssetSplitClone", clone.address, { client: { wallet: operator } })).write.withdraw([
+      operator.account.address,
+    ])),
+    "the first: moves the three legs' accruals to their recipients, then pays out",
+  );
+  record(
+    "AssetSplitFactory.setRecipients",
+    await gasOf((await factoryAs(p, relayer)).write.setRecipients([deviceKey, stranger.account.address, operator.account.address])),
+    "split manager; checkpoints the accruals, then replaces the asset owner",
+  );
+  const cancelled = await order(USDC(1));
+  record(
+    "PaymentRouter.cancelOrder",
+    await gasOf((await routerAs(p, p.accounts.quoteSigner)).write.cancelOrder([cancelled.orderId])),
+    "quote signer; an order id in a bitmap word in use",
+  );
+  record(
+    "PaymentRouter.setSplitFactory",
+    await gasOf(p.router.write.setSplitFactory([p.factory.address])),
+    "admin; checks the factory's router and implementation",
   );
 
   const anchor = await viem.deployContract("TelemetryAnchor", [admin.account.address, 0, relayer.account.address]);

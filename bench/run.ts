@@ -82,6 +82,14 @@ const BENCHMARKS: Bench[] = [
     quickArgs: ["--seconds", "20", "--settle", "20"],
   },
   {
+    name: "start-time",
+    script: "start-time.ts",
+    what: "npm start until ready: a fresh clone, a new chain, the same chain again",
+    databases: [],
+    args: ["--runs", "3"],
+    quickArgs: ["--runs", "1"],
+  },
+  {
     name: "indexer-catchup",
     script: "indexer-catchup.ts",
     what: "indexer backfill throughput",

@@ -13,15 +13,23 @@ import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/Messa
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IAssetSplit} from "./interfaces/IAssetSplit.sol";
+import {IAssetSplitFactory} from "./interfaces/IAssetSplitFactory.sol";
+import {SplitAddress} from "./libraries/SplitAddress.sol";
 
 /// @title PaymentRouter
-/// @notice Pays device orders whose price the service has locked, and settles each payment through an
-/// {AssetSplit} in the same transaction.
+/// @notice Pays device orders whose price the service has locked, and settles each payment through the
+/// order's split in the same transaction.
 ///
 /// The service's quote signer signs each order as EIP-712 typed data (a voucher): order id, device id,
 /// token, split, amount and expiry, bound by the domain to this chain and this router. A voucher pays once,
-/// before its expiry, for a token whose split is registered here. Three rails end in the same
-/// {OrderPaid} event:
+/// before its expiry, unless the quote signer or the admin cancelled its order id ({cancelOrder}). The split
+/// must be one of:
+/// - the split of the order's device created by this router's split factory ({setSplitFactory}): the router
+///   derives its address from the order's device id and token ({SplitAddress}), so no per-split
+///   registration is needed and a voucher can only ever pay the device's own split;
+/// - a split registered by hand for the order's token ({registerSplit}).
+///
+/// Three rails end in the same {OrderPaid} event:
 /// - {payWithPermit}: the payer signs one EIP-2612 permit; anyone (a relayer) submits the call and pays gas.
 /// - {pay}: the caller pays from an allowance it gave beforehand (smart-contract wallets).
 /// - {payCash}: an agent who took cash pays from its own stablecoin float.
@@ -42,7 +50,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @param orderId The order's on-chain key, unique per router.
     /// @param deviceId The device the order powers.
     /// @param token The stablecoin paid in.
-    /// @param split The {AssetSplit} that settles the payment; it must be registered for `token`.
+    /// @param split The split that settles the payment: the factory split of (`token`, `deviceId`), or one
+    /// registered for `token`.
     /// @param amount Amount in the token's base units.
     /// @param expiry Last second (unix time) at which the order can be paid.
     /// @dev The fields are in the order of the EIP-712 type ({PAYMENT_ORDER_TYPEHASH}) that wallets and the SDK
@@ -71,10 +80,21 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     bytes32 private constant _PERMIT_TYPEHASH =
         keccak256("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)");
 
+    /// @dev Read by every payment in one slot: the pause flag (Pausable's own flag is never used) and the
+    /// split factory whose splits the router derives.
+    struct Config {
+        address splitFactory;
+        bool paused;
+    }
+
+    Config private _config;
     /// @notice The token each registered split settles in (zero for an unregistered split).
     mapping(address split => address token) public splitToken;
-    /// @dev One bit per order id: sequential ids share a word, so most payments update a warm slot.
-    mapping(uint256 word => uint256 bits) private _paidBitmap;
+    /// @dev One bit per order id, set once the order is paid or cancelled: sequential ids share a word, so
+    /// most payments update a warm slot.
+    mapping(uint256 word => uint256 bits) private _usedBitmap;
+    /// @dev One bit per cancelled order id (read only by views and reverts, never by a payment).
+    mapping(uint256 word => uint256 bits) private _cancelledBitmap;
 
     /// @notice Emitted for every paid order, whatever the rail.
     /// @param orderId The order's on-chain key.
@@ -98,6 +118,14 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @param split The {AssetSplit} registered.
     /// @param token The stablecoin it settles in.
     event SplitRegistered(address indexed split, address indexed token);
+    /// @notice Emitted when the admin sets (or, with address zero, removes) the split factory.
+    /// @param factory The {AssetSplitFactory} whose splits the router pays through from now on.
+    /// @param token The stablecoin its splits settle in (zero when removed).
+    event SplitFactorySet(address indexed factory, address indexed token);
+    /// @notice Emitted when an order is cancelled before it was paid; it can no longer be paid on any rail.
+    /// @param orderId The order's on-chain key.
+    /// @param by The quote signer or admin who cancelled it.
+    event OrderCancelled(uint256 indexed orderId, address indexed by);
     /// @notice Emitted when a split is unregistered; orders naming it can no longer be paid.
     /// @param split The {AssetSplit} unregistered.
     /// @param token The stablecoin it settled in.
@@ -112,13 +140,22 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     error OrderExpired(uint256 orderId, uint64 expiry);
     /// @notice The order was paid already.
     error OrderAlreadyPaid(uint256 orderId);
-    /// @notice The order's split is not registered for the order's token.
+    /// @notice The order's split is neither the factory split of its device and token nor registered for its
+    /// token.
     error TokenNotAllowed(address token, address split);
+    /// @notice The order's split is the factory split of its device and token, but was not created yet.
+    error SplitNotCreated(address split);
+    /// @notice The order was cancelled.
+    error OrderIsCancelled(uint256 orderId);
+    /// @notice A split factory that does not settle through this router, or whose implementation is not its
+    /// first contract creation (the router could not derive its splits).
+    error InvalidSplitFactory(address factory);
     /// @notice An order amount of zero.
     error ZeroAmount();
     /// @notice The voucher was not signed by an account with the quote-signer role.
     error InvalidVoucherSigner(address recovered);
-    /// @notice The permit neither executed nor was consumed earlier for this very order.
+    /// @notice The permit neither executed nor was consumed earlier for this very order (with the allowance it
+    /// set still in place).
     error InvalidPermit(address payer);
     /// @notice The split received a different amount than the order's (fee-on-transfer or rebasing token).
     error UnexpectedBalance(uint256 expected, uint256 received);
@@ -127,7 +164,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice The split has not granted this router its depositor role.
     error RouterNotDepositor(address split);
 
-    /// @notice Deploys the router with no split registered and no role granted but the default admin's.
+    /// @notice Deploys the router with no split registered, no split factory, and no role granted but the
+    /// default admin's.
     /// @param initialAdmin Holder of the default admin role.
     /// @param adminTransferDelay Delay of a default admin transfer, in seconds.
     constructor(address initialAdmin, uint48 adminTransferDelay)
@@ -138,7 +176,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice Pays `order` with one EIP-2612 permit signed by `payer`, and settles it through its split.
     /// Anyone may submit it. The permit must grant this router `order.amount` with the deadline
     /// {permitDeadline}(order). If someone submitted that permit to the token first, the payment still goes
-    /// through on the allowance it created.
+    /// through on the allowance it created, provided that allowance is still exactly `order.amount` (a payer
+    /// who changed it since, e.g. to cancel, is not charged from another approval).
     /// @param order The price-locked order.
     /// @param voucherSignature The quote signer's signature of `order`.
     /// @param payer The permit's owner, who pays.
@@ -162,9 +201,10 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         try token.permit(payer, address(this), order.amount, deadline, v, r, s) {
             if (token.nonces(payer) != nonce + 1) revert InvalidPermit(payer);
         } catch {
-            if (!_permitWasConsumed(order.token, payer, order.amount, deadline, v, r, s)) {
-                revert InvalidPermit(payer);
-            }
+            if (
+                !_permitWasConsumed(order.token, payer, order.amount, deadline, v, r, s)
+                    || IERC20(order.token).allowance(payer, address(this)) != order.amount
+            ) revert InvalidPermit(payer);
         }
         _collect(order, payer, Rail.Permit);
     }
@@ -191,10 +231,43 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         _collect(order, msg.sender, Rail.Cash);
     }
 
+    /// @notice Voids the order with on-chain key `orderId` before it is paid: no voucher for it pays on any rail
+    /// from now on. The quote signer keeps its role. Only for the quote signer or the default admin.
+    /// @dev Reverts with {OrderAlreadyPaid} for a paid order and {OrderIsCancelled} for a cancelled one, so a
+    /// sender that retries can tell it is done.
+    /// @param orderId The order's on-chain key.
+    function cancelOrder(uint256 orderId) external {
+        address caller = _msgSender();
+        if (!hasRole(QUOTE_SIGNER_ROLE, caller) && !hasRole(DEFAULT_ADMIN_ROLE, caller)) {
+            revert AccessControlUnauthorizedAccount(caller, QUOTE_SIGNER_ROLE);
+        }
+        _use(orderId);
+        _cancelledBitmap[orderId >> 8] |= 1 << (orderId & 0xff);
+        emit OrderCancelled(orderId, caller);
+    }
+
     /// @notice Whether the order with on-chain key `orderId` has been paid.
     /// @param orderId The order's on-chain key.
     function isPaid(uint256 orderId) public view returns (bool) {
-        return _paidBitmap[orderId >> 8] & (1 << (orderId & 0xff)) != 0;
+        uint256 bit = 1 << (orderId & 0xff);
+        return _usedBitmap[orderId >> 8] & bit != 0 && !isCancelled(orderId);
+    }
+
+    /// @notice Whether the order with on-chain key `orderId` was cancelled.
+    /// @param orderId The order's on-chain key.
+    function isCancelled(uint256 orderId) public view returns (bool) {
+        return _cancelledBitmap[orderId >> 8] & (1 << (orderId & 0xff)) != 0;
+    }
+
+    /// @notice Whether the router is paused. The flag shares the slot of {splitFactory}, which every payment
+    /// reads too.
+    function paused() public view override returns (bool) {
+        return _config.paused;
+    }
+
+    /// @notice The {AssetSplitFactory} whose splits the router pays through (zero: none).
+    function splitFactory() external view returns (address) {
+        return _config.splitFactory;
     }
 
     /// @notice The EIP-712 digest of `order` under this router's domain.
@@ -219,6 +292,25 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @param order The order.
     function permitDeadline(PaymentOrder calldata order) external view returns (uint256) {
         return uint256(hashOrder(order));
+    }
+
+    /// @notice Makes the router pay through every split `factory` creates, without registering them: an order
+    /// whose split is the factory split of its device id and token ({SplitAddress}) is accepted. Replaces the
+    /// previous factory, whose splits can then no longer be paid (their credits stay withdrawable). Address zero
+    /// removes the factory. The factory must settle through this router and have deployed its implementation
+    /// as its first contract creation. Only for the default admin.
+    /// @param factory The {AssetSplitFactory}, or address zero.
+    function setSplitFactory(IAssetSplitFactory factory) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        address token;
+        if (address(factory) != address(0)) {
+            if (
+                factory.router() != address(this)
+                    || factory.implementation() != SplitAddress.implementationOf(address(factory))
+            ) revert InvalidSplitFactory(address(factory));
+            token = address(factory.token());
+        }
+        _config.splitFactory = address(factory);
+        emit SplitFactorySet(address(factory), token);
     }
 
     /// @notice Allows payments in `split`'s asset, settled through `split`, which must have granted this
@@ -264,6 +356,18 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         _unpause();
     }
 
+    /// @dev Stops payments; the flag shares the slot of the split factory.
+    function _pause() internal override whenNotPaused {
+        _config.paused = true;
+        emit Paused(_msgSender());
+    }
+
+    /// @dev Resumes payments.
+    function _unpause() internal override whenPaused {
+        _config.paused = false;
+        emit Unpaused(_msgSender());
+    }
+
     /// @dev Checks the order and its voucher, marks the order paid and returns the order's digest.
     function _acceptOrder(PaymentOrder calldata order, bytes calldata voucherSignature)
         private
@@ -271,18 +375,36 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     {
         if (block.timestamp > order.expiry) revert OrderExpired(order.orderId, order.expiry);
         if (order.amount == 0) revert ZeroAmount();
-        if (order.token == address(0) || splitToken[order.split] != order.token) {
-            revert TokenNotAllowed(order.token, order.split);
-        }
+        if (order.token == address(0)) revert TokenNotAllowed(order.token, order.split);
+        _checkSplit(order);
         digest = hashOrder(order);
         (address signer,,) = ECDSA.tryRecover(digest, voucherSignature);
         if (signer == address(0) || !hasRole(QUOTE_SIGNER_ROLE, signer)) revert InvalidVoucherSigner(signer);
+        _use(order.orderId);
+    }
 
-        uint256 word = order.orderId >> 8;
-        uint256 bit = 1 << (order.orderId & 0xff);
-        uint256 bits = _paidBitmap[word];
-        if (bits & bit != 0) revert OrderAlreadyPaid(order.orderId);
-        _paidBitmap[word] = bits | bit;
+    /// @dev Accepts the factory split of the order's device and token once created (the factory's splits settle
+    /// only in its token and only for this router), or a split registered for the order's token.
+    function _checkSplit(PaymentOrder calldata order) private view {
+        address factory = _config.splitFactory;
+        if (factory != address(0) && order.split == SplitAddress.predict(factory, order.token, order.deviceId)) {
+            // Also warms the split's account for the settlement call.
+            if (order.split.code.length == 0) revert SplitNotCreated(order.split);
+        } else if (splitToken[order.split] != order.token) {
+            revert TokenNotAllowed(order.token, order.split);
+        }
+    }
+
+    /// @dev Marks `orderId` used (paid or cancelled); reverts if it was already.
+    function _use(uint256 orderId) private {
+        uint256 word = orderId >> 8;
+        uint256 bit = 1 << (orderId & 0xff);
+        uint256 bits = _usedBitmap[word];
+        if (bits & bit != 0) {
+            if (isCancelled(orderId)) revert OrderIsCancelled(orderId);
+            revert OrderAlreadyPaid(orderId);
+        }
+        _usedBitmap[word] = bits | bit;
     }
 
     /// @dev Moves the order amount from `payer` straight to the split, checks it arrived whole, and records

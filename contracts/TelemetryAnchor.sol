@@ -12,8 +12,11 @@ import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProo
 /// The service builds one Merkle tree per accepted batch of meter readings (OpenZeppelin's standard tree:
 /// sorted pairs, leaves `keccak256(bytes.concat(keccak256(abi.encode(values))))`). Each leaf binds one
 /// reading to the chain id, the project, the device and the batch's sequence number, so a leaf proves
-/// nothing about any other chain, device or batch. The anchorer submits the root once per batch; a batch
-/// (a device and a batch sequence number) can never be anchored twice.
+/// nothing about any other chain, project, device or batch. The anchorer submits the root once per batch; a
+/// batch (a project, a device and a batch sequence number) can never be anchored twice.
+///
+/// A reading is verified from its fields ({verifyReading}): the contract builds the double-hashed leaf itself,
+/// so an inner node of a tree (a single hash of two nodes) never verifies as a reading.
 ///
 /// @dev Project and device ids are the keccak256 of their UTF-8 identifiers.
 contract TelemetryAnchor is AccessControlDefaultAdminRules {
@@ -27,10 +30,27 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
         uint64 anchoredAt;
     }
 
+    /// @notice A meter reading as a leaf binds it (with the chain id, project, device and batch sequence).
+    /// @param readingId The reading's identifier.
+    /// @param sequenceNumber The reading's sequence number on its meter.
+    /// @param meterEpoch The meter's epoch (it increases when the meter's counter resets).
+    /// @param energyWhCumulative The meter's cumulative energy, in watt-hours.
+    /// @param deviceTsMs The device's timestamp of the reading, in Unix milliseconds.
+    /// @param supersedesReadingId The reading this one corrects ("" if none).
+    struct Reading {
+        string readingId;
+        uint64 sequenceNumber;
+        uint64 meterEpoch;
+        uint64 energyWhCumulative;
+        int64 deviceTsMs;
+        string supersedesReadingId;
+    }
+
     /// @notice Role allowed to anchor batches (the service's hot wallet).
     bytes32 public constant ANCHORER_ROLE = keccak256("ANCHORER_ROLE");
 
-    mapping(bytes32 deviceId => mapping(uint64 batchSequence => Anchor)) private _anchors;
+    mapping(bytes32 projectId => mapping(bytes32 deviceId => mapping(uint64 batchSequence => Anchor))) private
+        _anchors;
 
     /// @notice Emitted once for every anchored batch.
     /// @param projectId keccak256 of the project's identifier.
@@ -47,7 +67,7 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
     );
 
     /// @notice The batch was anchored already (with `root`).
-    error BatchAlreadyAnchored(bytes32 deviceId, uint64 batchSequence, bytes32 root);
+    error BatchAlreadyAnchored(bytes32 projectId, bytes32 deviceId, uint64 batchSequence, bytes32 root);
     /// @notice A root of zero (zero marks a batch that is not anchored).
     error EmptyRoot();
     /// @notice A batch without readings.
@@ -67,7 +87,7 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
     }
 
     /// @notice Anchors the Merkle root of one telemetry batch. Only for the anchorer role.
-    /// @param projectId keccak256 of the project's identifier (bound into every leaf).
+    /// @param projectId keccak256 of the project's identifier (bound into every leaf, and part of the batch's key).
     /// @param deviceId keccak256 of the device's identifier.
     /// @param batchSequence The batch's sequence number among the device's attested batches.
     /// @param root The Merkle root of the batch's readings.
@@ -78,31 +98,69 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
     {
         if (root == bytes32(0)) revert EmptyRoot();
         if (readings == 0) revert NoReadings();
-        Anchor storage existing = _anchors[deviceId][batchSequence];
-        if (existing.root != bytes32(0)) revert BatchAlreadyAnchored(deviceId, batchSequence, existing.root);
-        _anchors[deviceId][batchSequence] = Anchor(root, readings, uint64(block.timestamp));
+        Anchor storage existing = _anchors[projectId][deviceId][batchSequence];
+        if (existing.root != bytes32(0)) {
+            revert BatchAlreadyAnchored(projectId, deviceId, batchSequence, existing.root);
+        }
+        _anchors[projectId][deviceId][batchSequence] = Anchor(root, readings, uint64(block.timestamp));
         emit BatchAnchored(projectId, deviceId, batchSequence, root, readings);
     }
 
     /// @notice The anchor of a batch (all zero if it is not anchored).
+    /// @param projectId keccak256 of the project's identifier.
     /// @param deviceId keccak256 of the device's identifier.
     /// @param batchSequence The batch's sequence number among the device's attested batches.
-    function anchorOf(bytes32 deviceId, uint64 batchSequence) external view returns (Anchor memory) {
-        return _anchors[deviceId][batchSequence];
-    }
-
-    /// @notice Whether `leaf` is a reading of the anchored batch, by its Merkle `proof`. False for a batch
-    /// that is not anchored.
-    /// @param deviceId keccak256 of the device's identifier.
-    /// @param batchSequence The batch's sequence number among the device's attested batches.
-    /// @param proof The Merkle proof of `leaf` in the batch's tree.
-    /// @param leaf The reading's leaf hash: `keccak256(bytes.concat(keccak256(abi.encode(values))))`.
-    function verifyReading(bytes32 deviceId, uint64 batchSequence, bytes32[] calldata proof, bytes32 leaf)
+    function anchorOf(bytes32 projectId, bytes32 deviceId, uint64 batchSequence)
         external
         view
-        returns (bool)
+        returns (Anchor memory)
     {
-        bytes32 root = _anchors[deviceId][batchSequence].root;
-        return root != bytes32(0) && MerkleProof.verifyCalldata(proof, root, leaf);
+        return _anchors[projectId][deviceId][batchSequence];
+    }
+
+    /// @notice Whether `reading` is one of the readings of the anchored batch, by its Merkle `proof`. False for
+    /// a batch that is not anchored.
+    /// @param projectId keccak256 of the project's identifier.
+    /// @param deviceId keccak256 of the device's identifier.
+    /// @param batchSequence The batch's sequence number among the device's attested batches.
+    /// @param reading The reading's fields.
+    /// @param proof The Merkle proof of the reading's leaf ({readingLeaf}) in the batch's tree.
+    function verifyReading(
+        bytes32 projectId,
+        bytes32 deviceId,
+        uint64 batchSequence,
+        Reading calldata reading,
+        bytes32[] calldata proof
+    ) external view returns (bool) {
+        bytes32 root = _anchors[projectId][deviceId][batchSequence].root;
+        return root != bytes32(0)
+            && MerkleProof.verifyCalldata(proof, root, readingLeaf(projectId, deviceId, batchSequence, reading));
+    }
+
+    /// @notice The leaf of `reading` in its batch's tree on this chain: `keccak256(bytes.concat(keccak256(
+    /// abi.encode(block.chainid, projectId, deviceId, batchSequence, readingId, sequenceNumber, meterEpoch,
+    /// energyWhCumulative, deviceTsMs, supersedesReadingId))))`, OpenZeppelin's standard-tree leaf.
+    /// @param projectId keccak256 of the project's identifier.
+    /// @param deviceId keccak256 of the device's identifier.
+    /// @param batchSequence The batch's sequence number among the device's attested batches.
+    /// @param reading The reading's fields.
+    function readingLeaf(bytes32 projectId, bytes32 deviceId, uint64 batchSequence, Reading calldata reading)
+        public
+        view
+        returns (bytes32)
+    {
+        bytes memory values = abi.encode(
+            block.chainid,
+            projectId,
+            deviceId,
+            batchSequence,
+            reading.readingId,
+            reading.sequenceNumber,
+            reading.meterEpoch,
+            reading.energyWhCumulative,
+            reading.deviceTsMs,
+            reading.supersedesReadingId
+        );
+        return keccak256(bytes.concat(keccak256(values)));
     }
 }

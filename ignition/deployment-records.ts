@@ -46,9 +46,13 @@ export async function readDeployment(deploymentId: string): Promise<DeploymentRe
 
 /** Reads an Ignition deployment and writes its record to generated/deployments/<id>.json. */
 export async function writeDeploymentRecord(deploymentId: string): Promise<DeploymentRecord> {
-  const record = await readDeployment(deploymentId);
+  return saveDeploymentRecord(await readDeployment(deploymentId));
+}
+
+/** Writes `record` to generated/deployments/<id>.json. */
+export async function saveDeploymentRecord(record: DeploymentRecord): Promise<DeploymentRecord> {
   await mkdir(generatedDeploymentsDir, { recursive: true });
-  await writeFile(deploymentRecordPath(deploymentId), `${JSON.stringify(record, null, 2)}\n`);
+  await writeFile(deploymentRecordPath(record.deploymentId), `${JSON.stringify(record, null, 2)}\n`);
   return record;
 }
 

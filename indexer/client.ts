@@ -21,7 +21,15 @@
 // sees none twice. A chain reorganisation that removes the cursor's own order is detected (the order, or
 // its block hash, is gone) and answered by a rewind: see `OrdersPage.reorg`. `watchPaidOrders` says when to
 // read: it calls back whenever the newest paid order changes.
-import { asc, createClient, desc, eq, gt, gte, inArray, lte, sql, type Client } from "@ponder/client";
+//
+// Splits. One split per asset (a factory split, `Split.assetKey` set) or hand-deployed ones (any device's
+// payments). `splitsByAddresses`, `settlementsBySplit`, and a participant's earnings restricted to a set of
+// splits (`participantEarningsInSplits` per split, `participantSettlements` per settlement, each with its split
+// and asset) let a reader show a tenant its own splits only. The settlement lists are pages for display,
+// newest first by settlement id (Ponder's event id, chain order): pass the last id read as `before` for the
+// next page. (They are not a stream: a reorg between two pages is not reported. Follow payments with
+// `paidOrdersAfter`.) Lists of splits are queried in chunks, so any number may be passed.
+import { and, asc, createClient, desc, eq, gt, gte, inArray, lt, lte, or, sql, type Client, type SQL } from "@ponder/client";
 import { pgTable, text } from "drizzle-orm/pg-core";
 import { pad, toHex, type Hex } from "viem";
 import { emptyNetworkStats } from "./network-stats.ts";
@@ -31,7 +39,16 @@ export { schema };
 export type PaidOrder = typeof schema.orders.$inferSelect;
 export type Settlement = typeof schema.settlements.$inferSelect;
 export type Participant = typeof schema.participants.$inferSelect;
-export type SplitLegs = typeof schema.splits.$inferSelect;
+export type Split = typeof schema.splits.$inferSelect;
+export type SplitParticipant = typeof schema.splitParticipants.$inferSelect;
+/** A settlement with its asset: the split's asset key for a factory split, else the paid order's device id
+ * (null for a batch deposit into a hand-deployed split). */
+export type SplitSettlement = Settlement & { assetKey: Hex | null };
+/** A settlement as one participant sees it: `credited` is the sum of the legs it received in it (it may hold
+ * several). */
+export type ParticipantSettlement = SplitSettlement & { credited: bigint };
+/** A participant's earnings in one split, with the split's asset key (null: hand-deployed). */
+export type SplitEarnings = SplitParticipant & { assetKey: Hex | null };
 export type Withdrawal = typeof schema.withdrawals.$inferSelect;
 export type TokenStats = typeof schema.tokenStats.$inferSelect;
 export type DeviceStats = typeof schema.deviceStats.$inferSelect;
@@ -115,6 +132,10 @@ export type IndexerClientOptions = {
   requestTimeoutMs?: number;
 };
 
+/** A page of settlements: newest first, before settlement id `before` (none: from the newest), at most `limit`
+ * (default 100, at most 1000). */
+export type SettlementPageOptions = { before?: string; limit?: number };
+
 /** A live subscription (watchPaidOrders). */
 export type Subscription = { close(): void };
 
@@ -173,6 +194,25 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
   function page(orders: PaidOrder[], cursor: OrderCursor, reorg: OrdersPage["reorg"] = null): OrdersPage {
     const last = orders.at(-1);
     return { orders, cursor: last ? cursorOf(last) : cursor, reorg };
+  }
+
+  /** Settlements matching `where`, newest first, with what gives their asset: the split's asset key, the
+   * paid order's device id. */
+  function settlementsWithAsset(where: SQL, limit: number) {
+    return db
+      .select({
+        row: schema.settlements,
+        splitAssetKey: schema.splits.assetKey,
+        deviceId: schema.orders.deviceId,
+        indexed: ponderCheckpoint.latestCheckpoint,
+      })
+      .from(schema.settlements)
+      .leftJoin(schema.splits, eq(schema.splits.address, schema.settlements.split))
+      .leftJoin(schema.orders, eq(schema.orders.orderId, schema.settlements.orderId))
+      .leftJoin(ponderCheckpoint, onEveryRow)
+      .where(where)
+      .orderBy(desc(schema.settlements.id))
+      .limit(limit);
   }
 
   const api = {
@@ -324,6 +364,78 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
         .orderBy(asc(schema.participants.token))));
     },
 
+    /** The indexed splits among `addresses` (absent: not a split, or not indexed yet), by address. */
+    async splitsByAddresses(addresses: readonly Hex[]): Promise<Split[]> {
+      const rows = await inChunks(
+        addresses.map(checkAddress),
+        async (chunk) =>
+          rowsOf(await db
+            .select({ row: schema.splits, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.splits).leftJoin(ponderCheckpoint, onEveryRow)
+            .where(inArray(schema.splits.address, chunk))),
+        timed,
+      );
+      return rows.sort((a, b) => (a.address < b.address ? -1 : 1));
+    },
+
+    /** The settlements of `split`, newest first (see SettlementPageOptions), each with its asset. */
+    async settlementsBySplit(split: Hex, page: SettlementPageOptions = {}): Promise<SplitSettlement[]> {
+      const { before, limit } = checkPage(page);
+      const conditions = [eq(schema.settlements.split, checkAddress(split))];
+      if (before !== undefined) conditions.push(lt(schema.settlements.id, before));
+      return (await timed(settlementsWithAsset(and(...conditions)!, limit))).map(withAsset);
+    },
+
+    /** What `recipient` earned in each of `splits` (those where it was ever credited or withdrew), by split:
+     * credited, withdrawn and claimable (the split's `claimable(recipient)`) in the split's token, per leg too,
+     * with the split's asset key. Sum them for the recipient's earnings from that set of splits. */
+    async participantEarningsInSplits(recipient: Hex, splits: readonly Hex[]): Promise<SplitEarnings[]> {
+      const who = checkAddress(recipient);
+      const rows = await inChunks(
+        splits.map(checkAddress),
+        (chunk) =>
+          db
+            .select({ row: schema.splitParticipants, assetKey: schema.splits.assetKey, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.splitParticipants)
+            .leftJoin(schema.splits, eq(schema.splits.address, schema.splitParticipants.split))
+            .leftJoin(ponderCheckpoint, onEveryRow)
+            .where(and(eq(schema.splitParticipants.recipient, who), inArray(schema.splitParticipants.split, chunk))),
+        timed,
+      );
+      return rows.map(({ row, assetKey }) => ({ ...row, assetKey })).sort((a, b) => (a.split < b.split ? -1 : 1));
+    },
+
+    /** The settlements of `splits` that credited `recipient` (on any leg), newest first (see
+     * SettlementPageOptions), each with its split, its asset and what it credited the recipient. */
+    async participantSettlements(
+      recipient: Hex,
+      splits: readonly Hex[],
+      page: SettlementPageOptions = {},
+    ): Promise<ParticipantSettlement[]> {
+      const who = checkAddress(recipient);
+      const { before, limit } = checkPage(page);
+      const credits = or(
+        eq(schema.settlements.assetOwner, who),
+        eq(schema.settlements.operator, who),
+        eq(schema.settlements.protocol, who),
+      )!;
+      // Each chunk of splits gives its newest `limit`; the newest `limit` of them all are the page.
+      const rows = await inChunks(
+        splits.map(checkAddress),
+        (chunk) => {
+          const conditions = [inArray(schema.settlements.split, chunk), credits];
+          if (before !== undefined) conditions.push(lt(schema.settlements.id, before));
+          return settlementsWithAsset(and(...conditions)!, limit);
+        },
+        timed,
+      );
+      return rows
+        .map(withAsset)
+        .sort((a, b) => (a.id < b.id ? 1 : -1))
+        .slice(0, limit)
+        .map((settlement) => ({ ...settlement, credited: creditedTo(settlement, who) }));
+    },
+
     /** Network totals (payments, micro-USD volume, devices, rails, settlements) with the per-token volumes
      * in base units. All zero before the first payment. */
     async networkStats(): Promise<NetworkStats & { tokens: TokenStats[] }> {
@@ -357,6 +469,39 @@ async function inChunks<T, R>(
   const results: R[] = [];
   for (let i = 0; i < unique.length; i += CHUNK) results.push(...(await run(query(unique.slice(i, i + CHUNK)))));
   return results;
+}
+
+function withAsset({ row, splitAssetKey, deviceId }: { row: Settlement; splitAssetKey: Hex | null; deviceId: Hex | null }): SplitSettlement {
+  return { ...row, assetKey: splitAssetKey ?? deviceId };
+}
+
+/** The sum of the legs of `settlement` whose recipient was `recipient` (lowercase). */
+function creditedTo(settlement: Settlement, recipient: Hex): bigint {
+  let credited = 0n;
+  if (settlement.assetOwner === recipient) credited += settlement.assetOwnerAmount;
+  if (settlement.operator === recipient) credited += settlement.operatorAmount;
+  if (settlement.protocol === recipient) credited += settlement.protocolAmount;
+  return credited;
+}
+
+/** `address` in lowercase (as the tables hold it); throws unless it is a 20-byte hex address. */
+function checkAddress(address: Hex): Hex {
+  if (typeof address !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(address)) {
+    throw new Error(`invalid address "${String(address).slice(0, 64)}"`);
+  }
+  return address.toLowerCase() as Hex;
+}
+
+/** A settlement id: Ponder's event id, 75 digits (see OrderCursor). */
+const SETTLEMENT_ID = /^\d{75}$/;
+
+function checkPage(page: SettlementPageOptions): { before: string | undefined; limit: number } {
+  const limit = page.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1_000) throw new Error(`invalid limit ${limit}`);
+  if (page.before !== undefined && (typeof page.before !== "string" || !SETTLEMENT_ID.test(page.before))) {
+    throw new Error(`invalid settlement id "${String(page.before).slice(0, 80)}"`);
+  }
+  return { before: page.before, limit };
 }
 
 /** The settlement reference of a router payment: bytes32(orderId). */

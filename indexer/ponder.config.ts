@@ -1,8 +1,9 @@
 // Ponder configuration: the chain, the database and the contracts all come from the environment
 // (see env.ts) and from the foundation's generated outputs: ABIs from generated/abis.ts, addresses and start
 // blocks from the deployment record generated/deployments/<DEPLOYMENT>.json. Nothing is copied by hand.
-import { createConfig } from "ponder";
-import { assetSplitAbi, paymentRouterAbi } from "../generated/abis.ts";
+import { createConfig, factory } from "ponder";
+import { getAbiItem } from "viem";
+import { assetSplitAbi, assetSplitCloneAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../generated/abis.ts";
 import { loadDeploymentRecord } from "../ignition/deployment-records.ts";
 import { LOCAL_CHAIN_IDS, chainName, readIndexerEnv } from "./env.ts";
 
@@ -11,13 +12,17 @@ const env = readIndexerEnv();
 const record = await loadDeploymentRecord(env.deploymentId);
 
 const router = record.contracts.PaymentRouter;
-// Every AssetSplit of the deployment ("AssetSplit", or more splits deployed under ids starting with it).
-const splits = Object.entries(record.contracts)
-  .filter(([name]) => name.startsWith("AssetSplit"))
+// The split factory: every split it creates (one per asset, an AssetSplitClone) is indexed from its creation
+// on, found by the factory's SplitCreated events (Ponder's factory pattern), without a restart.
+const splitFactory = record.contracts.AssetSplitFactory;
+// The hand-deployed AssetSplits of the deployment ("AssetSplit", or more deployed under ids starting with it;
+// the factory's id starts with it too but is not a split).
+const handDeployedSplits = Object.entries(record.contracts)
+  .filter(([name]) => name.startsWith("AssetSplit") && name !== "AssetSplitFactory")
   .map(([, contract]) => contract);
-if (!router || splits.length === 0) {
+if (!router || !splitFactory || handDeployedSplits.length === 0) {
   throw new Error(
-    `deployment ${record.deploymentId} has no PaymentRouter or AssetSplit (contracts: ${Object.keys(record.contracts).join(", ")})`,
+    `deployment ${record.deploymentId} has no PaymentRouter, AssetSplitFactory or AssetSplit (contracts: ${Object.keys(record.contracts).join(", ")})`,
   );
 }
 
@@ -52,8 +57,26 @@ export default createConfig({
     AssetSplit: {
       chain,
       abi: assetSplitAbi,
-      address: splits.map((split) => split.address),
-      startBlock: Math.min(...splits.map((split) => split.startBlock)),
+      address: handDeployedSplits.map((split) => split.address),
+      startBlock: Math.min(...handDeployedSplits.map((split) => split.startBlock)),
+    },
+    AssetSplitFactory: {
+      chain,
+      abi: assetSplitFactoryAbi,
+      address: splitFactory.address,
+      startBlock: splitFactory.startBlock,
+    },
+    // The factory's splits: the same events as AssetSplit, from every address a SplitCreated names, each from
+    // its creation block (the clone's first LegsUpdated, emitted in its creation transaction, included).
+    AssetSplitClone: {
+      chain,
+      abi: assetSplitCloneAbi,
+      address: factory({
+        address: splitFactory.address,
+        event: getAbiItem({ abi: assetSplitFactoryAbi, name: "SplitCreated" }),
+        parameter: "split",
+      }),
+      startBlock: splitFactory.startBlock,
     },
   },
 });

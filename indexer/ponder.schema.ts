@@ -80,27 +80,42 @@ export const settlements = onchainTable(
   (table) => ({
     refIndex: index().on(table.ref),
     orderIndex: index().on(table.orderId),
+    splitIndex: index().on(table.split, table.id),
   }),
 );
 
-/** Each split seen: its token, whether the router accepts it, and its current legs (LegsUpdated, emitted at
- * construction too). */
-export const splits = onchainTable("splits", (t) => ({
-  address: t.hex().primaryKey(),
-  /** The split's asset (from SplitRegistered, or read on chain). */
-  token: t.hex(),
-  /** Registered with the router (payments allowed). */
-  registered: t.boolean().notNull(),
-  assetOwner: t.hex().notNull(),
-  operator: t.hex().notNull(),
-  protocol: t.hex().notNull(),
-  assetOwnerBps: t.integer().notNull(),
-  operatorBps: t.integer().notNull(),
-  protocolBps: t.integer().notNull(),
-  /** Number of LegsUpdated events seen (1 after construction). */
-  legsVersion: t.integer().notNull(),
-  legsUpdatedAt: t.bigint().notNull(),
-}));
+/** Each split seen: a hand-deployed one (registered with the router by its admin; it settles any device's
+ * payments) or one the split factory created for one asset (`assetKey`; the router pays through it without
+ * registering it). Its token, whether the router lists it, and its current legs (LegsUpdated, emitted at its
+ * construction or creation too). */
+export const splits = onchainTable(
+  "splits",
+  (t) => ({
+    address: t.hex().primaryKey(),
+    /** The split's asset (from SplitCreated or SplitRegistered, or read on chain). */
+    token: t.hex(),
+    /** The asset (the device id of the router's orders) of a factory split; null for a hand-deployed split. */
+    assetKey: t.hex(),
+    /** The factory that created the split; null for a hand-deployed split. */
+    factory: t.hex(),
+    /** Registered with the router by hand (the factory's splits are paid without it). */
+    registered: t.boolean().notNull(),
+    /** Block and time of the split's creation (its first LegsUpdated: the factory's createSplit or the
+     * constructor); null when that happened before the indexed range. */
+    createdBlock: t.bigint(),
+    createdAt: t.bigint(),
+    assetOwner: t.hex().notNull(),
+    operator: t.hex().notNull(),
+    protocol: t.hex().notNull(),
+    assetOwnerBps: t.integer().notNull(),
+    operatorBps: t.integer().notNull(),
+    protocolBps: t.integer().notNull(),
+    /** Number of LegsUpdated events seen (1 after construction or creation). */
+    legsVersion: t.integer().notNull(),
+    legsUpdatedAt: t.bigint().notNull(),
+  }),
+  (table) => ({ assetKeyIndex: index().on(table.assetKey) }),
+);
 
 /** Tokens paid or settled in, with their decimals (read on chain once). */
 export const tokens = onchainTable("tokens", (t) => ({
@@ -128,6 +143,31 @@ export const participants = onchainTable(
     updatedAt: t.bigint().notNull(),
   }),
   (table) => ({ pk: primaryKey({ columns: [table.recipient, table.token] }) }),
+);
+
+/** Per split and recipient: what `participants` holds across splits, for one split. `claimable` equals the
+ * split's `claimable(recipient)`. */
+export const splitParticipants = onchainTable(
+  "split_participants",
+  (t) => ({
+    split: t.hex().notNull(),
+    recipient: t.hex().notNull(),
+    token: t.hex().notNull(),
+    credited: t.bigint().notNull(),
+    withdrawn: t.bigint().notNull(),
+    claimable: t.bigint().notNull(),
+    /** `credited`, by leg. */
+    creditedAsAssetOwner: t.bigint().notNull(),
+    creditedAsOperator: t.bigint().notNull(),
+    creditedAsProtocol: t.bigint().notNull(),
+    settlements: t.integer().notNull(),
+    withdrawals: t.integer().notNull(),
+    updatedAt: t.bigint().notNull(),
+  }),
+  (table) => ({
+    pk: primaryKey({ columns: [table.split, table.recipient] }),
+    recipientIndex: index().on(table.recipient),
+  }),
 );
 
 /** One row per withdrawal (AssetSplit.Withdrawn). */
@@ -175,7 +215,8 @@ export const tokenStats = onchainTable("token_stats", (t) => ({
   volumeUsdMicro: t.bigint().notNull(),
 }));
 
-/** Running totals per device (all tokens; volume in micro-USD, the tokens being USD stablecoins). */
+/** Running totals per device, i.e. per asset (a device id is its asset key), over all its payments (through its
+ * factory split or a hand-deployed one; all tokens; volume in micro-USD, the tokens being USD stablecoins). */
 export const deviceStats = onchainTable("device_stats", (t) => ({
   deviceId: t.hex().primaryKey(),
   payments: t.integer().notNull(),

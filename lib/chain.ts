@@ -1,11 +1,17 @@
 // The local chain (a Hardhat node on loopback) and the local Ignition deployment.
+import { isDeepStrictEqual } from "node:util";
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import { type DeploymentRecord, deploymentsDir, repoRoot, writeDeploymentRecord } from "../ignition/deployment-records.ts";
+import {
+  type DeploymentRecord,
+  deploymentsDir,
+  loadDeploymentRecord,
+  readDeployment,
+  repoRoot,
+  saveDeploymentRecord,
+} from "../ignition/deployment-records.ts";
+import { hardhatCli, hardhatEnv } from "./contracts.ts";
 import { type Service, startService, waitUntil } from "./processes.ts";
-
-const hardhatCli = path.join(repoRoot, "node_modules", "hardhat", "dist", "src", "cli.js");
-const hardhatEnv = { HARDHAT_DISABLE_TELEMETRY: "true" };
 
 /** A JSON-RPC call with a timeout. */
 export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
@@ -37,8 +43,13 @@ export async function startChain(opts: { port: number; logFile?: string; echo?: 
 }
 
 /** Deploys ignition/modules/LocalStack.ts to the chain at `rpcUrl` as `deploymentId` and writes its record
- * to generated/deployments/. A fresh deployment (the default) first removes any earlier one with that id;
- * otherwise Ignition continues the existing deployment, deploying only what it lacks. */
+ * to generated/deployments/ (unless the record there is the same already: a running indexer may be reading
+ * it). A fresh deployment (the default) first removes any earlier one with that id; otherwise Ignition
+ * continues the existing deployment, deploying only what it lacks.
+ *
+ * Ignition compiles what changed first, with the `default` build profile: the contracts the tests run are
+ * the ones deployed, and the artifacts stay those of `hardhat build` (Ignition's usual `production` profile
+ * compiles every contract in a job of its own, several times the work, and rewrites every artifact). */
 export async function deployLocalStack(opts: {
   rpcUrl: string;
   deploymentId: string;
@@ -52,6 +63,8 @@ export async function deployLocalStack(opts: {
     process.execPath,
     [
       hardhatCli,
+      "--build-profile",
+      "default",
       "ignition",
       "deploy",
       "ignition/modules/LocalStack.ts",
@@ -66,7 +79,9 @@ export async function deployLocalStack(opts: {
   );
   const code = await deploy.exited;
   if (code !== 0) throw new Error(`Ignition deployment failed (exit ${code}):\n${deploy.recentOutput()}`);
-  return writeDeploymentRecord(opts.deploymentId);
+  const record = await readDeployment(opts.deploymentId);
+  const saved = await loadDeploymentRecord(opts.deploymentId).catch(() => undefined);
+  return isDeepStrictEqual(saved, record) ? record : saveDeploymentRecord(record);
 }
 
 /** Whether the chain at `rpcUrl` is the one `record` was deployed to (same block hash at the deployment

@@ -5,9 +5,11 @@ import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { LOCAL_CHAIN_IDS } from "../indexer/env.ts";
 import { loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
+import { createPgliteDirectory, pgliteOf } from "./pglite.ts";
 import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
-const ponderCli = path.join(repoRoot, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
+const ponderPackage = path.join(repoRoot, "node_modules", "ponder");
+const ponderCli = path.join(ponderPackage, "dist", "esm", "bin", "ponder.js");
 export const indexerRoot = path.join(repoRoot, "indexer");
 const eventLoopSampling = pathToFileURL(path.join(indexerRoot, "event-loop-sampling.ts")).href;
 
@@ -65,11 +67,21 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<{ service
   return started;
 }
 
+/** Creates the embedded database directory of an indexer (`database` of startIndexer, kind pglite) ahead of
+ * its start, for Ponder's own PGlite, from a template kept in `templates` (see lib/pglite.ts); nothing if it
+ * exists. */
+export function createIndexerDatabase(directory: string, templates: string): Promise<void> {
+  return createPgliteDirectory(directory, pgliteOf(path.join(ponderPackage, "package.json")), templates);
+}
+
 /** Ponder's backfill stops 30 blocks below the chain head (what it takes for final on a chain it does not
  * know), and the live indexing hears of blocks over the chain's WebSocket (indexer/env.ts), which tells of
  * new blocks only: the last 30 are indexed when the next block arrives. An automining local node makes none
  * until a transaction comes, so on a local chain this mines an empty block once the indexer is ready (again
- * after a second while the indexer had not subscribed yet) and waits until the indexer has reached it. */
+ * after a second while the indexer had not subscribed yet) and waits until the indexer has reached it.
+ * Also when /status already shows the head: an indexer restarted on its kept database reports the block it
+ * had reached, but it reverted what it had indexed above the last final block (crash recovery), and indexes
+ * those blocks again only when a new block arrives. */
 async function catchUpLocalChain(url: string, rpcUrl: string, service: Service): Promise<void> {
   const rpc = async (method: string): Promise<string> => {
     const response = await fetch(rpcUrl, {
@@ -87,7 +99,6 @@ async function catchUpLocalChain(url: string, rpcUrl: string, service: Service):
     const chains = Object.values((await response.json()) as Record<string, { block: { number: number } }>);
     return chains.length === 0 ? 0 : Math.min(...chains.map((chain) => chain.block.number));
   };
-  if ((await indexed()) >= Number(await rpc("eth_blockNumber"))) return;
   for (let attempt = 1; ; attempt++) {
     await rpc("evm_mine");
     const head = Number(await rpc("eth_blockNumber"));
@@ -169,6 +180,10 @@ async function runPonder(
     logFile: opts.logFile,
     echo: opts.echo,
     onLine: opts.onLine,
+    // Not SIGTERM: Vite, which Ponder builds the app with, ends the process on SIGTERM in the middle of
+    // Ponder's shutdown, before it releases its lock on the schema (the next start on that database then
+    // waits up to 25 s for the lock to expire) and before it closes PGlite.
+    stopSignal: "SIGINT",
   });
   const url = `http://127.0.0.1:${port}`;
   try {

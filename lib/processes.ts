@@ -13,7 +13,7 @@ export type Service = {
   recentOutput(): string;
   /** Resolves when the process has exited. */
   exited: Promise<number | null>;
-  /** SIGTERM, then SIGKILL after `graceMs`. */
+  /** Its stop signal (StartOptions.stopSignal), then SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
   /** SIGKILL at once (crash tests). */
   kill(): Promise<void>;
@@ -28,9 +28,14 @@ export type StartOptions = {
   onLine?: (line: string) => void;
   /** Echo output to this process's stderr, prefixed with the name. */
   echo?: boolean;
+  /** The signal that asks it to stop cleanly (default SIGTERM). */
+  stopSignal?: NodeJS.Signals;
 };
 
 const RECENT_LINES = 200;
+
+/** Every service this process started that has not exited yet, in start order. */
+const running = new Set<Service>();
 
 /** Starts `command args` as a named service. */
 export function startService(name: string, command: string, args: string[], opts: StartOptions = {}): Service {
@@ -68,14 +73,14 @@ export function startService(name: string, command: string, args: string[], opts
     });
   });
   const hasExited = () => child.exitCode !== null || child.signalCode !== null;
-  return {
+  const service: Service = {
     name,
     process: child,
     exited,
     recentOutput: () => recent.join("\n"),
     async stop(graceMs = 5_000) {
       if (hasExited()) return;
-      child.kill("SIGTERM");
+      child.kill(opts.stopSignal ?? "SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
       await exited;
       clearTimeout(timer);
@@ -86,6 +91,17 @@ export function startService(name: string, command: string, args: string[], opts
       await exited;
     },
   };
+  running.add(service);
+  void exited.then(() => running.delete(service));
+  return service;
+}
+
+/** Stops every service this process started that still runs, all at once; then any started meanwhile (by
+ * start-up work still under way), until none runs. */
+export async function stopAllServices(graceMs?: number): Promise<void> {
+  while (running.size > 0) {
+    await Promise.all([...running].reverse().map((service) => service.stop(graceMs)));
+  }
 }
 
 /** Polls `check` until it returns a value other than undefined or false; fails with `what` after the timeout,

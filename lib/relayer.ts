@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { repoRoot } from "../ignition/deployment-records.ts";
+import { createPgliteDirectory, pgliteOf } from "./pglite.ts";
 import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
 const relayerMain = path.join(repoRoot, "relayer", "src", "main.ts");
@@ -75,6 +76,13 @@ export async function startRelayer(opts: RelayerOptions): Promise<{ service: Ser
     throw error;
   }
   return { service, url, port };
+}
+
+/** Creates the relayer's embedded database directory (RelayerDatabase kind pglite) ahead of the seed or
+ * the relayer, for the relayer's PGlite, from a template kept in `templates` (see lib/pglite.ts); nothing if
+ * it exists. */
+export function createRelayerDatabase(directory: string, templates: string): Promise<void> {
+  return createPgliteDirectory(directory, pgliteOf(path.join(repoRoot, "package.json")), templates);
 }
 
 /** Runs the seed CLI against the relayer's database (before the relayer starts, for PGlite). */

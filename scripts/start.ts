@@ -15,18 +15,22 @@
 // Webhooks: the relayer may call back to loopback only at 127.0.0.1:DEMO_WEBHOOK_PORT (and localhost on that
 // port), where `npm run demo` runs its receiver (stack.json names it) and where a developer may run one of
 // their own; every other local port, the stack's own above all, stays out of reach of a portal user.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { deployLocalStack, isSameChain, rpc, startChain } from "../lib/chain.ts";
+import { isDeepStrictEqual } from "node:util";
 import { type DeploymentRecord, loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
-import { startIndexer } from "../lib/indexer.ts";
-import { isListening, type Service } from "../lib/processes.ts";
+import { deployLocalStack, isSameChain, rpc, startChain } from "../lib/chain.ts";
+import { abisUpToDate, compileContracts, generateAbis } from "../lib/contracts.ts";
+import { createIndexerDatabase, startIndexer } from "../lib/indexer.ts";
+import { isListening, type Service, stopAllServices } from "../lib/processes.ts";
 import { step } from "../lib/progress.ts";
 import {
+  createRelayerDatabase,
   type RelayerOptions,
   registerSimulatedDevices,
+  type SeedOutput,
   seedRelayer,
   startDeviceCloud,
   startRelayer,
@@ -48,23 +52,28 @@ const localDir = path.resolve(repoRoot, process.env.LOCAL_STACK_DIR || ".local")
 const shown = path.relative(repoRoot, localDir) || ".";
 const logDir = path.join(localDir, "logs");
 const stackFile = path.join(localDir, "stack.json");
-const dirs = { indexer: path.join(localDir, "indexer-db"), relayer: path.join(localDir, "relayer-db") };
+const dirs = {
+  indexer: path.join(localDir, "indexer-db"),
+  relayer: path.join(localDir, "relayer-db"),
+  /** Empty databases, copied for each new chain (lib/pglite.ts). */
+  templates: path.join(localDir, "database-templates"),
+};
 
-const services: Service[] = [];
 let stopping = false;
 
+/** Stops every process this start started (an external chain is not one of them), then exits. */
 async function stopAll(code: number) {
   if (stopping) return;
   stopping = true;
   process.stderr.write("\nstopping…\n");
-  for (const service of [...services].reverse()) await service.stop().catch(() => undefined);
+  await stopAllServices().catch(() => undefined);
   process.exit(code);
 }
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
 
+/** A service of the running stack: its exit, unless the stack is stopping, stops everything. */
 function watch(service: Service) {
-  services.push(service);
   void service.exited.then((code) => {
     if (stopping) return;
     process.stderr.write(`\n✖ ${service.name} exited (code ${code}). Its last output:\n${service.recentOutput()}\n`);
@@ -72,11 +81,39 @@ function watch(service: Service) {
   });
 }
 
-type Previous = { deploymentBlockHash?: string; secrets?: { jwt: string; webhook: string }; sample?: Record<string, unknown> };
+/** `work`, run now, beside the other start-up work. Its failure is reported where it is awaited, and never
+ * as an unhandled rejection that would end this process before it stopped what it started. */
+function begin<T>(work: () => Promise<T>): Promise<T> {
+  const promise = work();
+  promise.catch(() => undefined);
+  return promise;
+}
+
+type Previous = {
+  deploymentBlockHash?: string;
+  secrets?: { jwt: string; webhook: string };
+  sample?: Record<string, unknown> & Partial<Pick<SeedOutput, "tenantId" | "devices" | "participants">> & { seedDigest?: string };
+};
+
+/** A digest of what seeding `spec` writes to the relayer's database: the sample less the secrets generated
+ * for it (an existing login or client keeps its own), and the relayer's code (its seeding and its schema). */
+async function seedDigest(spec: ReturnType<typeof sampleSeedSpec>): Promise<string> {
+  const hash = createHash("sha256");
+  hash.update(JSON.stringify({ ...spec, user: { ...spec.user, password: null }, energyClient: { ...spec.energyClient, clientSecret: null } }));
+  const relayerSource = path.join(repoRoot, "relayer", "src");
+  const files = (await readdir(relayerSource, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+  for (const file of files.map((entry) => path.join(entry.parentPath, entry.name)).sort()) {
+    hash.update(path.relative(relayerSource, file));
+    hash.update(await readFile(file));
+  }
+  return hash.digest("hex");
+}
 
 async function main() {
+  const began = performance.now();
   await mkdir(logDir, { recursive: true });
   const previous: Previous = existsSync(stackFile) ? JSON.parse(await readFile(stackFile, "utf8")) : {};
+  const log = (name: string) => path.join(logDir, `${name}.log`);
 
   await step("checking ports", async () => {
     if (!Number.isInteger(demoWebhookPort) || demoWebhookPort < 1 || demoWebhookPort > 65_535 || Object.values(ports).includes(demoWebhookPort)) {
@@ -89,83 +126,31 @@ async function main() {
     }
   });
 
-  await step("building contracts and generated code", async () => {
-    const { spawnSync } = await import("node:child_process");
-    for (const args of [
-      [path.join(repoRoot, "node_modules/hardhat/dist/src/cli.js"), "build", "--quiet"],
-      [path.join(repoRoot, "scripts/generate-abis.ts")],
-    ]) {
-      const result = spawnSync(process.execPath, args, {
-        cwd: repoRoot,
-        env: { ...process.env, HARDHAT_DISABLE_TELEMETRY: "true" },
-        encoding: "utf8",
-      });
-      if (result.status !== 0) throw new Error(`${args.join(" ")} failed:\n${result.stdout}${result.stderr}`);
-    }
-  });
-
   const rpcUrl = `http://127.0.0.1:${ports.chain}`;
-  let record: DeploymentRecord | undefined;
   let reuse = false;
+  let lastRecord: DeploymentRecord | undefined;
+  let chainReady: Promise<void> = Promise.resolve();
   if (await isListening(ports.chain)) {
     await step(`using the chain already running on port ${ports.chain}`, async () => {
       const chainId = Number(await rpc<string>(rpcUrl, "eth_chainId"));
       if (chainId !== 31337) throw new Error(`port ${ports.chain} answers chain ${chainId}, not a local chain (31337)`);
-      record = await loadDeploymentRecord(DEPLOYMENT).catch(() => undefined);
-      reuse = record !== undefined && (await isSameChain(rpcUrl, record));
+      lastRecord = await loadDeploymentRecord(DEPLOYMENT).catch(() => undefined);
+      reuse = lastRecord !== undefined && (await isSameChain(rpcUrl, lastRecord));
     });
   } else {
-    await step(`starting the local chain on port ${ports.chain}`, async () => {
-      const chain = await startChain({ port: ports.chain, logFile: path.join(logDir, "chain.log") });
-      watch(chain.service);
-    });
+    chainReady = begin(() =>
+      step(`starting the local chain on port ${ports.chain}`, async () => {
+        const chain = await startChain({ port: ports.chain, logFile: log("chain") });
+        watch(chain.service);
+      }),
+    );
   }
-
   if (!reuse) {
     await step("new chain: clearing indexed and relayer data", async () => {
       await rm(dirs.indexer, { recursive: true, force: true });
       await rm(dirs.relayer, { recursive: true, force: true });
     });
   }
-  // On the same chain Ignition only deploys what the deployment lacks (contracts added since).
-  record = await step(reuse ? "bringing the deployment up to date with Ignition" : "deploying the contracts with Ignition", () =>
-    deployLocalStack({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !reuse, logFile: path.join(logDir, "deploy.log") }),
-  );
-  if (!record) throw new Error("no deployment");
-
-  const deviceCloud = await step(`starting the device-cloud simulator on port ${ports.deviceCloud}`, async () => {
-    const started = await startDeviceCloud({
-      port: ports.deviceCloud,
-      timeScale: Number(process.env.DEVICE_TIME_SCALE ?? 60),
-      logFile: path.join(logDir, "device-cloud.log"),
-    });
-    watch(started.service);
-    await registerSimulatedDevices(started.url, SAMPLE_DEVICES);
-    return started;
-  });
-
-  const indexer = await step(`starting the indexer on port ${ports.indexer} (catching up with the chain)`, async () => {
-    const start = () =>
-      startIndexer({
-        deploymentId: DEPLOYMENT,
-        rpcUrl,
-        port: ports.indexer,
-        database: { kind: "pglite", directory: dirs.indexer },
-        logFile: path.join(logDir, "indexer.log"),
-      });
-    let started;
-    try {
-      started = await start();
-    } catch (error) {
-      if (!reuse) throw error;
-      // Ponder refuses data written by a different version of the indexer: index the chain again.
-      process.stderr.write(`\n  the kept index could not be reused (${(error as Error).message.split("\n")[0]}); re-indexing\n`);
-      await rm(dirs.indexer, { recursive: true, force: true });
-      started = await start();
-    }
-    watch(started.service);
-    return started;
-  });
 
   const secrets =
     reuse && previous.secrets
@@ -175,8 +160,8 @@ async function main() {
     port: ports.relayer,
     deploymentId: DEPLOYMENT,
     rpcUrl,
-    indexerUrl: indexer.url,
-    deviceCloudUrl: deviceCloud.url,
+    indexerUrl: `http://127.0.0.1:${ports.indexer}`,
+    deviceCloudUrl: `http://127.0.0.1:${ports.deviceCloud}`,
     database: { kind: "pglite", directory: dirs.relayer },
     quoteSignerPrivateKey: localPrivateKey(1),
     relayerPrivateKey: localPrivateKey(2),
@@ -187,16 +172,121 @@ async function main() {
       // Only the demo's receiver port, not loopback at large (lib/relayer.ts's default for the tests).
       WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${demoWebhookPort},localhost:${demoWebhookPort}`,
     },
-    logFile: path.join(logDir, "relayer.log"),
+    logFile: log("relayer"),
   };
-
   const spec = sampleSeedSpec();
-  const seeded = await step("seeding the sample tenant", () => seedRelayer(relayerOptions, spec));
-  const relayer = await step(`starting the relayer on port ${ports.relayer}`, async () => {
-    const started = await startRelayer(relayerOptions);
-    watch(started.service);
-    return started;
+  const digest = await seedDigest(spec);
+  // On the same chain the relayer's database keeps the sample tenant the last start seeded: seeding it again,
+  // with the same sample and the same relayer, would change nothing.
+  const { tenantId, devices, participants } = previous.sample ?? {};
+  const seededBefore: SeedOutput | undefined =
+    reuse && previous.sample?.seedDigest === digest && tenantId && devices && participants && existsSync(path.join(dirs.relayer, "PG_VERSION"))
+      ? { tenantId, devices, participants, createdKeys: [] }
+      : undefined;
+
+  // From here every piece starts as soon as what it needs is there, the others meanwhile:
+  //   contracts (compile, generated/abis.ts) -> seed -> relayer
+  //   contracts + chain -> Ignition -> indexer, relayer
+  // generated/abis.ts is read by the seed, the indexer and the relayer. When it is up to date, Ignition's
+  // own compile (a no-op when nothing changed) is the only one; otherwise the contracts are built first.
+  const abisCurrent = await abisUpToDate();
+  const contracts = abisCurrent
+    ? Promise.resolve()
+    : begin(() =>
+        step("building contracts and generated code", async () => {
+          await compileContracts({ logFile: log("build") });
+          await generateAbis({ logFile: log("build") });
+        }),
+      );
+
+  const deviceCloudUp = begin(() =>
+    step(`starting the device-cloud simulator on port ${ports.deviceCloud}`, async () => {
+      const started = await startDeviceCloud({
+        port: ports.deviceCloud,
+        timeScale: Number(process.env.DEVICE_TIME_SCALE ?? 60),
+        logFile: log("device-cloud"),
+      });
+      watch(started.service);
+      await registerSimulatedDevices(started.url, SAMPLE_DEVICES);
+      return started;
+    }),
+  );
+
+  // New embedded databases: copies of empty ones kept in the stack's directory (PostgreSQL's initdb costs
+  // seconds of CPU; the first start makes them, beside the contracts' compile).
+  const indexerDatabase = reuse ? Promise.resolve() : begin(() => step("creating the indexer's database", () => createIndexerDatabase(dirs.indexer, dirs.templates)));
+  const relayerDatabase = reuse ? Promise.resolve() : begin(() => step("creating the relayer's database", () => createRelayerDatabase(dirs.relayer, dirs.templates)));
+
+  const seeding = begin(async () => {
+    if (seededBefore) return step("keeping the sample tenant of the last start", async () => seededBefore);
+    await Promise.all([contracts, relayerDatabase]);
+    return step("seeding the sample tenant", () => seedRelayer(relayerOptions, spec));
   });
+
+  const startIndexerNow = () =>
+    startIndexer({
+      deploymentId: DEPLOYMENT,
+      rpcUrl,
+      port: ports.indexer,
+      database: { kind: "pglite", directory: dirs.indexer },
+      logFile: log("indexer"),
+    });
+  // On the same chain the deployment is most likely the last start's: the indexer starts at once on its
+  // record, beside Ignition (it only reads the chain), and is kept unless Ignition changed something.
+  const early = reuse && abisCurrent ? begin(startIndexerNow) : undefined;
+  const stopEarly = () => early?.then((started) => started.service.stop(), () => undefined);
+
+  const deployment = begin(async () => {
+    await Promise.all([contracts, chainReady]);
+    // On the same chain Ignition only deploys what the deployment lacks (contracts added since).
+    const record = await step(reuse ? "bringing the deployment up to date with Ignition" : "deploying the contracts with Ignition", () =>
+      deployLocalStack({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !reuse, logFile: log("deploy") }),
+    );
+    // Ignition compiled contracts changed since generated/abis.ts was written: write it again once nothing
+    // reads it (the seed, an indexer started early), before the indexer and the relayer start.
+    let abisChanged = false;
+    if (!(await abisUpToDate())) {
+      await Promise.all([seeding, stopEarly()]);
+      await step("generating the changed contracts' ABIs", () => generateAbis({ logFile: log("build") }));
+      abisChanged = true;
+    }
+    return { record, changed: abisChanged || !isDeepStrictEqual(record, lastRecord) };
+  });
+
+  const indexerUp = begin(async () => {
+    if (!early) await Promise.all([deployment, indexerDatabase]);
+    return step(`starting the indexer on port ${ports.indexer} (catching up with the chain)`, async () => {
+      let starting = early;
+      if (early && (await deployment).changed) {
+        await stopEarly();
+        starting = undefined;
+      }
+      let started;
+      try {
+        started = await (starting ?? startIndexerNow());
+      } catch (error) {
+        if (!reuse || stopping) throw error;
+        // Ponder refuses data written by a different version of the indexer: index the chain again.
+        process.stderr.write(`\n  the kept index could not be reused (${(error as Error).message.split("\n")[0]}); re-indexing\n`);
+        await rm(dirs.indexer, { recursive: true, force: true });
+        started = await startIndexerNow();
+      }
+      watch(started.service);
+      return started;
+    });
+  });
+
+  const relayerUp = begin(async () => {
+    await Promise.all([deployment, seeding, deviceCloudUp]);
+    return step(`starting the relayer on port ${ports.relayer}`, async () => {
+      const started = await startRelayer(relayerOptions);
+      watch(started.service);
+      return started;
+    });
+  });
+
+  const [{ record }, seeded, deviceCloud, indexer, relayer] = await Promise.all([deployment, seeding, deviceCloudUp, indexerUp, relayerUp]);
+  process.stderr.write(`✔ ready in ${((performance.now() - began) / 1000).toFixed(1)} s\n`);
 
   const keyOf = (role: string) =>
     seeded.createdKeys.find((k) => k.role === role)?.key ??
@@ -226,6 +316,7 @@ async function main() {
       devices: seeded.devices,
       participants: seeded.participants,
       ...("energyClient" in spec ? { energyClient: (spec as { energyClient: unknown }).energyClient } : {}),
+      seedDigest: digest,
     },
     testWallet: { address: wallet.address, privateKey: localPrivateKey(7) },
     secrets,

@@ -1,10 +1,13 @@
 // `npm test`: builds the contracts and the generated ABIs and deployment records, checks the services the
-// end-to-end suites need, then runs every test of the repository with Node's test runner, one file at a
-// time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
+// end-to-end suites need, then runs every test of the repository with Node's test runner, two files at a
+// time (each end-to-end file starts its own stack on ports and databases of its own), reporting TAP (the
+// run ends with its `# pass N` / `# fail N` summary).
 //   npm test                       every suite, on PGlite and PostgreSQL
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
-// postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap).
+// postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
+// default 2); TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first
+// deployment: test/support/deployment-replay.ts).
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
@@ -49,9 +52,14 @@ const targets =
     ? args.map((arg) => (existsSync(arg) && statSync(arg).isDirectory() ? `${arg.replace(/\/$/, "")}/**/*.test.ts` : arg))
     : ["test/**/*.test.ts"];
 const reporter = env.TEST_REPORTER ?? "tap";
+const concurrency = Number(env.TEST_CONCURRENCY ?? "2");
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
+  process.exit(1);
+}
 const result = spawnSync(
   node,
-  ["--test", `--test-reporter=${reporter}`, "--test-concurrency=1", "--test-timeout=900000", ...targets],
+  ["--test", `--test-reporter=${reporter}`, `--test-concurrency=${concurrency}`, "--test-timeout=900000", ...targets],
   { cwd: root, env, stdio: "inherit" },
 );
 process.exit(result.status ?? 1);

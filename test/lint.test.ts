@@ -1,11 +1,22 @@
-// The repository passes ESLint (eslint.config.js), and the rule that guards request-facing code against
-// regular expressions with super-linear backtracking is really in force there.
+// The repository passes ESLint (eslint.config.js): typescript-eslint's recommended rules are in force on
+// every TypeScript file, the rule that guards request-facing code against regular expressions with
+// super-linear backtracking is really in force there, and every rule the config sets otherwise than the
+// recommended set is listed in its `ruleSettings` with the reason.
 import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
-import { ESLint } from "eslint";
+import { pathToFileURL } from "node:url";
+import { isDeepStrictEqual } from "node:util";
+import { ESLint, type Linter } from "eslint";
+import tseslint from "typescript-eslint";
 
 const root = path.resolve(import.meta.dirname, "..");
+
+type RuleSetting = { files: string[]; rules: Linter.RulesRecord; reason: string };
+const { default: config, ruleSettings } = (await import(pathToFileURL(path.join(root, "eslint.config.js")).href)) as {
+  default: Linter.Config[];
+  ruleSettings: RuleSetting[];
+};
 
 test("eslint finds no problem in the repository", async () => {
   const eslint = new ESLint({ cwd: root });
@@ -14,6 +25,48 @@ test("eslint finds no problem in the repository", async () => {
     r.messages.map((m) => `${path.relative(root, r.filePath)}:${m.line}:${m.column} ${m.ruleId ?? ""} ${m.message}`),
   );
   assert.deepEqual(problems, []);
+});
+
+test("every rule set otherwise than typescript-eslint's recommended set is listed with its reason", () => {
+  const recommended: Linter.RulesRecord = Object.assign({}, ...tseslint.configs.recommended.map((c) => c.rules ?? {}));
+  const unlisted: string[] = [];
+  for (const block of config) {
+    for (const [rule, setting] of Object.entries(block.rules ?? {})) {
+      if (isDeepStrictEqual(setting, recommended[rule])) continue;
+      const listed = ruleSettings.some((s) => isDeepStrictEqual(s.files, block.files) && isDeepStrictEqual(s.rules[rule], setting));
+      if (!listed) unlisted.push(`${rule} ${JSON.stringify(setting)} on ${JSON.stringify(block.files ?? "every file")}`);
+    }
+  }
+  assert.deepEqual(unlisted, [], "rules set in eslint.config.js outside its ruleSettings");
+  for (const s of ruleSettings) {
+    const rules = Object.keys(s.rules).join(", ");
+    assert.ok(rules !== "" && s.files.length > 0, `a ruleSettings entry without rules or files: ${rules}`);
+    assert.ok(typeof s.reason === "string" && s.reason.trim().length >= 80, `${rules}: the reason is missing or too short to be one`);
+  }
+});
+
+test("the recommended rules are in force on the TypeScript of every part of the repository", async () => {
+  const eslint = new ESLint({ cwd: root });
+  const places = [
+    "relayer/src/lint-probe.ts",
+    "indexer/src/lint-probe.ts",
+    "sdk/lint-probe.ts",
+    "device-cloud/src/lint-probe.ts",
+    "lib/lint-probe.ts",
+    "scripts/lint-probe.ts",
+    "bench/lint-probe.ts",
+    "test/lint-probe.ts",
+    "test/support/lint-probe.ts",
+    "ignition/modules/lint-probe.ts",
+    "hardhat.config.ts",
+  ];
+  // An `any`, an unused name, and a name left out of a copy beside a rest element (allowed, ruleSettings).
+  const source = "export const f = (x: any) => x;\nconst unused = 1;\nexport const g = ({ a: _a, ...rest }: { a: number; b: number }) => rest;\n";
+  for (const place of places) {
+    const [result] = await eslint.lintText(source, { filePath: path.join(root, place) });
+    const found = result.messages.map((m) => `${m.line}:${m.ruleId}`);
+    assert.deepEqual(found, ["1:@typescript-eslint/no-explicit-any", "2:@typescript-eslint/no-unused-vars"], place);
+  }
 });
 
 test("a quadratic regular expression in relayer code is an error", async () => {

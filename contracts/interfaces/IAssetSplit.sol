@@ -5,7 +5,8 @@ import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 
 /// @title IAssetSplit
 /// @notice A vault for one stablecoin that splits every settlement between three legs and credits each
-/// leg's recipient, who withdraws later (pull accounting).
+/// leg's recipient, who withdraws later (pull accounting). Implemented by {AssetSplit} (deployed on its own and
+/// registered with the router by hand) and by {AssetSplitClone} (one per asset, created by {AssetSplitFactory}).
 interface IAssetSplit {
     /// @notice Emitted for every settlement: `gross` and the three legs it was split into.
     /// @dev `assetOwnerAmount + operatorAmount + protocolAmount == gross` always holds; the rounding
@@ -25,7 +26,7 @@ interface IAssetSplit {
         uint256 protocolAmount
     );
 
-    /// @notice Emitted at deployment and whenever the admin changes the legs.
+    /// @notice Emitted at deployment (or initialisation) and whenever the legs change.
     /// @param recipients Recipients of the asset-owner, operator and protocol legs, in that order.
     /// @param bps Share of each leg in basis points, in the same order; they sum to 10,000.
     event LegsUpdated(address[3] recipients, uint16[3] bps);
@@ -43,8 +44,10 @@ interface IAssetSplit {
 
     /// @notice Settlement amount of zero.
     error ZeroAmount();
-    /// @notice A leg recipient of address zero.
+    /// @notice A leg recipient of address zero, or the split itself.
     error InvalidRecipient(uint256 leg);
+    /// @notice A payout to address zero or to the split itself (which would turn a credit into surplus).
+    error InvalidPayee(address to);
     /// @notice Leg shares that do not sum to 10,000 basis points.
     error InvalidBasisPoints(uint256 sum);
     /// @notice The tokens received differ from the amount declared (fee-on-transfer or rebasing token).
@@ -56,7 +59,8 @@ interface IAssetSplit {
     /// @notice Nothing to withdraw.
     error NothingToWithdraw(address recipient);
 
-    /// @notice Role allowed to record settlements and deposits.
+    /// @notice Role allowed to record settlements and deposits (on the split itself, or on the factory of a
+    /// factory-created split).
     function DEPOSITOR_ROLE() external view returns (bytes32);
 
     /// @notice The stablecoin this contract settles in.
@@ -78,12 +82,14 @@ interface IAssetSplit {
     /// @param recipient A leg recipient, current or former.
     function claimable(address recipient) external view returns (uint256);
 
-    /// @notice Pays the caller's claimable amount to `to`.
+    /// @notice Pays the caller's claimable amount to `to`. Reverts with {InvalidPayee} for address zero or the
+    /// split itself.
     /// @param to The account to pay.
     /// @return amount The amount paid.
     function withdraw(address to) external returns (uint256 amount);
 
-    /// @notice Pays `recipient`'s claimable amount to `recipient`. Anyone may call it.
+    /// @notice Pays `recipient`'s claimable amount to `recipient`. Anyone may call it. Reverts with
+    /// {InvalidPayee} for address zero or the split itself.
     /// @param recipient The recipient to pay.
     /// @return amount The amount paid.
     function release(address recipient) external returns (uint256 amount);

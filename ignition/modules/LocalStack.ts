@@ -1,9 +1,11 @@
-// The local chain's deployment: a test stablecoin, the payment contracts, and funded test accounts.
-// Accounts are the local node's: 0 admin and pauser, 1 quote signer, 2 relayer (agent), 3 spare,
+// The local chain's deployment: a test stablecoin, the payment contracts, the split factory, and funded test
+// accounts. Accounts are the local node's: 0 admin and pauser, 1 quote signer, 2 relayer (agent), 3 spare,
 // 4-6 the asset-owner, operator and protocol recipients, 7 a funded test wallet. The relayer (2) also
-// anchors telemetry batch roots.
+// anchors telemetry batch roots, creates each device's split and manages its recipients; 6 receives the
+// protocol leg of every factory split.
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
 import { definePayments } from "./define-payments.ts";
+import { defineSplitFactory } from "./define-split-factory.ts";
 import { defineTelemetryAnchor } from "./define-telemetry-anchor.ts";
 
 export default buildModule("LocalStack", (m) => {
@@ -12,12 +14,13 @@ export default buildModule("LocalStack", (m) => {
   const testWallet = m.getAccount(7);
 
   const testStablecoin = m.contract("TestStablecoin", ["USD Coin (test)", "USDC", admin]);
+  const bps = [5000, 4000, 1000];
   const { assetSplit, paymentRouter, registered } = definePayments(m, {
     token: testStablecoin,
     admin,
     adminTransferDelay: 0,
     recipients: [m.getAccount(4), m.getAccount(5), m.getAccount(6)],
-    bps: [5000, 4000, 1000],
+    bps,
     quoteSigner: m.getAccount(1),
     agent,
     pauser: admin,
@@ -40,5 +43,18 @@ export default buildModule("LocalStack", (m) => {
     after: [registered],
   });
 
-  return { testStablecoin, assetSplit, paymentRouter, telemetryAnchor };
+  const { assetSplitFactory } = defineSplitFactory(m, {
+    token: testStablecoin,
+    paymentRouter,
+    admin,
+    adminTransferDelay: 0,
+    protocolRecipient: m.getAccount(6),
+    bps,
+    splitCreator: agent,
+    splitManager: agent,
+    pauser: admin,
+    after: [telemetryAnchor],
+  });
+
+  return { testStablecoin, assetSplit, paymentRouter, telemetryAnchor, assetSplitFactory };
 });

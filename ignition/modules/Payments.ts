@@ -1,8 +1,9 @@
-// The deployment to a public network: the payment contracts over an existing stablecoin (USDC), and the
-// telemetry anchor of the energy sandbox.
+// The deployment to a public network: the payment contracts over an existing stablecoin (USDC), the split
+// factory (one split per asset), and the telemetry anchor of the energy sandbox.
 // Every address comes from a parameter file (ignition/parameters/<network>.json).
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
 import { definePayments } from "./define-payments.ts";
+import { defineSplitFactory } from "./define-split-factory.ts";
 import { defineTelemetryAnchor } from "./define-telemetry-anchor.ts";
 
 export default buildModule("Payments", (m) => {
@@ -26,5 +27,17 @@ export default buildModule("Payments", (m) => {
     anchorer: m.getParameter("anchorer"),
     after: [registered],
   });
-  return { assetSplit, paymentRouter, telemetryAnchor };
+  const { assetSplitFactory } = defineSplitFactory(m, {
+    token: m.getParameter("token"),
+    paymentRouter,
+    admin: m.getParameter("admin"),
+    adminTransferDelay: m.getParameter("adminTransferDelay", 86_400),
+    protocolRecipient: m.getParameter("protocolRecipient"),
+    bps: m.getParameter("bps", [5000, 4000, 1000]),
+    splitCreator: m.getParameter("splitCreator"),
+    splitManager: m.getParameter("splitManager"),
+    pauser: m.getParameter("pauser"),
+    after: [telemetryAnchor],
+  });
+  return { assetSplit, paymentRouter, telemetryAnchor, assetSplitFactory };
 });

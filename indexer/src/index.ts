@@ -1,7 +1,11 @@
-// Indexing functions: orders, settlements, split legs, participants' earnings and the network statistics.
-// Events of one transaction arrive in log order: a router payment emits the token's Transfer, then the
-// split's YieldDeposited, then the router's OrderPaid.
-import { type Context, ponder } from "ponder:registry";
+// Indexing functions: orders, settlements, splits and their legs, participants' earnings (across splits and
+// per split) and the network statistics. Events of one transaction arrive in log order: a router payment emits
+// the token's Transfer, then the split's YieldDeposited, then the router's OrderPaid; the factory's createSplit
+// emits the new split's LegsUpdated, then the factory's SplitCreated.
+//
+// The splits are two sources with the same events and the same handlers: "AssetSplit" (hand-deployed, listed in
+// the deployment record) and "AssetSplitClone" (every split the factory created, from its creation block).
+import { type Context, type IndexingFunctionArgs, ponder } from "ponder:registry";
 import {
   dailyStats,
   deviceStats,
@@ -10,6 +14,7 @@ import {
   participants,
   RAILS,
   settlements,
+  splitParticipants,
   splits,
   tokenStats,
   tokens,
@@ -21,6 +26,9 @@ import { emptyNetworkStats } from "../network-stats.ts";
 
 type Address = `0x${string}`;
 type Legs = { recipients: readonly [Address, Address, Address]; bps: readonly [number, number, number] };
+type Leg = "creditedAsAssetOwner" | "creditedAsOperator" | "creditedAsProtocol";
+/** The columns `participants` and `split_participants` share. */
+type Earnings = typeof participants.$inferSelect;
 
 const SECONDS_PER_DAY = 86_400n;
 const MICRO = 10n ** 6n;
@@ -43,9 +51,9 @@ async function tokenDecimals(context: Context, token: Address): Promise<number> 
   return decimals;
 }
 
-/** The split's row with its token. The token comes from SplitRegistered; a split that settles before (or
- * without) being registered has it read on chain, and one whose construction was not indexed (deployed
- * before the configured start block) has its legs read too. */
+/** The split's row with its token. The token comes from SplitCreated or SplitRegistered; a split that settles
+ * before (or without) being registered has it read on chain, and one whose construction was not indexed
+ * (deployed before the configured start block) has its legs read too. */
 async function splitRow(context: Context, split: Address, blockTimestamp: bigint) {
   const known = await context.db.find(splits, { address: split });
   if (known?.token) return { ...known, token: known.token };
@@ -74,13 +82,21 @@ function legColumns(legs: Legs) {
   };
 }
 
-ponder.on("AssetSplit:LegsUpdated", async ({ event, context }) => {
+type SplitEventName = "LegsUpdated" | "YieldDeposited" | "Withdrawn";
+/** The arguments of a split event's handler, for both split sources. */
+type SplitEvent<name extends SplitEventName> = IndexingFunctionArgs<`AssetSplit:${name}` | `AssetSplitClone:${name}`>;
+
+/** A split's legs changed, or were set at its construction or creation (the first LegsUpdated: the row's
+ * creation block). */
+async function onLegsUpdated({ event, context }: SplitEvent<"LegsUpdated">) {
   const legs = legColumns(event.args);
   await context.db
     .insert(splits)
     .values({
       address: event.log.address,
       registered: false,
+      createdBlock: event.block.number,
+      createdAt: event.block.timestamp,
       ...legs,
       legsVersion: 1,
       legsUpdatedAt: event.block.timestamp,
@@ -90,6 +106,35 @@ ponder.on("AssetSplit:LegsUpdated", async ({ event, context }) => {
       legsVersion: row.legsVersion + 1,
       legsUpdatedAt: event.block.timestamp,
     }));
+}
+ponder.on("AssetSplit:LegsUpdated", onLegsUpdated);
+ponder.on("AssetSplitClone:LegsUpdated", onLegsUpdated);
+
+// A factory split: its own LegsUpdated came first, in the same transaction, and made its row with the legs;
+// this adds what the factory knows (asset key, token, factory). Without that row, the legs are read on chain.
+ponder.on("AssetSplitFactory:SplitCreated", async ({ event, context }) => {
+  const { split, assetKey, token } = event.args;
+  await tokenDecimals(context, token);
+  const created = {
+    token,
+    assetKey,
+    factory: event.log.address,
+    createdBlock: event.block.number,
+    createdAt: event.block.timestamp,
+  };
+  if (await context.db.find(splits, { address: split })) {
+    await context.db.update(splits, { address: split }).set(created);
+    return;
+  }
+  const [recipients, bps] = await context.client.readContract({ address: split, abi: assetSplitAbi, functionName: "legs" });
+  await context.db.insert(splits).values({
+    address: split,
+    registered: false,
+    ...created,
+    ...legColumns({ recipients, bps }),
+    legsVersion: 0,
+    legsUpdatedAt: event.block.timestamp,
+  });
 });
 
 ponder.on("PaymentRouter:SplitRegistered", async ({ event, context }) => {
@@ -123,7 +168,7 @@ ponder.on("PaymentRouter:SplitUnregistered", async ({ event, context }) => {
   }
 });
 
-ponder.on("AssetSplit:YieldDeposited", async ({ event, context }) => {
+async function onYieldDeposited({ event, context }: SplitEvent<"YieldDeposited">) {
   const { ref, depositor, gross, assetOwnerAmount, operatorAmount, protocolAmount } = event.args;
   const split = await splitRow(context, event.log.address, event.block.timestamp);
   const token = split.token;
@@ -157,36 +202,35 @@ ponder.on("AssetSplit:YieldDeposited", async ({ event, context }) => {
 
   // Each leg is credited to the recipient current at this event (the contract checkpoints accruals to the
   // recipients before any leg change, so this is exactly what it credits).
-  const credits: [Address, bigint, "creditedAsAssetOwner" | "creditedAsOperator" | "creditedAsProtocol"][] = [
+  const credits: [Address, bigint, Leg][] = [
     [split.assetOwner, assetOwnerAmount, "creditedAsAssetOwner"],
     [split.operator, operatorAmount, "creditedAsOperator"],
     [split.protocol, protocolAmount, "creditedAsProtocol"],
   ];
   for (const [recipient, amount, leg] of credits) {
     if (amount === 0n) continue;
-    await context.db
-      .insert(participants)
-      .values({
-        recipient,
-        token,
-        credited: amount,
-        withdrawn: 0n,
-        claimable: amount,
-        creditedAsAssetOwner: 0n,
-        creditedAsOperator: 0n,
-        creditedAsProtocol: 0n,
-        [leg]: amount,
-        settlements: 1,
-        withdrawals: 0,
-        updatedAt: event.block.timestamp,
-      })
-      .onConflictDoUpdate((row) => ({
-        credited: row.credited + amount,
-        claimable: row.claimable + amount,
-        [leg]: row[leg] + amount,
-        settlements: row.settlements + 1,
-        updatedAt: event.block.timestamp,
-      }));
+    const credit = {
+      token,
+      credited: amount,
+      withdrawn: 0n,
+      claimable: amount,
+      creditedAsAssetOwner: 0n,
+      creditedAsOperator: 0n,
+      creditedAsProtocol: 0n,
+      [leg]: amount,
+      settlements: 1,
+      withdrawals: 0,
+      updatedAt: event.block.timestamp,
+    };
+    const add = (row: Earnings) => ({
+      credited: row.credited + amount,
+      claimable: row.claimable + amount,
+      [leg]: row[leg] + amount,
+      settlements: row.settlements + 1,
+      updatedAt: event.block.timestamp,
+    });
+    await context.db.insert(participants).values({ recipient, ...credit }).onConflictDoUpdate(add);
+    await context.db.insert(splitParticipants).values({ split: event.log.address, recipient, ...credit }).onConflictDoUpdate(add);
   }
 
   await context.db
@@ -196,9 +240,11 @@ ponder.on("AssetSplit:YieldDeposited", async ({ event, context }) => {
       settlements: row.settlements + 1,
       settledUsdMicro: row.settledUsdMicro + grossUsdMicro,
     }));
-});
+}
+ponder.on("AssetSplit:YieldDeposited", onYieldDeposited);
+ponder.on("AssetSplitClone:YieldDeposited", onYieldDeposited);
 
-ponder.on("AssetSplit:Withdrawn", async ({ event, context }) => {
+async function onWithdrawn({ event, context }: SplitEvent<"Withdrawn">) {
   const { recipient, to, amount } = event.args;
   const split = await splitRow(context, event.log.address, event.block.timestamp);
   await context.db.insert(withdrawals).values({
@@ -213,30 +259,31 @@ ponder.on("AssetSplit:Withdrawn", async ({ event, context }) => {
     transactionHash: event.transaction.hash,
     logIndex: event.log.logIndex,
   });
-  // A withdrawal only pays out what was credited, so the recipient's row exists unless its credits happened
+  // A withdrawal only pays out what was credited, so the recipient's rows exist unless its credits happened
   // before the indexed range.
-  await context.db
-    .insert(participants)
-    .values({
-      recipient,
-      token: split.token,
-      credited: 0n,
-      withdrawn: amount,
-      claimable: -amount,
-      creditedAsAssetOwner: 0n,
-      creditedAsOperator: 0n,
-      creditedAsProtocol: 0n,
-      settlements: 0,
-      withdrawals: 1,
-      updatedAt: event.block.timestamp,
-    })
-    .onConflictDoUpdate((row) => ({
-      withdrawn: row.withdrawn + amount,
-      claimable: row.claimable - amount,
-      withdrawals: row.withdrawals + 1,
-      updatedAt: event.block.timestamp,
-    }));
-});
+  const debit = {
+    token: split.token,
+    credited: 0n,
+    withdrawn: amount,
+    claimable: -amount,
+    creditedAsAssetOwner: 0n,
+    creditedAsOperator: 0n,
+    creditedAsProtocol: 0n,
+    settlements: 0,
+    withdrawals: 1,
+    updatedAt: event.block.timestamp,
+  };
+  const subtract = (row: Earnings) => ({
+    withdrawn: row.withdrawn + amount,
+    claimable: row.claimable - amount,
+    withdrawals: row.withdrawals + 1,
+    updatedAt: event.block.timestamp,
+  });
+  await context.db.insert(participants).values({ recipient, ...debit }).onConflictDoUpdate(subtract);
+  await context.db.insert(splitParticipants).values({ split: event.log.address, recipient, ...debit }).onConflictDoUpdate(subtract);
+}
+ponder.on("AssetSplit:Withdrawn", onWithdrawn);
+ponder.on("AssetSplitClone:Withdrawn", onWithdrawn);
 
 ponder.on("PaymentRouter:OrderPaid", async ({ event, context }) => {
   const { orderId, deviceId, payer, token, split, amount } = event.args;

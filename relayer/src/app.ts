@@ -5,12 +5,13 @@ import { bodyLimit } from "hono/body-limit";
 import { energyApi, energyDocs } from "./energy/api.ts";
 import { errorBody, toErrorResponse } from "./http/errors.ts";
 import type { AppEnv } from "./http/env.ts";
+import { JSON_TOO_DEEP_MESSAGE, refuseDeepJson } from "./http/json-depth.ts";
 import { requestContext } from "./http/middleware.ts";
 import { UNSTORABLE_TEXT_MESSAGE, refuseUnstorableText } from "./http/text-guard.ts";
 import { checkoutPages } from "./checkout/index.ts";
-import { paymentsApi } from "./payments/api.ts";
 import { portalPages } from "./portal/index.ts";
 import type { Services } from "./services.ts";
+import { paymentsApi } from "./v1/index.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -30,6 +31,7 @@ export function createApp(services: Services) {
     "/v1/*",
     refuseUnstorableText((c) => c.json(errorBody(c, "invalid_parameters", UNSTORABLE_TEXT_MESSAGE), 422)),
   );
+  app.use("/v1/*", refuseDeepJson((c) => c.json(errorBody(c, "invalid_parameters", JSON_TOO_DEEP_MESSAGE), 422)));
   app.route("/v1", paymentsApi(services));
   app.route("/portal", portalPages(services, (request, env) => app.fetch(request, env)));
   app.route("/pay", checkoutPages(services));

@@ -44,3 +44,6 @@ export function ulid(now = Date.now()): string {
 export function newId(prefix: string): string {
   return `${prefix}_${ulid()}`;
 }
+
+/** The shape of every order id. */
+export const ORDER_ID_PATTERN = /^ord_[0-9A-Z]{26}$/;

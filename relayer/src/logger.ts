@@ -1,4 +1,7 @@
-// Structured logs: one JSON object a line on stdout. Never pass secrets (keys, passwords, tokens) in fields.
+// Structured logs: one JSON object a line on stdout. Secrets are redacted here, whatever a call site passes
+// (log-redaction.ts): by field name at any depth, and by shape inside any text, the message included.
+import { redactFields, redactText } from "./log-redaction.ts";
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -21,16 +24,18 @@ export function createLogger(level: LogLevel = "info", base: Record<string, unkn
   // once per logger and each line's fields appended to it: the same text, without copying and serialising
   // the base again on every line (the access log writes one line per request). A line whose fields repeat
   // a key of the base (or time, level, msg) is built the general way.
-  const baseKeys = Object.keys(base);
-  const baseJson = baseKeys.some((k) => LINE_KEYS.has(k)) ? undefined : members(JSON.stringify(base));
+  const safeBase = redactFields(base);
+  const baseKeys = Object.keys(safeBase);
+  const baseJson = baseKeys.some((k) => LINE_KEYS.has(k)) ? undefined : members(JSON.stringify(safeBase));
   const log = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < min) return;
     const time = new Date().toISOString();
-    const extra = serialise(fields);
-    if (baseJson !== undefined && !Object.keys(extra).some((k) => LINE_KEYS.has(k) || Object.hasOwn(base, k))) {
-      write(`{"time":"${time}","level":"${lvl}","msg":${JSON.stringify(msg)}${baseJson}${members(JSON.stringify(extra))}}`);
+    const text = redactText(msg);
+    const extra = fields ? redactFields(fields) : {};
+    if (baseJson !== undefined && !Object.keys(extra).some((k) => LINE_KEYS.has(k) || Object.hasOwn(safeBase, k))) {
+      write(`{"time":"${time}","level":"${lvl}","msg":${JSON.stringify(text)}${baseJson}${members(JSON.stringify(extra))}}`);
     } else {
-      write(JSON.stringify({ time, level: lvl, msg, ...base, ...extra }));
+      write(JSON.stringify({ time, level: lvl, msg: text, ...safeBase, ...extra }));
     }
   };
   return {
@@ -68,15 +73,4 @@ export function batchedStdoutWriter(): (line: string) => void {
       setImmediate(flush);
     }
   };
-}
-
-function serialise(fields?: Record<string, unknown>) {
-  if (!fields) return {};
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(fields)) {
-    if (value instanceof Error) out[key] = { name: value.name, message: value.message, stack: value.stack };
-    else if (typeof value === "bigint") out[key] = value.toString();
-    else out[key] = value;
-  }
-  return out;
 }

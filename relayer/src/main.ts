@@ -18,6 +18,7 @@ import { batchedStdoutWriter, createLogger } from "./logger.ts";
 import { createOrderEventHub } from "./payments/order-event-hub.ts";
 import { createExpiry } from "./payments/expiry.ts";
 import { createPaymentSync } from "./payments/payment-sync.ts";
+import { createSplitProvisioner } from "./payments/payout-parties.ts";
 import type { Services } from "./services.ts";
 import { createDeviceStatusWatcher } from "./webhooks/device-status.ts";
 import { createWebhookDispatcher } from "./webhooks/dispatcher.ts";
@@ -55,6 +56,7 @@ export async function createServices(config: Config): Promise<Services> {
 export function createWorkers(services: Services): Worker[] {
   return [
     services.txSender,
+    createSplitProvisioner(services),
     createPaymentSync(services),
     createExpiry(services),
     createJobRunner({ database: services.database, logger: services.logger, handlers: deviceJobHandlers(services) }),

@@ -5,6 +5,7 @@ import { and, eq } from "drizzle-orm";
 import { generateApiKey, hashApiKey } from "./auth/api-keys.ts";
 import { hashPassword } from "./auth/passwords.ts";
 import { chainDeviceId } from "./chain/payments-chain.ts";
+import { payoutAddress } from "./payments/payout-parties.ts";
 import type { Db } from "./db/client.ts";
 import { apiKeys, devices, participants, tenants, users } from "./db/schema.ts";
 import { type EnergyClientSpec, seedEnergySandbox } from "./energy/seed.ts";
@@ -14,7 +15,17 @@ export type SeedSpec = {
   tenant: { id: string; name: string };
   user?: { email: string; password: string; name: string };
   apiKeys?: Array<{ name: string; role: "developer" | "agent" }>;
-  devices?: Array<{ id: string; name: string; deviceClass: string; region: string; tiers: Record<string, number> }>;
+  /** Devices; with `assetOwner` and `operator` (addresses, EIP-55 checked) their payout parties: the relayer
+   * creates each such device's split when it starts (or when the device is first quoted). */
+  devices?: Array<{
+    id: string;
+    name: string;
+    deviceClass: string;
+    region: string;
+    tiers: Record<string, number>;
+    assetOwner?: string;
+    operator?: string;
+  }>;
   participants?: Array<{ name: string; address: string }>;
   /** The energy sandbox's OAuth client (created once, secret stored hashed) and, with it, the sandbox's
    * sample devices. */
@@ -73,9 +84,13 @@ export async function seed(db: Db, spec: SeedSpec): Promise<SeedResult> {
     }
 
     for (const device of spec.devices ?? []) {
+      const parties =
+        device.assetOwner !== undefined || device.operator !== undefined
+          ? { assetOwner: checksummed(device.assetOwner, `${device.id}: assetOwner`), operator: checksummed(device.operator, `${device.id}: operator`) }
+          : {};
       await tx
         .insert(devices)
-        .values({ ...device, tenantId: spec.tenant.id, chainDeviceId: chainDeviceId(device.id) })
+        .values({ ...device, ...parties, tenantId: spec.tenant.id, chainDeviceId: chainDeviceId(device.id) })
         .onConflictDoNothing();
       result.devices.push(device.id);
     }
@@ -95,4 +110,10 @@ export async function seed(db: Db, spec: SeedSpec): Promise<SeedResult> {
     if (spec.energyClient) result.energy = await seedEnergySandbox(tx, spec.energyClient);
     return result;
   });
+}
+
+function checksummed(address: string | undefined, what: string): string {
+  const parsed = address === undefined ? undefined : payoutAddress(address);
+  if (!parsed) throw new Error(`${what} must be an address (EIP-55 checksum if mixed-case), not ${String(address)}`);
+  return parsed;
 }

@@ -59,6 +59,19 @@ describe("AssetSplit.setLegs", () => {
     }
   });
 
+  it("reverts with InvalidRecipient(i) for the split itself as the recipient of leg i", async () => {
+    // Its credit could never be paid out (a payout to the split is refused) and would stay stuck.
+    const p = await networkHelpers.loadFixture(deployPayments);
+    const r = defaultRecipients(p);
+    for (const leg of [0, 1, 2]) {
+      const recipients = [...r] as Triple;
+      recipients[leg] = p.split.address;
+      await viem.assertions.revertWithCustomErrorWithArgs(p.split.write.setLegs([recipients, [...LEG_BPS]]), p.split, "InvalidRecipient", [
+        BigInt(leg),
+      ]);
+    }
+  });
+
   it("reverts with InvalidBasisPoints(sum) unless the shares sum to 10,000", async () => {
     const p = await networkHelpers.loadFixture(deployPayments);
     const cases: Array<[[number, number, number], bigint]> = [

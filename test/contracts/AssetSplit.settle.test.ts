@@ -296,7 +296,7 @@ describe("AssetSplit.settle", () => {
     });
   });
 
-  describe("capacity: everything owed is tracked as a uint96, each leg's accrual as a uint128", () => {
+  describe("capacity: everything owed is tracked as a uint96, and so is each leg's accrual (a part of it)", () => {
     const MAX_U96 = 2n ** 96n - 1n;
 
     it("reverts with SafeCastOverflowedUintDowncast(96, owed) when the total owed would pass 2**96 - 1", async () => {
@@ -333,17 +333,16 @@ describe("AssetSplit.settle", () => {
       assert.equal(await p.split.read.surplus(), 1n);
     });
 
-    it("a leg of a single huge settlement fails its uint128 cast first: SafeCastOverflowedUintDowncast(128, leg)", async () => {
+    it("a single huge settlement fails the total's cast, before any leg's: SafeCastOverflowedUintDowncast(96, owed)", async () => {
       const p = await networkHelpers.loadFixture(deployWithSettler);
-      // 2**129 gives the asset owner 2**128 plus the rounding remainder: more than a uint128 holds.
+      // 2**129 would give the asset owner 2**128 plus the rounding remainder; the total owed is checked first.
       assert.equal(expectedLegs(2n ** 129n)[0], 2n ** 128n + 1n);
       await viem.assertions.revertWithCustomErrorWithArgs(
         fundAndSettle(p, ref(1), 2n ** 129n),
         p.split,
         "SafeCastOverflowedUintDowncast",
-        [128, 2n ** 128n + 1n],
+        [96, 2n ** 129n],
       );
-      // Below that, a settlement the legs hold still exceeds what the total owed holds.
       await viem.assertions.revertWithCustomErrorWithArgs(
         (await splitAs(p, p.accounts.relayer)).write.settle([ref(2), 2n ** 128n - 1n]),
         p.split,

@@ -84,15 +84,16 @@ describe("AssetSplit.withdraw and release", () => {
       );
     });
 
-    it("reverts with the token's ERC20InvalidReceiver for `to` = address zero and keeps the credit", async () => {
+    it("reverts with InvalidPayee for `to` = address zero or the split itself, and keeps the credit owed", async () => {
+      // Paid to the split itself, a credit would become surplus, which only the admin can take.
       const p = await networkHelpers.loadFixture(deployWithCredits);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        (await splitAs(p, p.accounts.assetOwner)).write.withdraw([zeroAddress]),
-        p.token,
-        "ERC20InvalidReceiver",
-        [zeroAddress],
-      );
+      const asOwner = await splitAs(p, p.accounts.assetOwner);
+      for (const to of [getAddress(p.split.address), zeroAddress]) {
+        await viem.assertions.revertWithCustomErrorWithArgs(asOwner.write.withdraw([to]), p.split, "InvalidPayee", [to]);
+      }
       assert.equal(await p.split.read.claimable([p.accounts.assetOwner.account.address]), USDC(50));
+      assert.equal(await p.split.read.surplus(), 0n);
+      assert.equal(await balance(p, p.split.address), USDC(100));
     });
 
     it("works while the split is paused", async () => {
@@ -136,13 +137,21 @@ describe("AssetSplit.withdraw and release", () => {
       await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([stranger.account.address]), p.split, "NothingToWithdraw", [
         getAddress(stranger.account.address),
       ]);
-      await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([zeroAddress]), p.split, "NothingToWithdraw", [
-        zeroAddress,
-      ]);
       await asStranger.write.release([operator.account.address]);
       await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([operator.account.address]), p.split, "NothingToWithdraw", [
         getAddress(operator.account.address),
       ]);
+    });
+
+    it("reverts with InvalidPayee for address zero and the split itself (neither can be a recipient)", async () => {
+      const p = await networkHelpers.loadFixture(deployWithCredits);
+      const asStranger = await splitAs(p, p.accounts.stranger);
+      for (const recipient of [getAddress(p.split.address), zeroAddress]) {
+        await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([recipient]), p.split, "InvalidPayee", [
+          recipient,
+        ]);
+      }
+      assert.equal(await p.split.read.surplus(), 0n);
     });
   });
 

@@ -95,6 +95,32 @@ describe("PaymentRouter attacks", () => {
       assert.equal(await p.token.read.balanceOf([stranger.account.address]), 0n);
     });
 
+    it("is not taken as consent any more once the payer changed the allowance it set: no payment from a standing approval", async () => {
+      // The payer cancels after the front-run by approving the router for something else (here: a standing
+      // approval of 500 for the approval rail). The front-run permit must not pay the order from that approval.
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { payer, stranger } = p.accounts;
+      const order = await makeOrder(p, USDC(4));
+      const args = await permitPayment(p, order);
+      const [, , owner, v, r, s] = args;
+      const deadline = await p.router.read.permitDeadline([order]);
+      await (await tokenAs(p, stranger)).write.permit([owner, p.router.address, order.amount, deadline, v, r, s]);
+      for (const allowance of [USDC(500), 0n, USDC(4) - 1n]) {
+        await (await tokenAs(p, payer)).write.approve([p.router.address, allowance]);
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          (await routerAs(p, p.accounts.relayer)).write.payWithPermit(args),
+          p.router,
+          "InvalidPermit",
+          [getAddress(payer.account.address)],
+        );
+      }
+      assert.equal(await p.token.read.balanceOf([payer.account.address]), USDC(1_000));
+      assert.equal(await p.router.read.isPaid([order.orderId]), false);
+      // Set back to exactly the permit's amount, the front-run permit pays again.
+      await (await tokenAs(p, payer)).write.approve([p.router.address, USDC(4)]);
+      await viem.assertions.emit((await routerAs(p, p.accounts.relayer)).write.payWithPermit(args), p.router, "OrderPaid");
+    });
+
     it("known limitation: once the payer signs another permit, the front-run one is no longer recognised", async () => {
       // _permitWasConsumed only looks at the payer's latest nonce. The funds stay safe (InvalidPermit) and the
       // allowance stays with the router; the order has to be paid another way (here: the payer's own pay()).

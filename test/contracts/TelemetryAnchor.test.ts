@@ -1,10 +1,10 @@
-// TelemetryAnchor: anchoring batch roots (roles, binding, no re-anchoring) and verifying readings against
-// them with proofs of the relayer's batch trees.
+// TelemetryAnchor: anchoring batch roots (roles, binding, no re-anchoring, keyed by project, device and batch)
+// and verifying readings, from their fields, against them with proofs of the relayer's batch trees.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
+import { StandardMerkleTree, SimpleMerkleTree } from "@openzeppelin/merkle-tree";
 import { network } from "hardhat";
-import { type Hex, getAddress, keccak256, toHex, zeroAddress, zeroHash } from "viem";
+import { type Hex, concat, getAddress, keccak256, toHex, zeroAddress, zeroHash } from "viem";
 import {
   type BatchBinding,
   LEAF_ENCODING,
@@ -30,6 +30,18 @@ async function deployAnchor() {
   const anchor = await viem.deployContract("TelemetryAnchor", [admin.account.address, 0, anchorer.account.address]);
   const asAnchorer = await viem.getContractAt("TelemetryAnchor", anchor.address, { client: { wallet: anchorer } });
   return { anchor, asAnchorer, accounts: { admin, anchorer, stranger, other } };
+}
+
+/** A reading as TelemetryAnchor.verifyReading takes it. */
+function onChain(r: LeafReading) {
+  return {
+    readingId: r.readingId,
+    sequenceNumber: BigInt(r.sequenceNumber),
+    meterEpoch: BigInt(r.meterEpoch),
+    energyWhCumulative: BigInt(r.energyWhCumulative),
+    deviceTsMs: BigInt(r.deviceTsMs),
+    supersedesReadingId: r.supersedesReadingId ?? "",
+  };
 }
 
 function readings(count: number, start = 1): LeafReading[] {
@@ -75,7 +87,7 @@ describe("TelemetryAnchor", () => {
         ROOT,
         96,
       ]);
-      const stored = await anchor.read.anchorOf([DEVICE, 1n]);
+      const stored = await anchor.read.anchorOf([PROJECT, DEVICE, 1n]);
       assert.equal(stored.root, ROOT);
       assert.equal(stored.readings, 96);
       assert.equal(stored.anchoredAt, BigInt(await networkHelpers.time.latest()));
@@ -88,35 +100,52 @@ describe("TelemetryAnchor", () => {
       await asAnchorer.write.anchor([PROJECT, DEVICE, 1n, ROOT, 1]);
       await asAnchorer.write.anchor([PROJECT, DEVICE, 2n, otherRoot, 2]);
       await asAnchorer.write.anchor([PROJECT, otherDevice, 1n, otherRoot, 3]);
-      assert.equal((await anchor.read.anchorOf([DEVICE, 1n])).root, ROOT);
-      assert.equal((await anchor.read.anchorOf([DEVICE, 2n])).root, otherRoot);
-      assert.equal((await anchor.read.anchorOf([otherDevice, 1n])).readings, 3);
+      assert.equal((await anchor.read.anchorOf([PROJECT, DEVICE, 1n])).root, ROOT);
+      assert.equal((await anchor.read.anchorOf([PROJECT, DEVICE, 2n])).root, otherRoot);
+      assert.equal((await anchor.read.anchorOf([PROJECT, otherDevice, 1n])).readings, 3);
     });
 
-    it("reverts with BatchAlreadyAnchored for a batch anchored before, whatever the root or project", async () => {
+    it("reverts with BatchAlreadyAnchored for a batch anchored before, whatever the root or count", async () => {
       const { anchor, asAnchorer } = await networkHelpers.loadFixture(deployAnchor);
       await asAnchorer.write.anchor([PROJECT, DEVICE, 7n, ROOT, 10]);
-      for (const [project, root] of [
-        [PROJECT, ROOT],
-        [PROJECT, keccak256(toHex("a different root"))],
-        [idKey("prj_yaba_ebike"), ROOT],
-      ] as Array<[Hex, Hex]>) {
+      for (const [root, count] of [
+        [ROOT, 10],
+        [keccak256(toHex("a different root")), 10],
+        [ROOT, 11],
+      ] as Array<[Hex, number]>) {
         await viem.assertions.revertWithCustomErrorWithArgs(
-          asAnchorer.write.anchor([project, DEVICE, 7n, root, 10]),
+          asAnchorer.write.anchor([PROJECT, DEVICE, 7n, root, count]),
           anchor,
           "BatchAlreadyAnchored",
-          [DEVICE, 7n, ROOT],
+          [PROJECT, DEVICE, 7n, ROOT],
         );
       }
-      const stored = await anchor.read.anchorOf([DEVICE, 7n]);
+      const stored = await anchor.read.anchorOf([PROJECT, DEVICE, 7n]);
       assert.equal(stored.root, ROOT, "the first root stays");
       assert.equal(stored.readings, 10);
+    });
+
+    it("keys batches by project too: the same device and sequence in another project is another batch", async () => {
+      const { anchor, asAnchorer } = await networkHelpers.loadFixture(deployAnchor);
+      const otherProject = idKey("prj_yaba_ebike");
+      const otherRoot = keccak256(toHex("the other project's root"));
+      await asAnchorer.write.anchor([PROJECT, DEVICE, 7n, ROOT, 10]);
+      await viem.assertions.emitWithArgs(asAnchorer.write.anchor([otherProject, DEVICE, 7n, otherRoot, 4]), anchor, "BatchAnchored", [
+        otherProject,
+        DEVICE,
+        7n,
+        otherRoot,
+        4,
+      ]);
+      assert.equal((await anchor.read.anchorOf([PROJECT, DEVICE, 7n])).root, ROOT);
+      assert.equal((await anchor.read.anchorOf([otherProject, DEVICE, 7n])).root, otherRoot);
+      assert.equal((await anchor.read.anchorOf([idKey("prj_none"), DEVICE, 7n])).root, zeroHash);
     });
 
     it("reverts with EmptyRoot for a root of zero", async () => {
       const { anchor, asAnchorer } = await networkHelpers.loadFixture(deployAnchor);
       await viem.assertions.revertWithCustomError(asAnchorer.write.anchor([PROJECT, DEVICE, 1n, zeroHash, 1]), anchor, "EmptyRoot");
-      assert.equal((await anchor.read.anchorOf([DEVICE, 1n])).root, zeroHash);
+      assert.equal((await anchor.read.anchorOf([PROJECT, DEVICE, 1n])).root, zeroHash);
     });
 
     it("reverts with NoReadings for a batch of zero readings", async () => {
@@ -172,42 +201,86 @@ describe("TelemetryAnchor", () => {
       assert.equal(batchRoot(binding, batch.slice(0, 1)), StandardMerkleTree.of(values.slice(0, 1), [...LEAF_ENCODING]).root);
     });
 
-    it("proves every reading of an anchored batch", async () => {
-      const { anchor, asAnchorer } = await networkHelpers.loadFixture(deployAnchor);
-      const tree = StandardMerkleTree.of(
-        batch.map((r) => leafValues(binding, r)),
-        [...LEAF_ENCODING],
-      );
-      await asAnchorer.write.anchor([PROJECT, DEVICE, 3n, tree.root as Hex, batch.length]);
-      for (const [i, values] of tree.entries()) {
-        const proof = tree.getProof(i) as Hex[];
-        assert.equal(await anchor.read.verifyReading([DEVICE, 3n, proof, leafHash(values)]), true, `reading ${i}`);
+    it("readingLeaf is the relayer's leaf hash of the documented values on this chain", async () => {
+      const { anchor } = await networkHelpers.loadFixture(deployAnchor);
+      for (const reading of batch) {
+        assert.equal(await anchor.read.readingLeaf([PROJECT, DEVICE, 3n, onChain(reading)]), leafHash(leafValues(binding, reading)));
       }
     });
 
-    it("rejects a reading of another batch, device or chain, or a changed value", async () => {
+    it("proves every reading of an anchored batch from its fields", async () => {
       const { anchor, asAnchorer } = await networkHelpers.loadFixture(deployAnchor);
       const tree = StandardMerkleTree.of(
         batch.map((r) => leafValues(binding, r)),
         [...LEAF_ENCODING],
       );
       await asAnchorer.write.anchor([PROJECT, DEVICE, 3n, tree.root as Hex, batch.length]);
-      const proof = tree.getProof(0) as Hex[];
-      const reading = batch[0];
-      const forged = [
-        leafValues({ ...binding, batchSequence: 4 }, reading),
-        leafValues({ ...binding, deviceId: "mtr-kibera-002" }, reading),
-        leafValues({ ...binding, chainId: chainId + 1 }, reading),
-        leafValues({ ...binding, projectId: "prj_yaba_ebike" }, reading),
-        leafValues(binding, { ...reading, energyWhCumulative: reading.energyWhCumulative + 1 }),
-      ];
-      for (const values of forged) {
-        assert.equal(await anchor.read.verifyReading([DEVICE, 3n, proof, leafHash(values)]), false);
+      for (const [i, reading] of batch.entries()) {
+        const proof = tree.getProof(leafValues(binding, reading)) as Hex[];
+        assert.equal(await anchor.read.verifyReading([PROJECT, DEVICE, 3n, onChain(reading), proof]), true, `reading ${i}`);
       }
-      // The right leaf with another leaf's proof, and the right leaf and proof against another batch.
-      const leaf = leafHash(leafValues(binding, reading));
-      assert.equal(await anchor.read.verifyReading([DEVICE, 3n, tree.getProof(1) as Hex[], leaf]), false);
-      assert.equal(await anchor.read.verifyReading([DEVICE, 4n, proof, leaf]), false, "batch 4 is not anchored");
+    });
+
+    it("rejects a reading of another batch, device or project, or a changed value", async () => {
+      const { anchor, asAnchorer } = await networkHelpers.loadFixture(deployAnchor);
+      const tree = StandardMerkleTree.of(
+        batch.map((r) => leafValues(binding, r)),
+        [...LEAF_ENCODING],
+      );
+      await asAnchorer.write.anchor([PROJECT, DEVICE, 3n, tree.root as Hex, batch.length]);
+      const reading = batch[0];
+      const proof = tree.getProof(leafValues(binding, reading)) as Hex[];
+      const verify = (project: Hex, device: Hex, sequence: bigint, r: LeafReading, p: Hex[]) =>
+        anchor.read.verifyReading([project, device, sequence, onChain(r), p]);
+      assert.equal(await verify(PROJECT, DEVICE, 3n, reading, proof), true);
+      for (const changed of [
+        { ...reading, energyWhCumulative: reading.energyWhCumulative + 1 },
+        { ...reading, sequenceNumber: reading.sequenceNumber + 1 },
+        { ...reading, deviceTsMs: reading.deviceTsMs + 1 },
+        { ...reading, readingId: `${reading.readingId}x` },
+        { ...reading, supersedesReadingId: "r-0" },
+      ]) {
+        assert.equal(await verify(PROJECT, DEVICE, 3n, changed, proof), false);
+      }
+      // Another leaf's proof; another batch, device or project (none anchored).
+      assert.equal(await verify(PROJECT, DEVICE, 3n, reading, tree.getProof(leafValues(binding, batch[1])) as Hex[]), false);
+      assert.equal(await verify(PROJECT, DEVICE, 4n, reading, proof), false, "batch 4 is not anchored");
+      assert.equal(await verify(PROJECT, idKey("mtr-kibera-002"), 3n, reading, proof), false);
+      assert.equal(await verify(idKey("prj_yaba_ebike"), DEVICE, 3n, reading, proof), false);
+      // The same tree anchored under another project binds the other project into nothing it proves.
+      await asAnchorer.write.anchor([idKey("prj_yaba_ebike"), DEVICE, 3n, tree.root as Hex, batch.length]);
+      assert.equal(await verify(idKey("prj_yaba_ebike"), DEVICE, 3n, reading, proof), false);
+    });
+
+    it("rejects the readings of a tree built for another chain id", async () => {
+      const { anchor, asAnchorer } = await networkHelpers.loadFixture(deployAnchor);
+      const elsewhere = { ...binding, chainId: chainId + 1 };
+      const tree = StandardMerkleTree.of(
+        batch.map((r) => leafValues(elsewhere, r)),
+        [...LEAF_ENCODING],
+      );
+      await asAnchorer.write.anchor([PROJECT, DEVICE, 3n, tree.root as Hex, batch.length]);
+      for (const reading of batch.slice(0, 3)) {
+        const proof = tree.getProof(leafValues(elsewhere, reading)) as Hex[];
+        assert.equal(await anchor.read.verifyReading([PROJECT, DEVICE, 3n, onChain(reading), proof]), false);
+      }
+    });
+
+    it("an inner node of the tree never verifies as a reading: the contract builds the double-hashed leaf", async () => {
+      // With the leaf as an argument, the hash of two sibling leaves with the rest of a leaf's proof verified
+      // (a "reading" no one ever sent). Built from a reading's fields, a leaf is always a double hash.
+      const { anchor, asAnchorer } = await networkHelpers.loadFixture(deployAnchor);
+      const leaves = batch.map((r) => leafHash(leafValues(binding, r)));
+      const tree = SimpleMerkleTree.of(leaves);
+      await asAnchorer.write.anchor([PROJECT, DEVICE, 3n, tree.root as Hex, batch.length]);
+      const [sibling, ...rest] = tree.getProof(leaves[0]) as Hex[];
+      const pair = [leaves[0], sibling].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+      const innerNode = keccak256(concat(pair));
+      assert.equal(SimpleMerkleTree.verify(tree.root, innerNode, rest), true, "the inner node is in the tree");
+      for (const reading of batch) {
+        assert.equal(await anchor.read.verifyReading([PROJECT, DEVICE, 3n, onChain(reading), rest]), false);
+        assert.notEqual(await anchor.read.readingLeaf([PROJECT, DEVICE, 3n, onChain(reading)]), innerNode);
+      }
     });
   });
 });

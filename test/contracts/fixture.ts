@@ -17,7 +17,8 @@ export const USDC = (dollars: number) => BigInt(Math.round(dollars * 1_000_000))
 export const LEG_BPS = [5000, 4000, 1000] as const;
 export const MAX_UINT256 = 2n ** 256n - 1n;
 
-/** Deploys token, split and router, wires the roles as the Ignition module does, funds a payer. */
+/** Deploys token, split, router and split factory, wires the roles as the Ignition modules do, funds a payer.
+ * The relayer account creates the factory's splits and manages their recipients; the pauser pauses them. */
 export async function deployPayments() {
   const [admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger] =
     await viem.getWalletClients();
@@ -38,6 +39,19 @@ export async function deployPayments() {
   await router.write.grantRole([await router.read.PAUSER_ROLE(), pauser.account.address]);
   await router.write.registerSplit([split.address]);
 
+  const factory = await viem.deployContract("AssetSplitFactory", [
+    token.address,
+    router.address,
+    protocol.account.address,
+    [...LEG_BPS],
+    admin.account.address,
+    0,
+  ]);
+  await factory.write.grantRole([await factory.read.SPLIT_CREATOR_ROLE(), relayer.account.address]);
+  await factory.write.grantRole([await factory.read.SPLIT_MANAGER_ROLE(), relayer.account.address]);
+  await factory.write.grantRole([await factory.read.PAUSER_ROLE(), pauser.account.address]);
+  await router.write.setSplitFactory([factory.address]);
+
   await token.write.mint([payer.account.address, USDC(1_000)]);
   await token.write.mint([agent.account.address, USDC(1_000)]);
   const tokenAsAgent = await viem.getContractAt("TestStablecoin", token.address, { client: { wallet: agent } });
@@ -47,6 +61,7 @@ export async function deployPayments() {
     token,
     split,
     router,
+    factory,
     accounts: { admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger },
   };
 }
@@ -121,6 +136,30 @@ export async function permitPayment(p: Payments, order: PaymentOrder) {
 /** The router as seen by another account. */
 export function routerAs(p: Payments, wallet: Wallet) {
   return viem.getContractAt("PaymentRouter", p.router.address, { client: { wallet } });
+}
+
+/** The asset key of a device: keccak256 of its id, as the relayer puts it in orders (`deviceId`). */
+export const assetKey = (deviceId: string): Hex => keccak256(toHex(deviceId));
+
+/** Creates the factory split of `key` (as the relayer, the split creator) for the fixture's asset owner and
+ * operator unless given others; returns the split (an AssetSplitClone). */
+export async function createFactorySplit(
+  p: Payments,
+  key: Hex,
+  recipients: { assetOwner?: Address; operator?: Address } = {},
+) {
+  const factory = await factoryAs(p, p.accounts.relayer);
+  await factory.write.createSplit([
+    key,
+    recipients.assetOwner ?? p.accounts.assetOwner.account.address,
+    recipients.operator ?? p.accounts.operator.account.address,
+  ]);
+  return viem.getContractAt("AssetSplitClone", await p.factory.read.predictSplit([key]));
+}
+
+/** The split factory as seen by another account. */
+export function factoryAs(p: Payments, wallet: Wallet) {
+  return viem.getContractAt("AssetSplitFactory", p.factory.address, { client: { wallet } });
 }
 
 /** The split as seen by another account. */

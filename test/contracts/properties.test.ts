@@ -17,7 +17,6 @@ import {
   railPayer,
   splitAs,
   viem,
-  type Payments,
   type RailName,
 } from "./fixture.ts";
 

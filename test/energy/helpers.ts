@@ -6,10 +6,11 @@ import { createPrivateKey, sign } from "node:crypto";
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { keccak256, toHex } from "viem";
 import type { Stack } from "../support/stack.ts";
+import type { UncheckedJson } from "../support/unchecked-json.ts";
 
 export const BASE = "/energy/v1";
 
-export type Response = { status: number; headers: Headers; text: string; body: any };
+export type Response = { status: number; headers: Headers; text: string; body: UncheckedJson };
 
 export type Reading = {
   device_ts: string;
@@ -31,7 +32,7 @@ export async function request(
 ): Promise<Response> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  const response = await fetch(`${stack.relayerUrl}${path}`, { method, headers, body: opts.body });
+  const response = await fetchAnswer(`${stack.relayerUrl}${path}`, { method, headers, body: opts.body });
   const text = await response.text();
   let body: unknown = text;
   try {
@@ -40,6 +41,20 @@ export async function request(
     // not JSON
   }
   return { status: response.status, headers: response.headers, text, body };
+}
+
+/** fetch, retried when the server answered before reading the whole body and closed the connection while
+ * the body was still being sent (the 413 case): the client may then see EPIPE or ECONNRESET instead of the
+ * answer, depending on timing. Any other failure, and a third such one, is thrown. */
+async function fetchAnswer(url: string, init: RequestInit): Promise<globalThis.Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      const code = ((error as Error).cause as { code?: string } | undefined)?.code;
+      if (attempt >= 3 || (code !== "EPIPE" && code !== "ECONNRESET")) throw error;
+    }
+  }
 }
 
 /** POST /auth/token with `fields` form-encoded. */

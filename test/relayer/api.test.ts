@@ -4,6 +4,7 @@ import { after, before, describe } from "node:test";
 import { selectedDatabaseKinds } from "../support/databases.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { authCases } from "./cases/auth.ts";
+import { deviceSplitCases } from "./cases/device-splits.ts";
 import { OTHER_TENANT, deviceCases } from "./cases/devices.ts";
 import { expiryCases } from "./cases/expiry.ts";
 import { limitCases } from "./cases/limits.ts";
@@ -39,5 +40,6 @@ for (const database of selectedDatabaseKinds()) {
     orderStreamCases(getStack);
     limitCases(getStack);
     expiryCases(getStack);
+    deviceSplitCases(getStack);
   });
 }

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { jsonEscapesUnstorable } from "../../relayer/src/http/text-guard.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 
 /** The former implementation: a regular expression whose run of backslashes backtracks quadratically. */
 function reference(text: string): boolean {
@@ -22,18 +23,6 @@ function reference(text: string): boolean {
     }
   }
   return false;
-}
-
-/** A small seeded generator (mulberry32), so a failure names an input that reproduces. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const MiB = 1024 * 1024;
@@ -72,7 +61,7 @@ describe("text guard: JSON escapes of text PostgreSQL cannot store", () => {
   });
 
   it("decides exactly as the former regular-expression scan on 30,000 random short texts", () => {
-    const next = random(20240611);
+    const next = seededRandom(20240611);
     const pieces = ["\\", "\\", "\\", "u", "u", "0", "0000", "d800", "DBFF", "dc00", "DFFF", "d", "c", "8", "f", "x", '"', "\\u", "\\ud83d", "\\ude00", "\\u0000"];
     for (let n = 0; n < 30_000; n++) {
       let text = "";

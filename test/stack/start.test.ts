@@ -4,8 +4,9 @@
 //   - a taken port fails the start with a message that names it, and nothing is left running;
 //   - the start shows each step, prints the table once everything answers, and the demo then pays a device
 //     end to end against it; SIGINT stops every child the start started;
-//   - started again on the same chain, the data is kept (the demo's order is still there); on a new chain
-//     on the same port, everything starts clean (the order is gone: nothing indexed from the old chain).
+//   - started again on the same chain, the data is kept (the demo's order is still there, and the indexer
+//     serves its payment); on a new chain on the same port, everything starts clean (the order is gone:
+//     nothing indexed from the old chain).
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -150,11 +151,22 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
 
   it("keeps the data when started again on the same chain", async () => {
     assert.ok(demoOrderId, "needs the demo's order");
+    const before = await stackFile();
     running = await start();
     assert.match(running.stdout(), /^Ready \(data kept: same chain\)\./m, running.stderr());
     const stack = await stackFile();
     const order = await (await fetch(`${stack.endpoints.paymentApi}/orders/${demoOrderId}`)).json();
     assert.equal(order.status, "success");
+    // The sample tenant is the one seeded before, and the key printed then still works.
+    assert.deepEqual({ ...stack.sample, seedDigest: undefined }, { ...before.sample, seedDigest: undefined });
+    const key = await fetch(`${stack.endpoints.paymentApi}/devices`, { headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` } });
+    assert.equal(key.status, 200, "the developer key of the first start works");
+    // The on-chain volume comes from the indexer: its kept index serves the demo's payment again.
+    const stats = await (await fetch(`${stack.endpoints.paymentApi}/public/stats`)).json();
+    assert.ok(stats.onchainVolumeUsd > 0, `on-chain volume ${stats.onchainVolumeUsd} after the restart`);
+    // The indexer stopped by the first start's Ctrl-C released its database: the restart did not wait for it.
+    const indexerLog = await readFile(path.join(stackDir, "logs", "indexer.log"), "utf8");
+    assert.doesNotMatch(indexerLog, /Schema is locked by a different Ponder app/);
     assert.equal(await interrupt(running), 0);
   });
 

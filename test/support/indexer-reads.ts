@@ -1,7 +1,8 @@
 // The indexer's read path as the tests and benchmarks use it: the relayer's client (indexer/client.ts) plus
 // reads that only they need, over the same SQL over HTTP (`client.db`) and, like the client's, each with the
 // indexed checkpoint selected (so that Ponder's cache drops them at the next block): waiting for a block,
-// single orders, settlements by reference, participants, withdrawals, splits, per-device and per-day totals.
+// single orders, settlements by reference, participants (across splits and per split), withdrawals, splits,
+// per-device and per-day totals.
 import { and, asc, desc, eq, gte, inArray, lte, type SQL } from "@ponder/client";
 import type { Hex } from "viem";
 import {
@@ -11,7 +12,8 @@ import {
   type PaidOrder,
   type Participant,
   type Settlement,
-  type SplitLegs,
+  type Split,
+  type SplitParticipant,
   type Withdrawal,
   createIndexerClient,
   onEveryRow,
@@ -96,6 +98,17 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
       );
     },
 
+    /** Every recipient's earnings in `split` (recipient order). */
+    async splitParticipantsOf(split: Hex): Promise<SplitParticipant[]> {
+      return rowsOf(
+        await db
+          .select({ row: schema.splitParticipants, indexed: ponderCheckpoint.latestCheckpoint })
+          .from(schema.splitParticipants).leftJoin(ponderCheckpoint, onEveryRow)
+          .where(eq(schema.splitParticipants.split, split.toLowerCase() as Hex))
+          .orderBy(asc(schema.splitParticipants.recipient)),
+      );
+    },
+
     /** `recipient`'s withdrawals, in chain order. */
     async withdrawalsOf(recipient: Hex): Promise<Withdrawal[]> {
       return rowsOf(
@@ -108,7 +121,7 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
     },
 
     /** Every split seen, with its token, registration and current legs (recipients and bps). */
-    async splits(): Promise<SplitLegs[]> {
+    async splits(): Promise<Split[]> {
       return rowsOf(
         await db
           .select({ row: schema.splits, indexed: ponderCheckpoint.latestCheckpoint })

@@ -1,5 +1,6 @@
 // A local chain for end-to-end suites: a Hardhat node on a free loopback port with the LocalStack Ignition
-// module deployed under a unique deployment id, and its cleanup (stop the node, remove the deployment's
+// module deployed under a unique deployment id (replayed from a recording after the first Ignition deploy of
+// a build: deployment-replay.ts), and its cleanup (stop the node, remove the deployment's
 // Ignition journal and generated record).
 //
 // Accounts are the node's well-known ones (Hardhat's default mnemonic): 0 admin and pauser, 1 quote signer,
@@ -12,6 +13,7 @@ import { deployLocalStack, rpc, startChain } from "../../lib/chain.ts";
 import { type DeploymentRecord, deploymentRecordPath, deploymentsDir, repoRoot } from "../../ignition/deployment-records.ts";
 import { type Service, freePort } from "../../lib/processes.ts";
 import { LOCAL_MNEMONIC, localAccount } from "../../lib/sample-data.ts";
+import { loadRecording, recordDeployment, replayDeployment } from "./deployment-replay.ts";
 
 export { LOCAL_MNEMONIC, localAccount };
 
@@ -62,12 +64,18 @@ export async function startLocalChain(
   };
   let record: DeploymentRecord;
   try {
-    record = await deployLocalStack({
-      rpcUrl,
-      deploymentId,
-      logFile: opts.logDir ? path.join(opts.logDir, `${deploymentId}.deploy.log`) : undefined,
-      echo: opts.echo,
-    });
+    const recording = await loadRecording();
+    if (recording) {
+      record = await replayDeployment(rpcUrl, deploymentId, recording);
+    } else {
+      record = await deployLocalStack({
+        rpcUrl,
+        deploymentId,
+        logFile: opts.logDir ? path.join(opts.logDir, `${deploymentId}.deploy.log`) : undefined,
+        echo: opts.echo,
+      });
+      await recordDeployment(rpcUrl, record);
+    }
   } catch (error) {
     await cleanup();
     throw error;

@@ -16,6 +16,7 @@ import { localAccount } from "../../lib/sample-data.ts";
 import { type ServerSentEvent, serverSentEvents } from "../../sdk/event-stream.ts";
 import { permitSignatureParts, signOrderPermit } from "../../sdk/payment-order.ts";
 import type { Stack } from "./stack.ts";
+import type { UncheckedJson } from "./unchecked-json.ts";
 
 /** The local node's funded test wallet. */
 export const TEST_WALLET_INDEX = 7;
@@ -30,8 +31,8 @@ const tokenAbi = parseAbi([
 export type OrderBody = {
   id: string;
   status: "pending" | "success" | "expired";
-  paymentDetails?: any;
-  [key: string]: any;
+  paymentDetails?: UncheckedJson;
+  [key: string]: UncheckedJson;
 };
 
 export function clients(stack: Stack, walletIndex = TEST_WALLET_INDEX) {
@@ -93,7 +94,7 @@ export async function pay(
   order: OrderBody,
   rail: "relayed-permit" | "wallet-permit" | "wallet-approval" | "cash",
   walletIndex = TEST_WALLET_INDEX,
-): Promise<{ status?: number; body?: any; hash?: Hex }> {
+): Promise<{ status?: number; body?: UncheckedJson; hash?: Hex }> {
   if (rail === "relayed-permit") {
     const permit = await signPermit(stack, order, walletIndex);
     const response = await stack.api("POST", `/v1/orders/${order.id}/permit`, { body: permit });

@@ -1,7 +1,8 @@
 // Paying orders on a local chain through every rail, as the service and its users would: the quote signer
 // (account 1) signs each order's voucher, a payer signs a permit bound to the order, and the transactions go
-// to the node. Typed data comes from sdk/payment-order.ts, ABIs from generated/abis.ts, addresses from the
-// deployment record.
+// to the node. An order settles through the hand-deployed split, or through its device's factory split (the
+// agent, account 2, creates those and manages their recipients). Typed data comes from sdk/payment-order.ts,
+// ABIs from generated/abis.ts, addresses from the deployment record.
 import { randomBytes } from "node:crypto";
 import {
   type Address,
@@ -16,7 +17,7 @@ import {
   maxUint256,
   toHex,
 } from "viem";
-import { assetSplitAbi, paymentRouterAbi, testStablecoinAbi } from "../../generated/abis.ts";
+import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi, testStablecoinAbi } from "../../generated/abis.ts";
 import {
   type PaymentOrder,
   orderTypedData,
@@ -39,11 +40,12 @@ export function deviceId(name: string): Hex {
 
 export type Payments = ReturnType<typeof createPayments>;
 
-/** Helpers to pay orders and drive the split on `chain` (a LocalStack deployment). */
+/** Helpers to pay orders and drive the splits on `chain` (a LocalStack deployment). */
 export function createPayments(chain: LocalChain) {
   const { record } = chain;
   const router = record.contracts.PaymentRouter!.address;
   const split = record.contracts.AssetSplit!.address;
+  const factory = record.contracts.AssetSplitFactory!.address;
   const token = record.contracts.TestStablecoin!.address;
   const viemChain = defineChain({
     id: record.chainId,
@@ -80,15 +82,17 @@ export function createPayments(chain: LocalChain) {
   const api = {
     publicClient,
     wallet,
-    addresses: { router, split, token },
+    /** `split` is the hand-deployed split. */
+    addresses: { router, split, token, factory },
 
-    /** A fresh order of `amount` base units for `device`, valid for a day from the chain's time. */
-    async newOrder(opts: { device: Hex; amount: bigint; orderId?: bigint }): Promise<PaymentOrder> {
+    /** A fresh order of `amount` base units for `device`, valid for a day from the chain's time, settled
+     * through `split` (default the hand-deployed split; a factory split must be `device`'s: deviceSplit). */
+    async newOrder(opts: { device: Hex; amount: bigint; orderId?: bigint; split?: Address }): Promise<PaymentOrder> {
       return {
         orderId: opts.orderId ?? nextOrderId++,
         deviceId: opts.device,
         token,
-        split,
+        split: opts.split ?? split,
         amount: opts.amount,
         expiry: (await chainTime()) + 86_400n * 30n,
       };
@@ -168,8 +172,9 @@ export function createPayments(chain: LocalChain) {
       return mined(hash);
     },
 
-    /** Pays a fresh order through `rail`; returns the order and the receipt. */
-    async pay(rail: Rail, opts: { device: Hex; amount: bigint }) {
+    /** Pays a fresh order through `rail` (settled through `opts.split`, as newOrder); returns the order and the
+     * receipt. */
+    async pay(rail: Rail, opts: { device: Hex; amount: bigint; split?: Address }) {
       const order = await api.newOrder(opts);
       const receipt =
         rail === "permit"
@@ -180,12 +185,12 @@ export function createPayments(chain: LocalChain) {
       return { order, receipt };
     },
 
-    /** Account `index` withdraws its claimable amount from the split to itself. */
-    async withdraw(index: number): Promise<TransactionReceipt> {
+    /** Account `index` withdraws its claimable amount from split `at` (default the hand-deployed one) to itself. */
+    async withdraw(index: number, at: Address = split): Promise<TransactionReceipt> {
       const account = wallet(index);
       return mined(
         await account.writeContract({
-          address: split,
+          address: at,
           abi: assetSplitAbi,
           functionName: "withdraw",
           args: [account.account.address],
@@ -211,9 +216,56 @@ export function createPayments(chain: LocalChain) {
       return { recipients, bps };
     },
 
-    /** On-chain claimable amount of `recipient` at the split. */
-    claimable(recipient: Address): Promise<bigint> {
-      return publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "claimable", args: [recipient] });
+    /** On-chain claimable amount of `recipient` at split `at` (default the hand-deployed one). */
+    claimable(recipient: Address, at: Address = split): Promise<bigint> {
+      return publicClient.readContract({ address: at, abi: assetSplitAbi, functionName: "claimable", args: [recipient] });
+    },
+
+    /** The address of `device`'s factory split (whether created yet or not). */
+    deviceSplit(device: Hex): Promise<Address> {
+      return publicClient.readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "predictSplit", args: [device] });
+    },
+
+    /** The split creator (the agent) creates `device`'s split with these recipients (default the asset-owner and
+     * operator accounts); the protocol leg and the shares are the factory's (account 6, 50/40/10). */
+    async createSplit(device: Hex, opts: { assetOwner?: Address; operator?: Address } = {}) {
+      const receipt = await mined(
+        await wallet(LOCAL_ACCOUNT_INDEX.agent).writeContract({
+          address: factory,
+          abi: assetSplitFactoryAbi,
+          functionName: "createSplit",
+          args: [
+            device,
+            opts.assetOwner ?? localAccount(LOCAL_ACCOUNT_INDEX.assetOwner).address,
+            opts.operator ?? localAccount(LOCAL_ACCOUNT_INDEX.operator).address,
+          ],
+        }),
+      );
+      return { split: await api.deviceSplit(device), receipt };
+    },
+
+    /** The split manager (the agent) replaces the asset-owner and operator recipients of `device`'s split. */
+    async setRecipients(device: Hex, assetOwner: Address, operator: Address): Promise<TransactionReceipt> {
+      return mined(
+        await wallet(LOCAL_ACCOUNT_INDEX.agent).writeContract({
+          address: factory,
+          abi: assetSplitFactoryAbi,
+          functionName: "setRecipients",
+          args: [device, assetOwner, operator],
+        }),
+      );
+    },
+
+    /** Every split on chain: the hand-deployed one, then those the factory created (its SplitCreated events). */
+    async splitAddresses(): Promise<Address[]> {
+      const created = await publicClient.getContractEvents({
+        address: factory,
+        abi: assetSplitFactoryAbi,
+        eventName: "SplitCreated",
+        fromBlock: BigInt(record.contracts.AssetSplitFactory!.startBlock),
+        toBlock: "latest",
+      });
+      return [split, ...created.map((log) => log.args.split!)];
     },
 
     /** A batch settlement outside the router: the agent (made a depositor) deposits `gross` under `ref`. */
@@ -251,10 +303,10 @@ export function createPayments(chain: LocalChain) {
       });
     },
 
-    /** Every YieldDeposited of the split on chain, in chain order. */
+    /** Every YieldDeposited of every split on chain (splitAddresses), in chain order. */
     async yieldDepositedLogs() {
       return publicClient.getContractEvents({
-        address: split,
+        address: await api.splitAddresses(),
         abi: assetSplitAbi,
         eventName: "YieldDeposited",
         fromBlock: BigInt(record.contracts.AssetSplit!.startBlock),

@@ -2,7 +2,7 @@
 // device-cloud simulator with the sample devices, the indexer, and the relayer seeded with the sample
 // tenant, on the embedded PGlite or on PostgreSQL (fresh directories or schemas, removed by stop()).
 import path from "node:path";
-import { type Service } from "../../lib/processes.ts";
+import { type Service, freePort } from "../../lib/processes.ts";
 import { startIndexer } from "../../lib/indexer.ts";
 import {
   type RelayerOptions,
@@ -15,6 +15,7 @@ import { SAMPLE_DEVICES, localPrivateKey, sampleSeedSpec } from "../../lib/sampl
 import { type DatabaseKind, pgliteDatabase, postgresDatabase } from "./databases.ts";
 import { type LocalChain, startLocalChain, testLogDir } from "./local-chain.ts";
 import { type TcpProxy, startTcpProxy } from "./tcp-proxy.ts";
+import type { UncheckedJson } from "./unchecked-json.ts";
 
 export type StackOptions = {
   label: string;
@@ -34,7 +35,7 @@ export type StackOptions = {
   echo?: boolean;
 };
 
-export type ApiResponse<T = any> = { status: number; headers: Headers; body: T; text: string };
+export type ApiResponse<T = UncheckedJson> = { status: number; headers: Headers; body: T; text: string };
 
 export type Stack = {
   database: DatabaseKind;
@@ -61,7 +62,7 @@ export type Stack = {
     energyClient: { clientId: string; clientSecret: string };
   };
   /** A JSON request to the relayer. */
-  api<T = any>(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  api<T = UncheckedJson>(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
   /** Seeds another tenant (stops and restarts the relayer on PGlite, which allows one process). */
   seed(spec: unknown): Promise<SeedOutput>;
   /** Stops the relayer (SIGTERM, or SIGKILL with `kill`) and starts it again on the same data; `whileStopped`
@@ -102,20 +103,26 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
     const indexerDb = opts.database === "pglite" ? pgliteDatabase(`${opts.label}-idx`) : postgresDatabase(opts.label);
     cleanups.push(() => indexerDb.cleanup());
-    let indexerUrl = "http://127.0.0.1:9";
-    let indexer: Service | undefined;
-    if (opts.indexer !== false) {
-      const started = await startIndexer({
-        deploymentId: chain.deploymentId,
-        rpcUrl,
-        database: indexerDb.database,
-        logFile: path.join(logDir, `${chain.deploymentId}.indexer.log`),
-        echo: opts.echo,
-      });
-      indexer = started.service;
-      indexerUrl = started.url;
-      cleanups.push(() => started.service.stop());
-    }
+    // The indexer starts while the relayer's database is seeded (they share nothing until the relayer runs).
+    const indexerPort = opts.indexer === false ? undefined : await freePort();
+    const indexerUrl = indexerPort === undefined ? "http://127.0.0.1:9" : `http://127.0.0.1:${indexerPort}`;
+    const indexerStarting =
+      indexerPort === undefined
+        ? undefined
+        : startIndexer({
+            port: indexerPort,
+            deploymentId: chain.deploymentId,
+            rpcUrl,
+            database: indexerDb.database,
+            logFile: path.join(logDir, `${chain.deploymentId}.indexer.log`),
+            echo: opts.echo,
+          });
+    // However the start ends, stop what it started.
+    cleanups.push(async () => {
+      const started = await indexerStarting?.catch(() => undefined);
+      await started?.service.stop();
+    });
+    indexerStarting?.catch(() => undefined);
 
     const relayerDb = opts.database === "pglite" ? pgliteDatabase(`${opts.label}-rel`) : postgresDatabase(`${opts.label}r`);
     cleanups.push(() => relayerDb.cleanup());
@@ -153,6 +160,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     };
     const spec = sampleSeedSpec();
     const seeded = await seedRelayer(relayerOptions, spec);
+    const startedIndexer = await indexerStarting;
+    const indexer = startedIndexer?.service;
     let relayer = await startRelayer(relayerOptions);
     cleanups.push(() => relayer.service.stop());
 
@@ -198,7 +207,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         } catch {
           // not JSON
         }
-        return { status: response.status, headers: response.headers, body: body as any, text };
+        return { status: response.status, headers: response.headers, body: body as UncheckedJson, text };
       },
       async seed(more) {
         if (opts.database === "pglite") await relayer.service.stop();

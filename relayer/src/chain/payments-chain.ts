@@ -1,6 +1,6 @@
-// The relayer's view of the payment contracts: the deployment's router and splits, the stablecoins they
-// settle in (read from the chain, never configured by hand), the quote signer that locks order prices,
-// and the relayer's hot wallet.
+// The relayer's view of the payment contracts: the deployment's router and split factory (each asset, a
+// device, has its own split the factory creates), the stablecoin they settle in (read from the chain, never
+// configured by hand), the quote signer that locks order prices, and the relayer's hot wallet.
 import {
   type Address,
   type Hex,
@@ -16,17 +16,19 @@ import {
   toHex,
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { assetSplitAbi, paymentRouterAbi } from "../../../generated/abis.ts";
+import { assetSplitFactoryAbi, paymentRouterAbi } from "../../../generated/abis.ts";
 import { type DeploymentRecord, loadDeploymentRecord } from "../../../ignition/deployment-records.ts";
 import { type PaymentOrder, orderTypedData } from "../../../sdk/payment-order.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
+import { predictSplitAddress } from "./split-address.ts";
 
 export type StablecoinInfo = {
   symbol: string;
   address: Address;
   decimals: number;
-  split: Address;
+  /** The AssetSplitFactory whose splits settle in this token. */
+  factory: Address;
   /** The token's EIP-712 domain, for the permits wallets sign. */
   domain: { name: string; version: string; chainId: number; verifyingContract: Address };
 };
@@ -48,11 +50,9 @@ export function chainDeviceId(deviceId: string): Hex {
 export async function connectPaymentsChain(config: Config, logger: Logger) {
   const deployment: DeploymentRecord = await loadDeploymentRecord(config.DEPLOYMENT);
   const router = deployment.contracts.PaymentRouter?.address;
-  const splits = Object.entries(deployment.contracts)
-    .filter(([name]) => name === "AssetSplit" || name.startsWith("AssetSplit_"))
-    .map(([, c]) => c.address);
-  if (!router || splits.length === 0) {
-    throw new Error(`deployment ${config.DEPLOYMENT} has no PaymentRouter or AssetSplit`);
+  const splitFactory = deployment.contracts.AssetSplitFactory?.address;
+  if (!router || !splitFactory) {
+    throw new Error(`deployment ${config.DEPLOYMENT} has no PaymentRouter or AssetSplitFactory`);
   }
   const chain = defineChain({
     id: deployment.chainId,
@@ -70,15 +70,15 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
   let tokens: Promise<Map<string, StablecoinInfo>> | undefined;
   const deadlines = new Map<string, bigint>();
 
-  async function readStablecoin(split: Address): Promise<StablecoinInfo> {
-    const address = await publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "asset" });
+  async function readStablecoin(factory: Address): Promise<StablecoinInfo> {
+    const address = await publicClient.readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "token" });
     const [symbol, decimals, name] = await Promise.all([
       publicClient.readContract({ address, abi: erc20Abi, functionName: "symbol" }),
       publicClient.readContract({ address, abi: erc20Abi, functionName: "decimals" }),
       publicClient.readContract({ address, abi: erc20Abi, functionName: "name" }),
     ]);
     const domain = await readPermitDomain(address, name, deployment.chainId);
-    return { symbol, address, decimals, split, domain };
+    return { symbol, address, decimals, factory, domain };
   }
 
   async function readPermitDomain(address: Address, fallbackName: string, chainId: number) {
@@ -105,10 +105,10 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
 
   /** The stablecoins payments can be made in, by symbol (read from the chain once, then cached). */
   function stablecoins(): Promise<Map<string, StablecoinInfo>> {
-    tokens ??= Promise.all(splits.map(readStablecoin)).then(
+    tokens ??= Promise.all([splitFactory].map(readStablecoin)).then(
       (list) => {
         logger.info("stablecoins read from the chain", {
-          tokens: list.map((t) => ({ symbol: t.symbol, address: t.address, split: t.split })),
+          tokens: list.map((t) => ({ symbol: t.symbol, address: t.address, factory: t.factory })),
         });
         return new Map(list.map((t) => [t.symbol, t]));
       },
@@ -145,11 +145,25 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     return { quoteSigner: hasSigner, agent: hasAgent };
   }
 
+  /** The split of the device whose on-chain id is `chainDeviceId`, for the factory's token (predicted
+   * off-chain: the address is the same before and after its creation). */
+  async function splitOf(chainDeviceId: Hex): Promise<{ split: Address; token: StablecoinInfo }> {
+    const [token] = [...(await stablecoins()).values()];
+    return { split: predictSplitAddress(splitFactory!, token.address, chainDeviceId), token };
+  }
+
+  /** Whether the split of `chainDeviceId` exists on-chain (the factory's isSplitCreated). */
+  const isSplitCreated = (chainDeviceId: Hex): Promise<boolean> =>
+    publicClient.readContract({ address: splitFactory, abi: assetSplitFactoryAbi, functionName: "isSplitCreated", args: [chainDeviceId] });
+
   return {
     deployment,
     chainId: deployment.chainId,
     chain,
     router,
+    splitFactory,
+    splitOf,
+    isSplitCreated,
     publicClient,
     quoteSigner,
     relayerAccount,

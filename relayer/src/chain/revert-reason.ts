@@ -1,8 +1,21 @@
 // Names the custom error behind a failed call or gas estimate (e.g. "OrderAlreadyPaid(42)").
 import { BaseError, ContractFunctionRevertedError, type Hex, decodeErrorResult, erc20Abi } from "viem";
-import { assetSplitAbi, paymentRouterAbi, telemetryAnchorAbi } from "../../../generated/abis.ts";
+import {
+  assetSplitAbi,
+  assetSplitCloneAbi,
+  assetSplitFactoryAbi,
+  paymentRouterAbi,
+  telemetryAnchorAbi,
+} from "../../../generated/abis.ts";
 
-const knownErrors = [...paymentRouterAbi, ...assetSplitAbi, ...telemetryAnchorAbi, ...erc20Abi].filter((item) => item.type === "error");
+const knownErrors = [
+  ...paymentRouterAbi,
+  ...assetSplitAbi,
+  ...assetSplitFactoryAbi,
+  ...assetSplitCloneAbi,
+  ...telemetryAnchorAbi,
+  ...erc20Abi,
+].filter((item) => item.type === "error");
 const tokenErrors = [
   { type: "error", name: "ERC20InsufficientBalance", inputs: [{ name: "sender", type: "address" }, { name: "balance", type: "uint256" }, { name: "needed", type: "uint256" }] },
   { type: "error", name: "ERC20InsufficientAllowance", inputs: [{ name: "spender", type: "address" }, { name: "allowance", type: "uint256" }, { name: "needed", type: "uint256" }] },

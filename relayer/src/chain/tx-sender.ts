@@ -5,14 +5,17 @@
 // submitted twice. Sent transactions are watched until mined; one the node dropped is broadcast again.
 //
 // The worker is woken by NOTIFY chain_transactions (enqueueTransaction) and by wake(). While transactions
-// are queued or unmined it ticks every TICK_MS (WATCH_MS just after a send); with nothing in flight it only
-// renews its lease, every IDLE_MS. A process that does not hold the lease tries to take it every TICK_MS.
+// are queued or unmined it ticks every TICK_MS (WATCH_MS just after a send), renewing its lease each time;
+// with nothing in flight it only looks again after SAFETY_POLL_MS, and lets the lease run out meanwhile (a
+// process needs it only to send; the next one to send takes it, and its nonce comes from the chain's pending
+// count, so one taking over from another never reuses a nonce). A process that does not hold the lease
+// tries to take it every TICK_MS.
 import { and, asc, eq, inArray, max, sql } from "drizzle-orm";
 import { type Address, type Hex, keccak256 } from "viem";
 import type { Database, DbOrTx } from "../db/client.ts";
 import { chainTransactions } from "../db/schema.ts";
 import { createLease } from "../jobs/lease.ts";
-import { createWorker } from "../jobs/worker.ts";
+import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../logger.ts";
 import type { PaymentsChain } from "./payments-chain.ts";
@@ -22,8 +25,6 @@ export const TX_CHANNEL = "chain_transactions";
 const LEASE = "tx_sender_lease";
 const LEASE_MS = 15_000;
 const TICK_MS = 500;
-/** Nothing queued or unmined: renew the lease well within LEASE_MS. */
-const IDLE_MS = 5_000;
 /** For a few seconds after a transaction is sent, poll for its receipt faster (a local chain mines at
  * once); then back to TICK_MS, so a slow public chain's RPC is not hammered. */
 const WATCH_MS = 50;
@@ -208,12 +209,12 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
 
   /** One pass of the lease's holder; resolves with the delay before the next. */
   async function tick(): Promise<number> {
-    if (!(await inFlight()).any) return IDLE_MS;
+    if (!(await inFlight()).any) return SAFETY_POLL_MS;
     await watchSent();
     await sendQueued();
     const now = await inFlight();
     if (now.lastSent && now.lastSent.getTime() > Date.now() - WATCH_WINDOW_MS) return WATCH_MS;
-    return now.any ? TICK_MS : IDLE_MS;
+    return now.any ? TICK_MS : SAFETY_POLL_MS;
   }
 
   const worker = createWorker({

@@ -2,7 +2,7 @@
 // needs checkout.js and a browser wallet.
 import { html } from "hono/html";
 import type { devices, orders } from "../db/schema.ts";
-import { TICKET_CATEGORIES } from "../tickets/routes.ts";
+import { TICKET_CATEGORIES } from "../v1/tickets.schemas.ts";
 
 type OrderRow = typeof orders.$inferSelect;
 type DeviceRow = typeof devices.$inferSelect;

@@ -24,8 +24,10 @@ export type Database = {
   db: Db;
   /** Runs `fn` in one transaction on one raw connection. */
   rawTransaction<T>(fn: (tx: RawTx) => Promise<T>): Promise<T>;
-  /** Calls `handler` for every NOTIFY on `channel` (from any process on the same database). */
-  listen(channel: string, handler: (payload: string) => void): Promise<void>;
+  /** Calls `handler` for every NOTIFY on `channel` (from any process on the same database), and with
+   * `undefined` when the listener is back after it lost its connection (PostgreSQL): notifications sent
+   * meanwhile were missed, so whoever listens should look for what they announced. */
+  listen(channel: string, handler: (payload: string | undefined) => void): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -77,7 +79,7 @@ async function openPostgres(options: { url: string; schema: string; poolSize?: n
   pool.on("error", (error) => logger.warn("idle database connection failed", { error }));
   const db = drizzlePg(pool, { schema }) as unknown as Db;
 
-  const listeners = new Map<string, Set<(payload: string) => void>>();
+  const listeners = new Map<string, Set<(payload: string | undefined) => void>>();
   let listenClient: pg.Client | undefined;
   let closed = false;
   const connectListener = async (): Promise<void> => {
@@ -111,6 +113,7 @@ async function openPostgres(options: { url: string; schema: string; poolSize?: n
         .then(() => {
           reconnecting = false;
           logger.info("database listener reconnected");
+          for (const handlers of listeners.values()) for (const handler of handlers) handler(undefined);
         })
         .catch((error) => {
           reconnecting = false;

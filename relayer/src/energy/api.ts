@@ -5,16 +5,17 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { docsPage } from "../http/docs-page.ts";
+import { JSON_TOO_DEEP_MESSAGE, refuseDeepJson } from "../http/json-depth.ts";
 import { UNSTORABLE_TEXT_MESSAGE, refuseUnstorableText } from "../http/text-guard.ts";
 import type { Services } from "../services.ts";
 import { requireToken } from "./auth/require-token.ts";
 import { createSandboxTokens } from "./auth/tokens.ts";
 import { ENVIRONMENT, SandboxErrorEnvelope, payloadTooLarge, sandboxErrorBody, toSandboxResponse } from "./errors.ts";
-import { authRoutes } from "./routes/auth.ts";
-import { publicRoutes } from "./routes/public.ts";
-import { resourceRoutes } from "./routes/resources.ts";
-import { telemetryRoutes } from "./routes/telemetry.ts";
-import { webhookRoutes } from "./routes/webhooks.ts";
+import { sandboxAuthRoutes } from "./routes/auth.ts";
+import { sandboxPublicRoutes } from "./routes/public.ts";
+import { sandboxResourceRoutes } from "./routes/resources.ts";
+import { sandboxTelemetryRoutes } from "./routes/telemetry.ts";
+import { sandboxWebhookRoutes } from "./routes/webhooks.ts";
 import { type EnergyEnv, type SandboxApi, createSandboxApi } from "./sandbox-api.ts";
 import {
   DRIFT_LIMIT_SECONDS,
@@ -55,6 +56,7 @@ export function energyApi(services: Services): SandboxApi {
           : undefined,
     ),
   );
+  api.use("*", refuseDeepJson((c) => c.json(sandboxErrorBody("invalid_request", `invalid body: ${JSON_TOO_DEEP_MESSAGE}`), 400)));
 
   const tokens = createSandboxTokens(services.config.JWT_SECRET, TOKEN_LIFETIME_SECONDS);
   const auth = requireToken(services.db, tokens);
@@ -68,11 +70,11 @@ export function energyApi(services: Services): SandboxApi {
   });
   api.openAPIRegistry.register("SandboxError", SandboxErrorEnvelope);
 
-  api.route("/", publicRoutes(services));
-  api.route("/", authRoutes(services, tokens));
-  api.route("/", resourceRoutes(services, auth));
-  api.route("/", telemetryRoutes(services, auth));
-  api.route("/", webhookRoutes(services, auth));
+  api.route("/", sandboxPublicRoutes(services));
+  api.route("/", sandboxAuthRoutes(services, tokens));
+  api.route("/", sandboxResourceRoutes(services, auth));
+  api.route("/", sandboxTelemetryRoutes(services, auth));
+  api.route("/", sandboxWebhookRoutes(services, auth));
 
   // Only the interface's routes are callable: everything else under the base is 404 not_found.
   api.all("*", (c) =>

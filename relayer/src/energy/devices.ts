@@ -5,7 +5,7 @@ import { energyDevices } from "../db/schema.ts";
 
 type DeviceRow = typeof energyDevices.$inferSelect;
 
-export function deviceView(row: DeviceRow) {
+export function sandboxDeviceView(row: DeviceRow) {
   return {
     device_id: row.deviceId,
     project_id: row.projectId,

@@ -1,13 +1,15 @@
 // Evidence as the interface shows it. Historical evidence is fixed sample data; a project's latest
 // evidence is live: its energy cluster describes the project's latest attested telemetry batch that has a
 // Merkle root (its readings, root, and anchor transaction on the relayer's chain) once there is one.
+import type { z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { type Evidence, SAMPLE_EVIDENCE, liveEvidenceRef } from "./sample-data.ts";
+import { SAMPLE_EVIDENCE, liveEvidenceRef } from "./sample-data.ts";
+import type { Evidence } from "./schemas.ts";
 
 type LatestBatch = { readings: number; merkle_root: string; attestation_status: string; tx: string | null };
 
-export async function evidenceView(db: Db, chainName: string, ref: string): Promise<Evidence | undefined> {
+export async function evidenceView(db: Db, chainName: string, ref: string): Promise<z.output<typeof Evidence> | undefined> {
   const sample = SAMPLE_EVIDENCE.find((e) => e.evidence_ref === ref);
   if (!sample || liveEvidenceRef(sample.project_id) !== ref) return sample;
   const result = await db.execute(sql`

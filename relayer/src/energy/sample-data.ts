@@ -6,7 +6,7 @@ import { keccak256, toHex } from "viem";
 /** Version of the interface description this sandbox implements. */
 export const SPEC_VERSION = "0.2.0" as const;
 
-export type Project = {
+export type SampleProject = {
   project_id: string;
   name: string;
   data_assurance: string;
@@ -20,7 +20,7 @@ export type Project = {
   unit_token_id: string;
 };
 
-export const SAMPLE_PROJECTS: Project[] = [
+export const SAMPLE_PROJECTS: SampleProject[] = [
   {
     project_id: "prj_kibera_solar",
     name: "Kibera Solar Microgrid",
@@ -62,7 +62,7 @@ export const SAMPLE_PROJECTS: Project[] = [
 export const WATERFALL_LEGS = ["opex_reserve", "operator", "protocol_fee", "unit_holders"] as const;
 export type WaterfallLeg = { leg: (typeof WATERFALL_LEGS)[number]; amount_minor: number };
 
-export type Distribution = {
+export type SampleDistribution = {
   distribution_id: string;
   project_id: string;
   epoch: number;
@@ -95,7 +95,7 @@ function distribution(
   currency: string,
   gross: number,
   units: number,
-): Distribution {
+): SampleDistribution {
   const legs = waterfall(gross, { opex: 1000, operator: 2000, protocol: 200 });
   return {
     distribution_id: id,
@@ -110,7 +110,7 @@ function distribution(
   };
 }
 
-export const SAMPLE_DISTRIBUTIONS: Distribution[] = [
+export const SAMPLE_DISTRIBUTIONS: SampleDistribution[] = [
   distribution("dst_kibera_2026_01", "prj_kibera_solar", 1, "KES", 46_812_500, 10_000),
   distribution("dst_kibera_2026_02", "prj_kibera_solar", 2, "KES", 48_250_000, 10_000),
   distribution("dst_yaba_2026_01", "prj_yaba_ebike", 1, "NGN", 912_345_678, 25_000),
@@ -119,7 +119,7 @@ export const SAMPLE_DISTRIBUTIONS: Distribution[] = [
 ];
 
 export type EnergyAnchor = { chain: string; tx: string; status: string };
-export type Evidence = {
+export type SampleEvidence = {
   evidence_ref: string;
   project_id: string;
   distribution_id: string;
@@ -134,7 +134,7 @@ export type Evidence = {
 /** The chain name of the sample evidence's anchors, which are illustrative and on no chain. */
 export const SAMPLE_ANCHOR_CHAIN = "sample";
 
-function sampleEvidence(d: Distribution, readings: number): Evidence {
+function sampleEvidence(d: SampleDistribution, readings: number): SampleEvidence {
   const slug = d.distribution_id.slice("dst_".length);
   return {
     evidence_ref: d.evidence_ref,
@@ -156,7 +156,7 @@ function sampleEvidence(d: Distribution, readings: number): Evidence {
   };
 }
 
-export const SAMPLE_EVIDENCE: Evidence[] = SAMPLE_DISTRIBUTIONS.map((d, i) => sampleEvidence(d, [2976, 2688, 2976, 2688, 1344][i]));
+export const SAMPLE_EVIDENCE: SampleEvidence[] = SAMPLE_DISTRIBUTIONS.map((d, i) => sampleEvidence(d, [2976, 2688, 2976, 2688, 1344][i]));
 
 /** A project's live evidence: the evidence of its latest distribution, whose energy cluster shows the
  * project's latest attested telemetry batch once there is one. */

@@ -248,7 +248,7 @@ export const Project = z
   })
   .openapi("Project");
 
-export const Device = z
+export const SandboxDevice = z
   .object({
     device_id: z.string().openapi({ example: "mtr-kibera-001" }),
     project_id: z.string(),

@@ -2,19 +2,17 @@
 // ones with FOR UPDATE SKIP LOCKED and a lease, so a job runs in one process at a time, and a crashed
 // process's job runs again once its lease ends. The runner is woken by NOTIFY jobs (enqueueJob) and
 // otherwise sleeps until the next job is due (a retry, a job queued for later, a dead process's lease),
-// at most SAFETY_POLL_MS.
+// at most SAFETY_POLL_MS (worker.ts).
 import { and, asc, eq, isNull, lte, min, sql } from "drizzle-orm";
 import type { Database, DbOrTx } from "../db/client.ts";
 import { jobs } from "../db/schema.ts";
 import type { Logger } from "../logger.ts";
-import { type TickContext, createWorker } from "./worker.ts";
+import { SAFETY_POLL_MS, type TickContext, createWorker } from "./worker.ts";
 
 export const JOBS_CHANNEL = "jobs";
 const LEASE_MS = 60_000;
 /** After a failed pass, or when a job is due but another process holds it. */
 const RETRY_MS = 500;
-/** The longest sleep: catches up on a notification missed while the database listener reconnected. */
-const SAFETY_POLL_MS = 10_000;
 
 export type Job = typeof jobs.$inferSelect;
 export type JobResult = { retryInMs?: number } | void;

@@ -3,11 +3,12 @@
 // function run by createWorker:
 //
 // - One tick at a time. The tick resolves with the delay before the next one, so each worker decides its
-//   own schedule (at once when more work is waiting, a short poll while something is in flight, a long
-//   safety poll when idle).
+//   own schedule (at once when more work is waiting, a short poll while something is in flight, when the
+//   next scheduled piece of work is due, and otherwise SAFETY_POLL_MS when idle).
 // - wake() runs a tick at once, or right after the one in progress (any number of wakes during a tick fold
 //   into one more tick, so nothing announced meanwhile waits for the timer). A NOTIFY on one of the
-//   worker's channels wakes it; so may other code (e.g. a live query of the indexer).
+//   worker's channels wakes it, and so does the database listener's return after it lost its connection
+//   (notifications may have been missed meanwhile); so may other code (e.g. a live query of the indexer).
 // - A tick that throws goes to onError, which logs it and returns the delay before the next try.
 // - With a lease (jobs/lease.ts), a tick runs only while this process holds it (taken or renewed before
 //   each tick); otherwise the worker tries again after the lease's retryMs.
@@ -41,11 +42,12 @@ export type WorkerOptions = {
   tick(ctx: TickContext): Promise<number>;
   /** Called with what a tick threw; logs it and returns the delay in ms before the next tick. */
   onError(error: unknown): number;
-  /** Channels whose notifications wake the worker; `onNotify` sees each one first. */
+  /** Channels whose notifications wake the worker; `onNotify` sees each one first (`payload` undefined: the
+   * listener is back after a lost connection, and notifications on `channel` may have been missed). */
   wakeOn?: {
     database: Pick<Database, "listen">;
     channels: readonly string[];
-    onNotify?(channel: string, payload: string): void;
+    onNotify?(channel: string, payload: string | undefined): void;
   };
   /** Delay of the first tick after start() (default 0: at once). */
   firstDelayMs?: number;
@@ -54,6 +56,11 @@ export type WorkerOptions = {
   /** Runs on stop, after the last tick (and the lease's release). */
   onStop?(): Promise<void>;
 };
+
+/** How long an idle worker sleeps when notifications or wake() announce its work: a safety poll, for work
+ * nothing announced (written by hand, or by a process configured otherwise). It costs the idle relayer
+ * next to nothing, and never delays announced work. */
+export const SAFETY_POLL_MS = 60_000;
 
 /** The delay after a tick whose onError failed too, or that returned no usable delay. */
 const FALLBACK_DELAY_MS = 1_000;

@@ -9,12 +9,11 @@
 import { and, eq, inArray, lt, min } from "drizzle-orm";
 import { orders } from "../db/schema.ts";
 import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
-import { createWorker } from "../jobs/worker.ts";
+import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 import { usd } from "./pricing.ts";
 
 const RETRY_MS = 1_000;
-const SAFETY_POLL_MS = 60_000;
 const PAGE = 200;
 
 export function createExpiry(services: Services) {

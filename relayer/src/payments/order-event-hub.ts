@@ -25,7 +25,9 @@ export function createOrderEventHub(database: Database) {
 
   function ensureListening() {
     listening ??= database.listen(ORDER_EVENTS_CHANNEL, (orderId) => {
-      for (const wake of waiters.get(orderId) ?? []) wake();
+      // No order id: the listener is back after a lost connection; any stream may have missed an event.
+      const woken = orderId === undefined ? [...waiters.values()] : [waiters.get(orderId) ?? []];
+      for (const set of woken) for (const wake of set) wake();
     });
     return listening;
   }

@@ -1,5 +1,6 @@
 // Quotes and orders: the server prices a session from the device's tiers and locks the amount; an order
 // carries the quote signer's EIP-712 voucher, which is the same lock on-chain.
+import type { z } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
 import type { Address, Hex } from "viem";
 import { permitTypes } from "../../../sdk/payment-order.ts";
@@ -7,14 +8,14 @@ import type { Db } from "../db/client.ts";
 import { chainTransactions, devices, orderOnchainIdSeq, orders, quotes } from "../db/schema.ts";
 import { recordOrderEvent } from "../events/record.ts";
 import { errors } from "../http/errors.ts";
-import { newId } from "../ids.ts";
+import { ORDER_ID_PATTERN, newId } from "../ids.ts";
 import type { Services } from "../services.ts";
+import type { OrderRequest } from "../v1/orders.schemas.ts";
+import type { QuoteRequest } from "../v1/quote.schemas.ts";
+import { readySplit } from "./payout-parties.ts";
 import { sameAmount, tierPrice, tokenAmountForMicros, usd } from "./pricing.ts";
-import { ORDER_ID_PATTERN } from "./schemas.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
-export type QuoteRequest = { deviceId: string; chain: string; token: string; tier: string };
-export type OrderRequest = { deviceId: string; chain: string; token: string; amountUsd: number; quoteId: string };
 
 async function stablecoin(services: Services, symbol: string) {
   const tokens = await services.chain.stablecoins().catch(() => {
@@ -37,7 +38,7 @@ function checkChain(services: Services, chain: string) {
   }
 }
 
-export async function createQuote(services: Services, req: QuoteRequest) {
+export async function createQuote(services: Services, req: z.output<typeof QuoteRequest>) {
   const { config, db } = services;
   checkChain(services, req.chain);
   const durationSeconds = config.TIERS.get(req.tier);
@@ -49,6 +50,8 @@ export async function createQuote(services: Services, req: QuoteRequest) {
   const token = await stablecoin(services, req.token);
   const [device] = await db.select().from(devices).where(eq(devices.id, req.deviceId));
   if (!device) throw errors.notFound(`device ${req.deviceId}`);
+  // The device's payments settle through its own split: created on demand (409 split_not_ready meanwhile).
+  await readySplit(services, device);
   const micros = tierPrice(device.tiers, req.tier);
   if (micros === undefined) {
     const offered = Object.keys(device.tiers)
@@ -90,7 +93,7 @@ export async function createQuote(services: Services, req: QuoteRequest) {
 
 /** Creates the order for a quote. A quote makes one order: the same request again returns that order
  * (`created: false`), a different one is a conflict. */
-export async function createOrder(services: Services, req: OrderRequest): Promise<{ order: OrderRow; created: boolean }> {
+export async function createOrder(services: Services, req: z.output<typeof OrderRequest>): Promise<{ order: OrderRow; created: boolean }> {
   const { config, db, chain } = services;
   const [quote] = await db.select().from(quotes).where(eq(quotes.id, req.quoteId));
   if (!quote) throw errors.notFound(`quote ${req.quoteId}`);
@@ -116,6 +119,7 @@ export async function createOrder(services: Services, req: OrderRequest): Promis
 
   const [device] = await db.select().from(devices).where(eq(devices.id, quote.deviceId));
   const token = await stablecoin(services, quote.token);
+  const split = await readySplit(services, device);
   const expiresAt = new Date(Date.now() + config.ORDER_TTL_SECONDS * 1000);
   const id = newId("ord");
 
@@ -126,7 +130,7 @@ export async function createOrder(services: Services, req: OrderRequest): Promis
       orderId: onchainId,
       deviceId: device.chainDeviceId as Hex,
       token: token.address,
-      split: token.split,
+      split,
       amount: BigInt(quote.tokenAmount),
       expiry: BigInt(Math.floor(expiresAt.getTime() / 1000)),
     };
@@ -145,7 +149,7 @@ export async function createOrder(services: Services, req: OrderRequest): Promis
         durationSeconds: quote.durationSeconds,
         amountUsdMicros: quote.amountUsdMicros,
         tokenAddress: token.address,
-        splitAddress: token.split,
+        splitAddress: split,
         routerAddress: chain.router,
         tokenAmount: quote.tokenAmount,
         onchainId,

@@ -5,25 +5,25 @@
 // device on.
 //
 // The worker reads when the indexer says the paid orders changed (a live query, indexer/client.ts
-// watchPaidOrders), at once again while pages come full, and otherwise every SAFETY_POLL_MS (in case the
-// live connection dropped). While paid orders wait for CONFIRMATIONS blocks it looks every CONFIRM_POLL_MS;
-// if a read ends before the newest order the indexer announced (a result it had cached a moment too long),
-// it reads again after STALE_RETRY_MS.
+// watchPaidOrders, which also says when its connection is back after a drop), at once again while pages
+// come full, and otherwise every SAFETY_POLL_MS (jobs/worker.ts). After a failed read it tries again after
+// a growing delay, at most MAX_RETRY_MS. While paid orders wait for CONFIRMATIONS blocks it looks every
+// CONFIRM_POLL_MS; if a read ends before the newest order the indexer announced (a result it had cached a
+// moment too long), it reads again after STALE_RETRY_MS.
 import { and, eq, gte, inArray, isNull, lte } from "drizzle-orm";
-import type { Hex } from "viem";
 import { START_CURSOR, decodeCursor, type OrderCursor, type PaidOrder, type Settlement, type Subscription } from "../../../indexer/client.ts";
 import type { Tx } from "../db/client.ts";
 import { orders, syncState } from "../db/schema.ts";
 import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
 import { enqueueJob } from "../jobs/queue.ts";
-import { createWorker } from "../jobs/worker.ts";
+import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 import { usd } from "./pricing.ts";
 import type { OrderRow } from "./orders.ts";
 
 const CURSOR = "payments_cursor";
 const PAGE = 200;
-const SAFETY_POLL_MS = 5_000;
+const MAX_RETRY_MS = 5_000;
 const CONFIRM_POLL_MS = 1_000;
 const STALE_RETRY_MS = 100;
 const STALE_RETRIES = 20;
@@ -48,6 +48,7 @@ export function settlementEventData(order: OrderRow, s: Settlement) {
     orderId: order.id,
     ref: s.ref,
     split: s.split,
+    asset: { deviceId: order.deviceId, chainDeviceId: order.chainDeviceId },
     token: s.token,
     gross: s.gross.toString(),
     grossUsd: Number(s.grossUsdMicro) / 1e6,
@@ -266,7 +267,7 @@ export function createPaymentSync(services: Services) {
       if (failures === 1 || failures % 50 === 0) {
         logger.warn("payment sync failed; retrying", { error: (error as Error).message, failures });
       }
-      return Math.min(SAFETY_POLL_MS, 200 * failures);
+      return Math.min(MAX_RETRY_MS, 200 * failures);
     },
   });
 

@@ -3,24 +3,25 @@
 // session's JWT as the bearer token (the same calls an operator can script); the pages only render what
 // those routes answer. Forms are protected against CSRF (portal/session.ts).
 import path from "node:path";
+import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "../http/env.ts";
 import type { Services } from "../services.ts";
+import type { ApiKeyList, CreatedApiKey } from "../v1/api-keys.schemas.ts";
+import type { AssetList } from "../v1/assets.schemas.ts";
+import type { IdentityView, LoginResponse } from "../v1/auth.schemas.ts";
+import type { RevenueOverview } from "../v1/revenue.schemas.ts";
+import type { WebhookDelivery, WebhookDeliveryPage } from "../v1/webhook-deliveries.schemas.ts";
+import type { CreatedWebhookSubscription, WebhookSubscription, WebhookSubscriptionList, WebhookTestQueued } from "../v1/webhook-subscriptions.schemas.ts";
 import { PAGE_HEADERS, staticAssets } from "./assets.ts";
 import { type Notice, type PageUser, layout } from "./layout.ts";
-import {
-  type ApiKeyView,
-  type DeliveryView,
-  type SubscriptionView,
-  keysPage,
-  loginPage,
-  revenuePage,
-  subscriptionPage,
-  webhooksPage,
-} from "./pages.ts";
-import type { RevenueOverview } from "./revenue-api.ts";
+import { assetsPage } from "./pages/assets.ts";
+import { type CreatedApiKeyView, keysPage } from "./pages/keys.ts";
+import { loginPage } from "./pages/login.ts";
+import { revenuePage } from "./pages/revenue.ts";
+import { subscriptionPage, webhooksPage } from "./pages/webhooks.ts";
 import { createPortalSession } from "./session.ts";
 
 /** The relayer's own fetch (app.fetch), to call the /v1 routes in-process. */
@@ -39,6 +40,7 @@ const NOTICES: Record<string, Notice> = {
   disabled: { kind: "info", text: "The endpoint is disabled. Pending deliveries were stopped." },
   enabled: { kind: "success", text: "The endpoint is enabled again." },
   updated: { kind: "success", text: "The endpoint was updated." },
+  payout_changed: { kind: "success", text: "The payout parties were changed. Later payments credit them; the on-chain change is on its way." },
   csrf: { kind: "error", text: "The form had expired. Please try again." },
 };
 
@@ -58,7 +60,15 @@ export function portalPages(services: Services, appFetch: AppFetch) {
   const assets = staticAssets(path.join(import.meta.dirname, "assets"), ["portal.css", "portal.js", "logo.svg"]);
   app.route("/assets", assets.app);
 
-  async function callApi(c: C, method: string, route: string, body?: unknown, opts: { auth?: boolean } = {}) {
+  /** Calls a /v1 route in-process. `Ok` is the body of the route's success answer (its response schema):
+   * read `body` as that only once `status` is that success status; any other answer's body goes to apiError. */
+  async function callApi<Ok = unknown>(
+    c: C,
+    method: string,
+    route: string,
+    body?: unknown,
+    opts: { auth?: boolean } = {},
+  ): Promise<{ status: number; body: Ok }> {
     const headers = new Headers({ "x-request-id": c.get("requestId") ?? "" });
     const token = session.token(c);
     if (opts.auth !== false && token) headers.set("authorization", `Bearer ${token}`);
@@ -68,13 +78,13 @@ export function portalPages(services: Services, appFetch: AppFetch) {
       c.env,
     );
     const text = await response.text();
-    let json: any;
+    let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
       json = undefined;
     }
-    return { status: response.status, body: json };
+    return { status: response.status, body: json as Ok };
   }
 
   function page(c: C, title: string, body: Parameters<typeof layout>[0]["body"], opts: { active?: string; notice?: Notice; status?: 200 | 201 | 400 | 403 | 404 | 422 | 502; autoRefresh?: boolean } = {}) {
@@ -123,7 +133,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
   app.post("/login", async (c) => {
     const form = await c.req.parseBody();
     const email = str(form.email).trim();
-    const result = await callApi(c, "POST", "/v1/auth/login", { email, password: str(form.password) }, { auth: false });
+    const result = await callApi<z.output<typeof LoginResponse>>(c, "POST", "/v1/auth/login", { email, password: str(form.password) }, { auth: false });
     if (result.status === 200) {
       session.start(c, result.body.token, result.body.expiresIn);
       return c.redirect("/portal/keys", 303);
@@ -157,24 +167,25 @@ export function portalPages(services: Services, appFetch: AppFetch) {
   // Everything below needs a session the API accepts.
   app.use("*", async (c, next) => {
     if (!session.token(c)) return c.redirect("/portal/login", 303);
-    const me = await callApi(c, "GET", "/v1/auth/me");
-    if (me.status !== 200 || me.body?.type !== "user") return expired(c);
-    c.set("user", { email: me.body.user.email, name: me.body.user.name, tenant: me.body.tenant.name });
+    const me = await callApi<z.output<typeof IdentityView>>(c, "GET", "/v1/auth/me");
+    const user = me.status === 200 && me.body?.type === "user" ? me.body.user : undefined;
+    if (!user) return expired(c);
+    c.set("user", { email: user.email, name: user.name, tenant: me.body.tenant.name });
     await next();
   });
 
   // API keys
-  async function renderKeys(c: C, extra: { created?: ApiKeyView & { key: string }; error?: string } = {}, status: 200 | 201 | 422 = 200) {
-    const keys = await callApi(c, "GET", "/v1/api-keys");
+  async function renderKeys(c: C, extra: { created?: CreatedApiKeyView; error?: string } = {}, status: 200 | 201 | 422 = 200) {
+    const keys = await callApi<z.output<typeof ApiKeyList>>(c, "GET", "/v1/api-keys");
     if (keys.status !== 200) return failure(c, "API keys", keys);
-    return page(c, "API keys", keysPage({ csrf: session.csrfToken(c), keys: keys.body.data as ApiKeyView[], ...extra }), { active: "keys", status });
+    return page(c, "API keys", keysPage({ csrf: session.csrfToken(c), keys: keys.body.data, ...extra }), { active: "keys", status });
   }
 
   app.get("/keys", (c) => renderKeys(c));
 
   app.post("/keys", async (c) => {
     const form = await c.req.parseBody();
-    const created = await callApi(c, "POST", "/v1/api-keys", { name: str(form.name).trim(), role: str(form.role) || "developer" });
+    const created = await callApi<z.output<typeof CreatedApiKey>>(c, "POST", "/v1/api-keys", { name: str(form.name).trim(), role: str(form.role) || "developer" });
     if (created.status === 201) return renderKeys(c, { created: created.body }, 201);
     if (created.status === 401) return expired(c);
     return renderKeys(c, { error: apiError(created.body, "The key could not be created.") }, 422);
@@ -188,7 +199,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
 
   // Webhooks
   app.get("/webhooks", async (c) => {
-    const subs = await callApi(c, "GET", "/v1/webhooks/subscriptions");
+    const subs = await callApi<z.output<typeof WebhookSubscriptionList>>(c, "GET", "/v1/webhooks/subscriptions");
     if (subs.status !== 200) return failure(c, "Webhooks", subs);
     return page(c, "Webhooks", webhooksPage({ csrf: session.csrfToken(c), subscriptions: subs.body.data }), { active: "webhooks" });
   });
@@ -197,7 +208,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     const form = await c.req.parseBody({ all: true });
     const events = list(form.events);
     const input = { url: str(form.url).trim(), description: str(form.description).trim(), events };
-    const created = await callApi(c, "POST", "/v1/webhooks/subscriptions", {
+    const created = await callApi<z.output<typeof CreatedWebhookSubscription>>(c, "POST", "/v1/webhooks/subscriptions", {
       url: input.url,
       eventTypes: events.includes("*") ? ["*"] : events,
       ...(input.description ? { description: input.description } : {}),
@@ -212,7 +223,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
       );
     }
     if (created.status === 401) return expired(c);
-    const subs = await callApi(c, "GET", "/v1/webhooks/subscriptions");
+    const subs = await callApi<z.output<typeof WebhookSubscriptionList>>(c, "GET", "/v1/webhooks/subscriptions");
     const message = events.length === 0 ? "Choose at least one event." : apiError(created.body, "The endpoint could not be added.");
     return page(c, "Webhooks", webhooksPage({ csrf: session.csrfToken(c), subscriptions: subs.body?.data ?? [], error: message, form: input }), {
       active: "webhooks",
@@ -221,15 +232,15 @@ export function portalPages(services: Services, appFetch: AppFetch) {
   });
 
   async function renderSubscription(c: C, id: string, extra: { error?: string; form?: { url?: string; description?: string; events?: string[] } } = {}, status: 200 | 422 = 200) {
-    const sub = await callApi(c, "GET", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`);
+    const sub = await callApi<z.output<typeof WebhookSubscription>>(c, "GET", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`);
     if (sub.status === 404 || sub.status === 422) return notFound(c);
     if (sub.status !== 200) return failure(c, "Webhook endpoint", sub);
     const query = new URLSearchParams({ limit: "25" });
     const cursor = c.req.query("cursor");
     if (cursor) query.set("cursor", cursor);
-    const deliveries = await callApi(c, "GET", `/v1/webhooks/subscriptions/${sub.body.id}/deliveries?${query}`);
+    const deliveries = await callApi<z.output<typeof WebhookDeliveryPage>>(c, "GET", `/v1/webhooks/subscriptions/${sub.body.id}/deliveries?${query}`);
     if (deliveries.status !== 200) return failure(c, "Webhook endpoint", deliveries);
-    const data = deliveries.body.data as DeliveryView[];
+    const data = deliveries.body.data;
     // Refresh while deliveries are on their way, and until the one just queued (?watch=) is done.
     const watch = c.req.query("watch");
     const watched = watch ? data.find((d) => d.eventId === watch || d.id === watch) : undefined;
@@ -237,7 +248,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     return page(
       c,
       "Webhook endpoint",
-      subscriptionPage({ csrf: session.csrfToken(c), subscription: sub.body as SubscriptionView, deliveries: data, nextCursor: deliveries.body.nextCursor, ...extra }),
+      subscriptionPage({ csrf: session.csrfToken(c), subscription: sub.body, deliveries: data, nextCursor: deliveries.body.nextCursor, ...extra }),
       { active: "webhooks", status, autoRefresh: waiting && !cursor },
     );
   }
@@ -246,7 +257,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
 
   app.post("/webhooks/:id/test", async (c) => {
     const id = c.req.param("id");
-    const result = await callApi(c, "POST", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}/test`);
+    const result = await callApi<z.output<typeof WebhookTestQueued>>(c, "POST", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}/test`);
     if (result.status !== 202) return failure(c, "Webhook endpoint", result);
     return c.redirect(`/portal/webhooks/${encodeURIComponent(id)}?notice=test_queued&watch=${encodeURIComponent(result.body.eventId)}`, 303);
   });
@@ -282,7 +293,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
   });
 
   app.post("/webhooks/deliveries/:id/redeliver", async (c) => {
-    const result = await callApi(c, "POST", `/v1/webhooks/deliveries/${encodeURIComponent(c.req.param("id"))}/redeliver`);
+    const result = await callApi<z.output<typeof WebhookDelivery>>(c, "POST", `/v1/webhooks/deliveries/${encodeURIComponent(c.req.param("id"))}/redeliver`);
     if (result.status !== 202) return failure(c, "Webhook endpoint", result);
     return c.redirect(
       `/portal/webhooks/${encodeURIComponent(result.body.subscriptionId)}?notice=redelivery_queued&watch=${encodeURIComponent(result.body.id)}`,
@@ -293,11 +304,34 @@ export function portalPages(services: Services, appFetch: AppFetch) {
   // Revenue
   app.get("/revenue", async (c) => {
     const range = ["24h", "7d", "30d"].includes(c.req.query("range") ?? "") ? (c.req.query("range") as string) : "7d";
-    const overview = await callApi(c, "GET", `/v1/revenue/overview?range=${range}`);
+    const overview = await callApi<z.output<typeof RevenueOverview>>(c, "GET", `/v1/revenue/overview?range=${range}`);
     if (overview.status !== 200) return failure(c, "Revenue", overview);
     const tokens = await services.chain.stablecoins().catch(() => new Map());
     const decimals = new Map<string, number>([...tokens.values()].map((t) => [t.symbol as string, t.decimals as number]));
-    return page(c, "Revenue", revenuePage({ overview: overview.body as RevenueOverview, decimals }), { active: "revenue" });
+    return page(c, "Revenue", revenuePage({ overview: overview.body, decimals }), { active: "revenue" });
+  });
+
+  // Assets (devices) and their payout parties
+  async function renderAssets(c: C, error?: { deviceId: string; text: string }, status: 200 | 422 = 200) {
+    const assets = await callApi<z.output<typeof AssetList>>(c, "GET", "/v1/assets");
+    if (assets.status !== 200) return failure(c, "Assets", assets);
+    return page(c, "Assets", assetsPage({ csrf: session.csrfToken(c), assets: assets.body.data, error }), { active: "devices", status });
+  }
+
+  app.get("/devices", (c) => renderAssets(c));
+
+  app.post("/devices/:id/payout", async (c) => {
+    const id = c.req.param("id");
+    const form = await c.req.parseBody();
+    const result = await callApi(c, "PUT", `/v1/assets/${encodeURIComponent(id)}/payout`, {
+      assetOwner: str(form.assetOwner).trim(),
+      operator: str(form.operator).trim(),
+    });
+    if (result.status === 200) return c.redirect("/portal/devices?notice=payout_changed", 303);
+    if (result.status === 422 || result.status === 409) {
+      return renderAssets(c, { deviceId: id, text: apiError(result.body, "The payout parties could not be changed.") }, 422);
+    }
+    return failure(c, "Assets", result);
   });
 
   app.all("*", (c) => notFound(c));

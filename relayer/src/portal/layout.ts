@@ -11,6 +11,7 @@ export const NAV = [
   { id: "keys", href: "/portal/keys", label: "API keys" },
   { id: "webhooks", href: "/portal/webhooks", label: "Webhooks" },
   { id: "revenue", href: "/portal/revenue", label: "Revenue" },
+  { id: "devices", href: "/portal/devices", label: "Assets" },
 ] as const;
 
 export function layout(opts: {
@@ -80,7 +81,8 @@ export function shortId(id: string): string {
   return rest && rest.length > 12 ? `${prefix}_${rest.slice(0, 4)}…${rest.slice(-6)}` : id;
 }
 
-export function usd(amount: number): string {
+/** Dollars as the pages show them: "$1,234.50" (down to a millionth of a dollar for amounts under a cent). */
+export function formatUsd(amount: number): string {
   return `$${amount.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: amount !== 0 && Math.abs(amount) < 0.01 ? 6 : 2 })}`;
 }
 
@@ -119,4 +121,16 @@ export function badge(status: string) {
 
 export function csrfField(token: string) {
   return html`<input type="hidden" name="_csrf" value="${token}">`;
+}
+
+/** A value shown once (a new API key, a signing secret), with a Copy button. */
+export function secretPanel(opts: { id: string; title: string; value: string; text: Html | string }) {
+  return html`<section class="card card-highlight" aria-live="polite">
+  <h2>${opts.title}</h2>
+  <p>${opts.text}</p>
+  <div class="secret-row">
+    <input id="${opts.id}" class="mono secret" readonly value="${opts.value}" aria-label="${opts.title}">
+    <button class="btn btn-primary" type="button" data-copy="#${opts.id}">Copy</button>
+  </div>
+</section>`;
 }

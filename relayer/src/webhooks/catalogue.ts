@@ -27,7 +27,13 @@ const Payment = z.object({
 const Settlement = z.object({
   orderId: z.string(),
   ref: z.string().regex(/^0x[0-9a-fA-F]{64}$/).openapi({ description: "The on-chain settlement reference: bytes32 of the order's on-chain id" }),
-  split: Address.openapi({ description: "The asset and split contract that settled" }),
+  split: Address.openapi({ description: "The device's own asset and split contract that settled (every device has one)" }),
+  asset: z
+    .object({
+      deviceId: z.string().openapi({ example: "kiosk-nbo-001" }),
+      chainDeviceId: z.string().regex(/^0x[0-9a-fA-F]{64}$/).openapi({ description: "keccak256 of the device id: the split's asset key" }),
+    })
+    .openapi({ description: "The asset (device) the split belongs to" }),
   token: Address.openapi({ description: "The token's address" }),
   gross: z.string().openapi({ description: "Gross amount, token base units" }),
   grossUsd: z.number(),

@@ -18,8 +18,9 @@
 // NOTIFY on the outbox channel (at every event's commit) and on the deliveries channel (after a fan-out)
 // wakes every process at once. A timed pass comes when the next pending delivery is due (a retry, a lease
 // that ends), at most SAFETY_POLL_MS later: it claims what came due and fans out anything a missed NOTIFY
-// did not announce. A pass fans out only after an outbox NOTIFY or a timed pass (a pass woken by a finished
-// attempt only claims). The loop is jobs/worker.ts's.
+// did not announce. A pass fans out only after an outbox NOTIFY (or the database listener's return after a
+// lost connection) or a timed pass (a pass woken by a finished attempt only claims). The loop, and
+// SAFETY_POLL_MS, are jobs/worker.ts's.
 import os from "node:os";
 import { and, asc, eq, inArray, isNull, lte, min, sql } from "drizzle-orm";
 import { signDelivery } from "../../../sdk/webhooks.ts";
@@ -27,7 +28,7 @@ import type { DbOrTx, Tx } from "../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
 import { OUTBOX_CHANNEL } from "../events/record.ts";
 import { newId } from "../ids.ts";
-import { createWorker } from "../jobs/worker.ts";
+import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 import { subscribes } from "./catalogue.ts";
 import { LEASE_MARGIN_MS, MAX_ATTEMPTS, isAcknowledged, retryDelayMs } from "./schedule.ts";
@@ -38,7 +39,6 @@ import { webhookUrlPolicy } from "./url-safety.ts";
 export const DELIVERIES_CHANNEL = "webhook_deliveries";
 const FANOUT_BATCH = 100;
 const POLL_MS = 1_000;
-const SAFETY_POLL_MS = 10_000;
 const WORKER = `${os.hostname()}:${process.pid}`;
 
 type Delivery = typeof webhookDeliveries.$inferSelect;

@@ -10,6 +10,7 @@ import { hashPassword } from "../../../relayer/src/auth/passwords.ts";
 import { newId } from "../../../relayer/src/ids.ts";
 import { testDatabaseUrl, withPostgres } from "../../support/databases.ts";
 import type { Stack } from "../../support/stack.ts";
+import type { UncheckedJson } from "../../support/unchecked-json.ts";
 import { expectError } from "./expect.ts";
 
 /** The defaults of LOGIN_ACCOUNT_MAX_FAILURES and LOGIN_ACCOUNT_WINDOW_SECONDS (the test stack keeps them). */
@@ -306,7 +307,7 @@ export function authCases(stack: () => Stack) {
       const s = stack();
       const first = await loginFrom(s, legacy.email, legacy.password);
       assert.equal(first.status, 200, first.text);
-      const [row] = await withRelayerDb(s, (query) => query("select password_hash from users where email = $1", [legacy.email]));
+      const [row] = await withRelayerDb(s, (query) => query<{ password_hash: string }>("select password_hash from users where email = $1", [legacy.email]));
       assert.match(row.password_hash, /^scrypt\$131072\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
       assert.equal((await s.api("GET", "/v1/auth/me", { token: first.json.token })).status, 200);
       assert.equal((await loginFrom(s, legacy.email, legacy.password)).status, 200);
@@ -368,7 +369,7 @@ export async function login(s: Stack): Promise<string> {
   return response.body.token;
 }
 
-type RawResponse = { status: number; headers: http.IncomingHttpHeaders; text: string; json: any };
+type RawResponse = { status: number; headers: http.IncomingHttpHeaders; text: string; json: UncheckedJson };
 
 let addresses = 0;
 /** A loopback source address not used before (127.0.64.1, 127.0.64.2 ...): a new client for the
@@ -389,7 +390,7 @@ function send(s: Stack, req: { method: string; path: string; headers?: Record<st
       res.on("error", reject);
       res.on("end", () => {
         const text = Buffer.concat(chunks).toString("utf8");
-        let json: any;
+        let json: UncheckedJson;
         try {
           json = JSON.parse(text);
         } catch {
@@ -421,8 +422,11 @@ function asApi(response: RawResponse) {
   return { status: response.status, headers, body: response.json, text: response.text };
 }
 
-function jwtClaims(token: string): Record<string, any> {
-  return JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString("utf8"));
+/** The claims of a portal JWT (relayer/src/auth/jwt.ts): the user, the tenant, the session, its times. */
+type PortalJwtClaims = { sub: string; tid: string; jti: string; iat: number; exp: number };
+
+function jwtClaims(token: string): PortalJwtClaims {
+  return JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString("utf8")) as PortalJwtClaims;
 }
 
 function csrfOf(html: string): string {
@@ -445,7 +449,7 @@ function legacyHash(password: string): string {
   return ["scrypt", 2 ** 15, 8, 1, salt.toString("base64url"), hash.toString("base64url")].join("$");
 }
 
-type Query = (sql: string, params?: unknown[]) => Promise<Array<Record<string, any>>>;
+type Query = <Row extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<Row[]>;
 
 /** Runs `fn` on the relayer's database: on PostgreSQL directly, on PGlite (one process at a time) with the
  * relayer stopped meanwhile. */
@@ -454,7 +458,7 @@ async function withRelayerDb<T>(s: Stack, fn: (query: Query) => Promise<T>): Pro
   if (db.kind === "postgres") {
     return withPostgres(testDatabaseUrl(), async (client) => {
       await client.query(`set search_path to "${db.schema}"`);
-      return fn(async (sql, params) => (await client.query(sql, params)).rows);
+      return fn(async <Row extends Record<string, unknown>>(sql: string, params?: unknown[]) => (await client.query<Row>(sql, params)).rows);
     });
   }
   let result: { value: T } | undefined;
@@ -462,7 +466,7 @@ async function withRelayerDb<T>(s: Stack, fn: (query: Query) => Promise<T>): Pro
     whileStopped: async () => {
       const pglite = await PGlite.create(db.directory);
       try {
-        result = { value: await fn(async (sql, params) => (await pglite.query<Record<string, any>>(sql, params)).rows) };
+        result = { value: await fn(async <Row extends Record<string, unknown>>(sql: string, params?: unknown[]) => (await pglite.query<Row>(sql, params)).rows) };
       } finally {
         await pglite.close();
       }

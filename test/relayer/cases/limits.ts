@@ -66,6 +66,17 @@ export function limitCases(stack: () => Stack) {
       expectError(await s.api("POST", "/v1/quote", { body: big }), 413, "body_too_large");
     });
 
+    it("refuses JSON nested deeper than 32 levels with 422 before parsing it, and lets shallower bodies reach the validator", async () => {
+      const s = stack();
+      const nested = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`;
+      const deep = await s.api("POST", "/v1/quote", { body: nested(512 * 1024) });
+      expectError(deep, 422, "invalid_parameters");
+      assert.match(deep.body.error.message, /more than 32 levels deep/);
+      const shallow = await s.api("POST", "/v1/quote", { body: nested(32) });
+      expectError(shallow, 422, "invalid_parameters");
+      assert.doesNotMatch(shallow.body.error.message, /levels deep/, "32 levels reach the validator");
+    });
+
     it("rate-limits login attempts with 429 and retry-after", async () => {
       const s = stack();
       let limited;

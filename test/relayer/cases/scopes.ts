@@ -12,8 +12,9 @@ import http from "node:http";
 import { before, describe, it } from "node:test";
 import { createOrder, pay, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
+import type { UncheckedJson } from "../../support/unchecked-json.ts";
 
-export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; text: string; json: any };
+export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; text: string; json: UncheckedJson };
 
 /** A request from a chosen loopback source address (each address is a client of its own for the
  * per-address limits; fetch cannot choose it). The whole response is read, event streams included. */
@@ -30,7 +31,7 @@ export function send(
       res.on("error", reject);
       res.on("end", () => {
         const text = Buffer.concat(chunks).toString("utf8");
-        let json: any;
+        let json: UncheckedJson;
         try {
           json = JSON.parse(text);
         } catch {
@@ -91,6 +92,8 @@ const TABLE = new Map<string, Rule>([
   ["GET /revenue/splits", { access: "developerKey", ok: 200 }],
   ["GET /participants/{id}/earnings", { access: "developerKey", ok: 200, otherTenant: 404 }],
   ["GET /revenue/overview", { access: "portal", ok: 200 }],
+  ["GET /assets", { access: "portal", ok: 200 }],
+  ["PUT /assets/{id}/payout", { access: "portal", ok: 422 }],
   ["GET /public/stats", { access: PUBLIC, ok: 200 }],
   ["GET /impact", { access: PUBLIC, ok: 200 }],
   ["GET /webhooks/event-types", { access: PUBLIC, ok: 200 }],
@@ -172,12 +175,26 @@ const DESCRIBED: Record<Access, RegExp> = {
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 
+/** What this test reads of an operation of the OpenAPI document. */
+type DocumentedOperation = {
+  security?: Array<Record<string, string[]>>;
+  description?: string;
+  responses: Record<string, unknown>;
+  requestBody?: unknown;
+};
+
+/** What this test reads of the OpenAPI document: its operations and its security schemes. */
+type ApiDocument = {
+  paths: Record<string, Partial<Record<(typeof METHODS)[number], DocumentedOperation>>>;
+  components: { securitySchemes: Record<string, { description: string }> };
+};
+
 export function scopeCases(stack: () => Stack, other: () => { key: string; agentKey: string }) {
   describe("what each credential may do", () => {
     /** One source address per credential kind, so that the per-address limits of one kind's calls (ticket
      * reports, sign-ins) never decide another's answers. */
     const from = (kind: Kind | "setup") => `127.0.97.${kind === "setup" ? 200 : KINDS.indexOf(kind) + 1}`;
-    let doc: any;
+    let doc: ApiDocument;
     let paidOrderId: string;
     let jwt: string;
     let revoked: { id: string; key: string };
@@ -197,7 +214,7 @@ export function scopeCases(stack: () => Stack, other: () => { key: string; agent
     before(
       async () => {
         const s = stack();
-        const docRes = await s.api("GET", "/v1/openapi.json");
+        const docRes = await s.api<ApiDocument>("GET", "/v1/openapi.json");
         assert.equal(docRes.status, 200);
         doc = docRes.body;
         const order = await createOrder(s, "kiosk-nbo-002", "30m");
@@ -215,11 +232,12 @@ export function scopeCases(stack: () => Stack, other: () => { key: string; agent
     );
 
     /** Every operation of the document, as "METHOD /path" (relative to the server URL, /v1). */
-    function operations(): Array<{ key: string; path: string; method: string; op: any }> {
+    function operations(): Array<{ key: string; path: string; method: string; op: DocumentedOperation }> {
       const out = [];
-      for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [path, item] of Object.entries(doc.paths)) {
         for (const method of METHODS) {
-          if (item[method]) out.push({ key: `${method.toUpperCase()} ${path}`, path, method: method.toUpperCase(), op: item[method] });
+          const op = item[method];
+          if (op) out.push({ key: `${method.toUpperCase()} ${path}`, path, method: method.toUpperCase(), op });
         }
       }
       return out;
@@ -231,7 +249,7 @@ export function scopeCases(stack: () => Stack, other: () => { key: string; agent
       return `/v1${path}`.replace(/\{([^}]+)\}/g, (_, name: string) => {
         assert.equal(name, "id", `no value for the path parameter {${name}} of ${path}: add one to this test`);
         if (path.startsWith("/orders/")) return paidOrderId;
-        if (path.startsWith("/devices/")) return s.sample.devices[0].id;
+        if (path.startsWith("/devices/") || path.startsWith("/assets/")) return s.sample.devices[0].id;
         if (path.startsWith("/participants/")) return s.sample.participants[0].id;
         if (path.startsWith("/api-keys/")) return revoked.id;
         if (path.startsWith("/webhooks/subscriptions/")) return "whs_00000000000000000000000000";

@@ -22,9 +22,10 @@ import { changedTables, relayerFingerprint } from "../support/database.ts";
 import { answererOf, envelopeProblem } from "../support/envelope.ts";
 import type { Fixtures } from "../support/fixtures.ts";
 import { type RawResponse, httpClient, loopbackAddresses, pool } from "../support/http.ts";
-import { type Case, type Context, type Prepared, generateCases, prepare, seeded } from "../support/mutations.ts";
+import { type Case, type Context, type Prepared, generateCases, prepare } from "../support/mutations.ts";
 import { type Operation, type Param, mainSchema, normalisePath, sampleValue } from "../support/openapi.ts";
 import { accessLog, processCpuMs, watchHealth } from "../support/server-time.ts";
+import { seededRandom } from "../../support/seeded-random.ts";
 
 const CONCURRENCY = 8;
 /** Requests with a body or a header larger than this go LARGE_CONCURRENCY at a time, so that the time the
@@ -182,7 +183,7 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
       const bodyLimit = (op: Operation) =>
         op.api === "payments" ? MAX_BODY_BYTES : op.path.endsWith("/telemetry:batch") ? energyLimits.max_telemetry_body_bytes : energyLimits.max_body_bytes;
       const cases = generateCases(fx.docs.operations, { bodyLimit });
-      const pickSample = seeded(7);
+      const pickSample = seededRandom(7);
       const chosen = opts.fraction >= 1 ? cases : cases.filter(() => pickSample() < opts.fraction);
       const work: Outcome[] = [];
       for (const c of chosen) {

@@ -23,17 +23,17 @@ export const VOLATILE_COLUMNS: Record<string, string[]> = {
 
 export type Fingerprint = Record<string, { rows: number; hash: string }>;
 
-type Query = (sql: string) => Promise<Array<Record<string, any>>>;
+type Query = <Row extends Record<string, unknown>>(sql: string) => Promise<Row[]>;
 
 async function fingerprintWith(query: Query, schema: string): Promise<Fingerprint> {
-  const tables = await query(
+  const tables = await query<{ table_name: string }>(
     `select table_name from information_schema.tables
      where table_schema = '${schema}' and table_type = 'BASE TABLE' order by table_name`,
   );
   const out: Fingerprint = {};
   for (const { table_name: table } of tables) {
     const without = (VOLATILE_COLUMNS[table] ?? []).map((column) => ` - '${column}'`).join("");
-    const [row] = await query(
+    const [row] = await query<{ n: number; h: string }>(
       `select count(*)::int as n, coalesce(md5(string_agg(r, E'\\n' order by r)), '') as h
        from (select (to_jsonb(t)${without})::text as r from "${schema}"."${table}" t) s`,
     );
@@ -50,7 +50,7 @@ export async function relayerFingerprint(stack: Stack, opts: { workers: boolean 
   const db = stack.relayerOptions.database;
   const env = opts.workers ? {} : { WORKERS: "false" };
   if (db.kind === "postgres") {
-    const read = () => withPostgres(testDatabaseUrl(), (client) => fingerprintWith(async (sql) => (await client.query(sql)).rows, db.schema));
+    const read = () => withPostgres(testDatabaseUrl(), (client) => fingerprintWith(async <Row extends Record<string, unknown>>(sql: string) => (await client.query<Row>(sql)).rows, db.schema));
     if (!opts.workers) await stack.restartRelayer({ env });
     const result = await read();
     if (opts.workers) await stack.restartRelayer({ env });
@@ -62,7 +62,7 @@ export async function relayerFingerprint(stack: Stack, opts: { workers: boolean 
     whileStopped: async () => {
       const pglite = await PGlite.create(db.directory);
       try {
-        result = await fingerprintWith(async (sql) => (await pglite.query<Record<string, any>>(sql)).rows, "public");
+        result = await fingerprintWith(async <Row extends Record<string, unknown>>(sql: string) => (await pglite.query<Row>(sql)).rows, "public");
       } finally {
         await pglite.close();
       }
@@ -80,7 +80,7 @@ export function changedTables(before: Fingerprint, after: Fingerprint): string[]
 }
 
 /** Rows of a query on the relayer's PostgreSQL schema (PostgreSQL only). */
-export async function relayerRows<T = Record<string, any>>(stack: Stack, sql: string, params: unknown[] = []): Promise<T[]> {
+export async function relayerRows<T = Record<string, unknown>>(stack: Stack, sql: string, params: unknown[] = []): Promise<T[]> {
   const db = stack.relayerOptions.database;
   if (db.kind !== "postgres") throw new Error("relayerRows needs PostgreSQL");
   // Straight to the server, not through the stack's database proxy (which a test may have cut).

@@ -3,6 +3,7 @@
 // content-length or chunked, from a chosen loopback source address, with a time limit. Event streams are
 // closed once their head has arrived. Every response is kept in a journal (for the secrets scan).
 import http from "node:http";
+import type { UncheckedJson } from "../../support/unchecked-json.ts";
 
 const LARGE_BODY_BYTES = 256 * 1024;
 const PIECE_BYTES = 64 * 1024;
@@ -31,7 +32,7 @@ export type RawResponse = {
   headers: http.IncomingHttpHeaders;
   text: string;
   /** The body parsed as JSON, or undefined. */
-  json: any;
+  json: UncheckedJson;
   ms: number;
   /** An event stream, closed after its head. */
   stream: boolean;
@@ -106,7 +107,7 @@ export function httpClient(baseUrl: string | (() => string), opts: { keepJournal
         const status = res.statusCode ?? 0;
         const stream = /^text\/event-stream/.test(res.headers["content-type"] ?? "");
         const complete = (text: string) => {
-          let json: any;
+          let json: UncheckedJson;
           try {
             json = JSON.parse(text);
           } catch {

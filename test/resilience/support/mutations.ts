@@ -25,6 +25,7 @@ import {
   typesOf,
   violates,
 } from "./openapi.ts";
+import { seededRandom } from "../../support/seeded-random.ts";
 
 export type Case = {
   op: Operation;
@@ -55,18 +56,6 @@ export type Context = {
   /** The Authorization header of valid credentials for the operation (undefined: a public operation). */
   credential(op: Operation): string | undefined;
 };
-
-/** A seeded pseudo-random generator (mulberry32). */
-export function seeded(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Hostile strings, by kind. The first kind (NUL, unpaired surrogates) cannot be stored, so every field
  * refuses it; the rest are text that must stay text. */
@@ -226,7 +215,7 @@ export type GenerateOptions = {
 
 /** Every case for every operation (and the undocumented methods of each documented path). */
 export function generateCases(operations: Operation[], opts: GenerateOptions = {}): Case[] {
-  const rnd = seeded(opts.seed ?? 20261101);
+  const rnd = seededRandom(opts.seed ?? 20261101);
   const cases: Case[] = [];
   for (const op of operations) {
     const bodyBytes = Math.min(PATHOLOGICAL_BODY_BYTES, opts.bodyLimit?.(op) ?? PATHOLOGICAL_BODY_BYTES);
@@ -404,12 +393,15 @@ function longHeaderCases(op: Operation): Case[] {
 
 const RAW = "\u0001raw\u0001";
 
+/** An object or an array of a JSON body, indexed by one step of a path. */
+type JsonContainer = Record<string | number, unknown>;
+
 /** `root` as JSON with the value at `path` replaced (or deleted with `del`); `rawToken` is written into the
  * JSON text as is (a number JSON.stringify cannot produce). */
 function withField(root: unknown, path: Array<string | number>, value: unknown, opts: { del?: boolean; rawToken?: string } = {}): string {
-  const copy = structuredClone(root) as any;
-  let node = copy;
-  for (const key of path.slice(0, -1)) node = node[key];
+  const copy = structuredClone(root);
+  let node = copy as JsonContainer;
+  for (const key of path.slice(0, -1)) node = node[key] as JsonContainer;
   const last = path[path.length - 1];
   if (opts.del) {
     if (Array.isArray(node)) node.splice(Number(last), 1);
@@ -420,7 +412,7 @@ function withField(root: unknown, path: Array<string | number>, value: unknown, 
 }
 
 function getField(root: unknown, path: Array<string | number>) {
-  return path.reduce((node: any, key) => node?.[key], root);
+  return path.reduce<unknown>((node, key) => (node as JsonContainer | undefined)?.[key], root);
 }
 
 function jsonCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] {
@@ -479,7 +471,7 @@ function jsonCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] 
   add(`${DEEP_LEVELS.toLocaleString("en")} nested objects`, violates(schema, { a: 1 }), { body: deepObject(DEEP_LEVELS) });
   large("nested arrays", (n) => deepArray(n), true);
   large("nested objects", (n) => deepObject(n), violates(schema, { a: 1 }));
-  if (first) large(`${first} repeated`, (n) => `{${`${JSON.stringify(first)}:${JSON.stringify((root as any)[first])},`.repeat(n)}${template.slice(1)}`);
+  if (first) large(`${first} repeated`, (n) => `{${`${JSON.stringify(first)}:${JSON.stringify((root as JsonContainer)[first])},`.repeat(n)}${template.slice(1)}`);
   large("__proto__ repeated", (n) => `{${'"__proto__":{"polluted":true},'.repeat(n)}${template.slice(1)}`, strict);
   // Fixed-width names, so that the size grows linearly: k0000, k0001, ... (base 36).
   const names = (n: number) => Array.from({ length: n }, (_, i) => `"k${i.toString(36).padStart(4, "0")}":0,`).join("");

@@ -2,8 +2,11 @@
 // parameters, body, security), schemas with their $refs resolved, values that satisfy a schema, and whether
 // a value surely breaks one. The resilience suite builds its requests from these, so a route added to either
 // document is covered without editing the tests.
+import type { UncheckedJson } from "../../support/unchecked-json.ts";
+
 export type Api = "payments" | "energy";
-export type Schema = { [key: string]: any };
+/** A schema of an OpenAPI document, as parsed from its JSON. */
+export type Schema = { [key: string]: UncheckedJson };
 export type Param = { name: string; in: "path" | "query" | "header"; required: boolean; schema: Schema };
 
 export type Operation = {
@@ -26,13 +29,13 @@ export type Operation = {
   responses: string[];
 };
 
-export type ApiDocs = { payments: any; energy: any; operations: Operation[] };
+export type ApiDocs = { payments: UncheckedJson; energy: UncheckedJson; operations: Operation[] };
 
 /** Where each interface serves its document. */
 export const DOCUMENTS: Record<Api, string> = { payments: "/v1/openapi.json", energy: "/energy/openapi.json" };
 
 export async function loadApiDocs(relayerUrl: string): Promise<ApiDocs> {
-  const docs = {} as Record<Api, any>;
+  const docs = {} as Record<Api, UncheckedJson>;
   for (const api of Object.keys(DOCUMENTS) as Api[]) {
     const response = await fetch(`${relayerUrl}${DOCUMENTS[api]}`);
     if (!response.ok) throw new Error(`${DOCUMENTS[api]} answered ${response.status}`);
@@ -44,27 +47,27 @@ export async function loadApiDocs(relayerUrl: string): Promise<ApiDocs> {
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
 
-function operationsOf(api: Api, doc: any): Operation[] {
+function operationsOf(api: Api, doc: UncheckedJson): Operation[] {
   const base = new URL(doc.servers[0].url).pathname.replace(/\/$/, "");
   const out: Operation[] = [];
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, UncheckedJson>>)) {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
-      const params: Param[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: any) => {
+      const params: Param[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: UncheckedJson) => {
         const param = deref(doc, p);
         return { name: param.name, in: param.in, required: Boolean(param.required), schema: deref(doc, param.schema ?? {}) };
       });
       let body: Operation["body"];
       if (op.requestBody) {
         const requestBody = deref(doc, op.requestBody);
-        const [contentType, media] = Object.entries(requestBody.content as Record<string, any>)[0];
+        const [contentType, media] = Object.entries(requestBody.content as Record<string, UncheckedJson>)[0];
         body = { contentType, schema: deref(doc, media.schema ?? {}), required: Boolean(requestBody.required) };
       }
       const requirements: Array<Record<string, string[]>> = op.security ?? doc.security ?? [];
       const security = requirements.flatMap((s) => Object.keys(s));
       const apiKeyRoles = requirements.flatMap((s) => s.apiKey ?? []);
-      const ok = Object.entries(op.responses as Record<string, any>).find(([status]) => status.startsWith("2"));
+      const ok = Object.entries(op.responses as Record<string, UncheckedJson>).find(([status]) => status.startsWith("2"));
       out.push({
         api,
         id: `${method.toUpperCase()} ${base}${path}`,
@@ -84,7 +87,7 @@ function operationsOf(api: Api, doc: any): Operation[] {
 }
 
 /** `value` with every $ref of `doc` resolved (the documents have no cycles). */
-export function deref(doc: any, value: any, depth = 0): any {
+export function deref(doc: UncheckedJson, value: UncheckedJson, depth = 0): UncheckedJson {
   if (depth > 40) throw new Error("$ref nesting too deep");
   if (Array.isArray(value)) return value.map((v) => deref(doc, v, depth + 1));
   if (!value || typeof value !== "object") return value;
@@ -92,7 +95,7 @@ export function deref(doc: any, value: any, depth = 0): any {
     const target = value.$ref
       .replace(/^#\//, "")
       .split("/")
-      .reduce((node: any, key: string) => node?.[key.replaceAll("~1", "/").replaceAll("~0", "~")], doc);
+      .reduce((node: UncheckedJson, key: string) => node?.[key.replaceAll("~1", "/").replaceAll("~0", "~")], doc);
     if (target === undefined) throw new Error(`unresolved ${value.$ref}`);
     const { $ref: _ref, ...rest } = value;
     return deref(doc, { ...target, ...rest }, depth + 1);

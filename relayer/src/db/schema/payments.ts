@@ -18,6 +18,8 @@ import {
 import { tenants } from "./accounts.ts";
 import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 
+export const splitStatuses = ["pending", "created", "failed"] as const;
+
 export const devices = pgTable(
   "devices",
   {
@@ -31,9 +33,23 @@ export const devices = pgTable(
     tiers: jsonb("tiers").$type<Record<string, number>>().notNull(),
     /** keccak256 of the id: the device id the router's orders carry. */
     chainDeviceId: text("chain_device_id").notNull().unique("devices_chain_device_id_key"),
+    /** Payout parties: the recipients of the asset-owner and operator legs of the device's split (EIP-55
+     * checksummed addresses; null: none set, the device cannot be paid on-chain). */
+    assetOwner: text("asset_owner"),
+    operator: text("operator"),
+    /** The device's own split (AssetSplitFactory.predictSplit of chain_device_id), once requested. */
+    splitAddress: text("split_address"),
+    /** pending: its creation is queued or sent; created: on-chain; failed: the creation failed (retried on
+     * the next request). Null: not requested yet. */
+    splitStatus: text("split_status", { enum: splitStatuses }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [foreignKeyTo("devices", t.tenantId, tenants.id), index("devices_tenant_idx").on(t.tenantId, t.id)],
+  (t) => [
+    foreignKeyTo("devices", t.tenantId, tenants.id),
+    index("devices_tenant_idx").on(t.tenantId, t.id),
+    checkOneOf("devices", t.splitStatus, splitStatuses),
+    unique("devices_split_address_key").on(t.splitAddress),
+  ],
 );
 
 export const quotes = pgTable(

@@ -3,23 +3,22 @@
 // TelemetryAnchor.anchor transaction with the relayer's single transaction sender, both in one database
 // transaction. When the transaction is final the batch becomes anchored (mined) or failed (reverted,
 // failed). Woken by ingest (NOTIFY energy_batches); a batch that could not be handled is tried again after
-// RETRY_MS, and an idle worker looks every SAFETY_POLL_MS (a notification missed while the database listener
-// reconnected). Several relayer processes may run it (a batch is only ever queued once: its root is set
+// RETRY_MS, and an idle worker looks every SAFETY_POLL_MS (jobs/worker.ts; the database listener's return
+// after a lost connection wakes it too). Several relayer processes may run it (a batch is only ever queued once: its root is set
 // once and the sender keeps one transaction per batch).
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import { type Address, type Hex, encodeFunctionData } from "viem";
+import { type Address, encodeFunctionData } from "viem";
 import { telemetryAnchorAbi } from "../../../../generated/abis.ts";
 import { enqueueTransaction } from "../../chain/tx-sender.ts";
 import { energyBatches } from "../../db/schema.ts";
 import type { Services } from "../../services.ts";
 import { BATCHES_CHANNEL } from "../telemetry/ingest.ts";
 import { type LeafReading, idKey } from "./merkle.ts";
-import { createWorker } from "../../jobs/worker.ts";
+import { SAFETY_POLL_MS, createWorker } from "../../jobs/worker.ts";
 import { createMerkleBuilder } from "./merkle-builder.ts";
 
 export const ANCHOR_TX_KIND = "anchor";
 const RETRY_MS = 1_000;
-const SAFETY_POLL_MS = 10_000;
 const BATCHES_PER_TICK = 16;
 
 type DueBatch = {

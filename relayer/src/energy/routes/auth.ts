@@ -18,7 +18,7 @@ const formOnly: MiddlewareHandler<EnergyEnv> = async (c, next) => {
   await next();
 };
 
-export function authRoutes(services: Services, tokens: SandboxTokens) {
+export function sandboxAuthRoutes(services: Services, tokens: SandboxTokens) {
   const api = createSandboxApi();
   const { db } = services;
   // Every request counts, whatever its answer (as on the payment API's login).

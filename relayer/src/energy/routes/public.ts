@@ -9,7 +9,7 @@ import { Capabilities, Health, Version } from "../schemas.ts";
 
 const serverError = { 500: errorResponse(["internal_error"], "An unexpected failure; retry later.") };
 
-export function publicRoutes(services: Services) {
+export function sandboxPublicRoutes(services: Services) {
   const api = createSandboxApi();
 
   api.openapi(

@@ -3,12 +3,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { Services } from "../../services.ts";
-import { deviceView, findDevice } from "../devices.ts";
+import { findDevice, sandboxDeviceView } from "../devices.ts";
 import { bearerErrors, errorResponse, sandboxErrors } from "../errors.ts";
 import { evidenceView } from "../evidence.ts";
 import { SAMPLE_DISTRIBUTIONS, SAMPLE_PROJECTS } from "../sample-data.ts";
 import { type EnergyEnv, createSandboxApi } from "../sandbox-api.ts";
-import { Device, Distribution, Evidence, Project } from "../schemas.ts";
+import { Distribution, Evidence, Project, SandboxDevice } from "../schemas.ts";
 
 const pathParam = (name: string, example: string) =>
   z.object({ [name]: z.string().openapi({ param: { name, in: "path" }, example }) });
@@ -16,7 +16,7 @@ const pathParam = (name: string, example: string) =>
 const notFound = errorResponse(["not_found"], "No such resource in the sandbox.");
 const security = [{ sandboxToken: [] }];
 
-export function resourceRoutes(services: Services, auth: MiddlewareHandler<EnergyEnv>) {
+export function sandboxResourceRoutes(services: Services, auth: MiddlewareHandler<EnergyEnv>) {
   const api = createSandboxApi();
   const { db, config } = services;
 
@@ -54,7 +54,7 @@ export function resourceRoutes(services: Services, auth: MiddlewareHandler<Energ
       middleware: [auth] as const,
       request: { params: pathParam("device_id", "mtr-kibera-001") },
       responses: {
-        200: { description: "The device", content: { "application/json": { schema: Device } } },
+        200: { description: "The device", content: { "application/json": { schema: SandboxDevice } } },
         ...bearerErrors,
         404: errorResponse(["device_not_found"], "Unknown or deregistered device."),
       },
@@ -63,7 +63,7 @@ export function resourceRoutes(services: Services, auth: MiddlewareHandler<Energ
       const id = c.req.valid("param").device_id;
       const row = await findDevice(db, id);
       if (!row) throw sandboxErrors.deviceNotFound(id);
-      return c.json(deviceView(row), 200);
+      return c.json(sandboxDeviceView(row), 200);
     },
   );
 

@@ -57,7 +57,7 @@ function ingestRateLimit(services: Services): MiddlewareHandler<EnergyEnv> {
   return (c, next) => limit(c as Context, next);
 }
 
-export function telemetryRoutes(services: Services, auth: MiddlewareHandler<EnergyEnv>) {
+export function sandboxTelemetryRoutes(services: Services, auth: MiddlewareHandler<EnergyEnv>) {
   const api = createSandboxApi();
   const { ENERGY_INGEST_BURST: burst, ENERGY_INGEST_PER_SECOND: perSecond } = services.config;
 

@@ -8,7 +8,7 @@ import { bearerErrors, errorResponse } from "../errors.ts";
 import { type EnergyEnv, createSandboxApi } from "../sandbox-api.ts";
 import { WebhookRegistered, WebhookRegistration } from "../schemas.ts";
 
-export function webhookRoutes(services: Services, auth: MiddlewareHandler<EnergyEnv>) {
+export function sandboxWebhookRoutes(services: Services, auth: MiddlewareHandler<EnergyEnv>) {
   const api = createSandboxApi();
 
   api.openapi(

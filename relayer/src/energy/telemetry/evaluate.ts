@@ -2,7 +2,8 @@
 // accepted, which are rejected or flagged and why, the batch's continuity and provisional anomaly score,
 // and the device's record after the accepted readings. Readings are taken in array order; each is checked
 // against the record as the readings before it left it.
-import { DRIFT_LIMIT_SECONDS, type ReadingInput } from "../schemas.ts";
+import type { z } from "@hono/zod-openapi";
+import { DRIFT_LIMIT_SECONDS, type ReadingInput, type ReadingIssue } from "../schemas.ts";
 import { type PowerStats, anomalyScore, zScore, withSample } from "./anomaly.ts";
 
 export type DeviceState = {
@@ -30,7 +31,8 @@ export type IssueCode =
   | "sequence_gap"
   | "meter_epoch_reset";
 
-export type ReadingIssue = { index: number; reading_id: string; code: IssueCode; message: string; rejected: boolean };
+/** A rejection or flag of one reading, as the batch's answer lists it. */
+type Issue = z.output<typeof ReadingIssue>;
 
 export type AcceptedReading = {
   readingId: string;
@@ -48,7 +50,7 @@ export type AcceptedReading = {
 
 export type Evaluation = {
   accepted: AcceptedReading[];
-  issues: ReadingIssue[];
+  issues: Issue[];
   rejectedCount: number;
   continuity: "ok" | "gap" | "regression";
   anomalyScore: number;
@@ -65,7 +67,7 @@ export function evaluateBatch(
 ): Evaluation {
   const state: DeviceState = { ...device };
   const accepted: AcceptedReading[] = [];
-  const issues: ReadingIssue[] = [];
+  const issues: Issue[] = [];
   const seen = new Set<string>();
   const superseded: Array<{ readingId: string; by: string }> = [];
   const supersededNow = new Set<string>();

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
+import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
+import {IAssetSplit} from "../interfaces/IAssetSplit.sol";
+
+/// @title SplitLedger
+/// @notice The accounting every split shares: one stablecoin, three legs (asset owner, operator, protocol), each
+/// settlement split between them and credited to their recipients, who withdraw it, or anyone pushes it to them.
+/// A recipient that cannot receive (a blocklisted address, a reverting contract) therefore never blocks a payment.
+/// @dev Settlements only add to the per-leg accruals of {Ledger} (two storage slots, which also hold the pause
+/// flag and the shares); the accruals move to the recipients' credit at the next withdrawal or recipient change
+/// (a checkpoint), so each settlement is credited to the recipients in place when it happened. Invariant: the
+/// token balance is at least the sum of all credits and accruals (equal, unless someone sent tokens here
+/// directly). Who settles, who changes the legs, who pauses, and where the recipients and shares live is the
+/// derived contract's: {_authorizeDepositor}, {_recipients} and {_shares}. Withdrawals are never paused.
+abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient {
+    using SafeERC20 for IERC20;
+
+    /// @notice Index of the asset-owner leg; it also receives the rounding remainder.
+    uint256 public constant LEG_ASSET_OWNER = 0;
+    /// @notice Index of the operator leg.
+    uint256 public constant LEG_OPERATOR = 1;
+    /// @notice Index of the protocol leg.
+    uint256 public constant LEG_PROTOCOL = 2;
+    /// @notice The sum of the legs' shares.
+    uint16 public constant TOTAL_BPS = 10_000;
+
+    /// @dev What a settlement reads and writes, in two slots: the pause flag, the amounts each leg accrued since
+    /// the last checkpoint, what this contract owes in total, and the operator and protocol shares (the
+    /// asset-owner share is the rest of 10,000) of a split whose shares can change ({_setShares}; a split with
+    /// fixed shares overrides {_shares} and leaves these two fields zero). `held` (credits and accruals) must
+    /// be backed by tokens: every settlement needs tokens beyond it, so `asset.balanceOf(this) >= held` always
+    /// holds; the rest is surplus. Each accrual is part of `held`, so a uint96 holds it whenever `held` fits.
+    struct Ledger {
+        uint96 assetOwner;
+        uint96 operator;
+        bool paused;
+        uint96 protocol;
+        uint96 held;
+        uint16 operatorBps;
+        uint16 protocolBps;
+    }
+
+    IERC20 private immutable _asset;
+    Ledger private _ledger;
+    mapping(address recipient => uint256) private _credited;
+
+    /// @notice Sets the stablecoin settled in.
+    /// @param asset_ The stablecoin settled in.
+    constructor(IERC20 asset_) {
+        if (address(asset_) == address(0)) revert InvalidAsset();
+        _asset = asset_;
+    }
+
+    /// @inheritdoc IAssetSplit
+    function asset() external view returns (IERC20) {
+        return _asset;
+    }
+
+    /// @notice Recipients and shares of the three legs (asset owner, operator, protocol).
+    /// @return recipients The legs' recipients, in that order.
+    /// @return bps The legs' shares in basis points, in the same order (sum 10,000).
+    function legs() external view returns (address[3] memory recipients, uint16[3] memory bps) {
+        return (_recipients(), _legShares());
+    }
+
+    /// @notice The three leg amounts of a settlement of `gross`. They sum to `gross` exactly: the operator
+    /// and protocol legs are rounded down and the asset-owner leg takes the remainder.
+    /// @param gross The settlement's amount.
+    /// @return amounts The asset-owner, operator and protocol legs' amounts, in that order.
+    function previewSplit(uint256 gross) external view returns (uint256[3] memory amounts) {
+        (amounts[LEG_ASSET_OWNER], amounts[LEG_OPERATOR], amounts[LEG_PROTOCOL]) = _legAmounts(gross);
+    }
+
+    /// @inheritdoc IAssetSplit
+    function claimable(address recipient) external view returns (uint256 amount) {
+        amount = _credited[recipient];
+        Ledger memory ledger = _ledger;
+        address[3] memory r = _recipients();
+        if (r[LEG_ASSET_OWNER] == recipient) amount += ledger.assetOwner;
+        if (r[LEG_OPERATOR] == recipient) amount += ledger.operator;
+        if (r[LEG_PROTOCOL] == recipient) amount += ledger.protocol;
+    }
+
+    /// @notice Tokens held beyond what is owed (sent here directly): recoverable by the admin only. Zero if the
+    /// token took some of the balance away (a rebase, a seizure): settlements then revert until it is restored.
+    function surplus() public view returns (uint256) {
+        uint256 balance = _asset.balanceOf(address(this));
+        uint256 held = _ledger.held;
+        return balance > held ? balance - held : 0;
+    }
+
+    /// @notice Whether settlements and deposits are stopped. The flag lives in the settlement slot, so a payment
+    /// reads it for free.
+    function paused() public view override returns (bool) {
+        return _ledger.paused;
+    }
+
+    /// @inheritdoc IAssetSplit
+    /// @dev Reverts with {UnbackedSettlement} unless the balance covers everything owed plus `gross`.
+    function settle(bytes32 ref, uint256 gross) external {
+        _authorizeDepositor();
+        _requireNotPaused();
+        uint256 available = surplus();
+        if (available < gross) revert UnbackedSettlement(gross, available);
+        _split(ref, gross);
+    }
+
+    /// @inheritdoc IAssetSplit
+    function deposit(bytes32 ref, uint256 gross) external nonReentrant {
+        _authorizeDepositor();
+        _requireNotPaused();
+        uint256 before = _asset.balanceOf(address(this));
+        _asset.safeTransferFrom(msg.sender, address(this), gross);
+        uint256 received = _asset.balanceOf(address(this)) - before;
+        if (received != gross) revert UnexpectedBalance(gross, received);
+        _split(ref, gross);
+    }
+
+    /// @inheritdoc IAssetSplit
+    function withdraw(address to) external nonReentrant returns (uint256) {
+        return _payOut(msg.sender, to);
+    }
+
+    /// @inheritdoc IAssetSplit
+    function release(address recipient) external nonReentrant returns (uint256) {
+        return _payOut(recipient, recipient);
+    }
+
+    /// @dev Reverts unless the caller may record settlements and deposits.
+    function _authorizeDepositor() internal view virtual;
+
+    /// @dev The current recipients of the asset-owner, operator and protocol legs.
+    function _recipients() internal view virtual returns (address[3] memory);
+
+    /// @dev Sends the surplus (tokens sent here directly, owed to no one) to `to`; the caller checks who may.
+    function _recoverSurplus(address to) internal returns (uint256 amount) {
+        amount = surplus();
+        if (amount == 0) revert NothingToWithdraw(address(this));
+        emit SurplusRecovered(to, amount);
+        _asset.safeTransfer(to, amount);
+    }
+
+    /// @dev Moves every leg's accrual to its current recipient's credit. Call it before any recipient changes.
+    function _checkpoint() internal {
+        Ledger memory ledger = _ledger;
+        if (ledger.assetOwner == 0 && ledger.operator == 0 && ledger.protocol == 0) return;
+        address[3] memory r = _recipients();
+        _credited[r[LEG_ASSET_OWNER]] += ledger.assetOwner;
+        _credited[r[LEG_OPERATOR]] += ledger.operator;
+        _credited[r[LEG_PROTOCOL]] += ledger.protocol;
+        (ledger.assetOwner, ledger.operator, ledger.protocol) = (0, 0, 0);
+        _ledger = ledger;
+    }
+
+    /// @dev The operator and protocol shares in force (the asset owner's is the rest of 10,000): by default the
+    /// ones stored in the settlement slot, which a settlement has read already.
+    function _shares() internal view virtual returns (uint16 operatorBps, uint16 protocolBps) {
+        Ledger storage ledger = _ledger;
+        return (ledger.operatorBps, ledger.protocolBps);
+    }
+
+    /// @dev The shares of the asset-owner, operator and protocol legs in basis points (sum 10,000).
+    function _legShares() internal view returns (uint16[3] memory) {
+        (uint16 operatorBps, uint16 protocolBps) = _shares();
+        return [TOTAL_BPS - operatorBps - protocolBps, operatorBps, protocolBps];
+    }
+
+    /// @dev Reverts with {InvalidBasisPoints} unless the three shares sum to 10,000.
+    function _checkShares(uint16[3] memory bps) internal pure {
+        uint256 sum = uint256(bps[LEG_ASSET_OWNER]) + bps[LEG_OPERATOR] + bps[LEG_PROTOCOL];
+        if (sum != TOTAL_BPS) revert InvalidBasisPoints(sum);
+    }
+
+    /// @dev Sets the operator and protocol shares (the asset owner's is the rest of 10,000). Shares apply to
+    /// later settlements only: amounts accrued so far keep the legs they were split into.
+    function _setShares(uint16[3] memory bps) internal {
+        _checkShares(bps);
+        Ledger storage ledger = _ledger;
+        (ledger.operatorBps, ledger.protocolBps) = (bps[LEG_OPERATOR], bps[LEG_PROTOCOL]);
+    }
+
+    /// @dev Reverts with {InvalidRecipient} for a recipient of address zero or this contract.
+    function _checkRecipient(uint256 leg, address recipient) internal view {
+        if (recipient == address(0) || recipient == address(this)) revert InvalidRecipient(leg);
+    }
+
+    /// @dev Stops settlements; the flag shares the settlement slot (Pausable's own flag is never used).
+    function _pause() internal override whenNotPaused {
+        _ledger.paused = true;
+        emit Paused(msg.sender);
+    }
+
+    /// @dev Resumes settlements.
+    function _unpause() internal override whenPaused {
+        _ledger.paused = false;
+        emit Unpaused(msg.sender);
+    }
+
+    function _split(bytes32 ref, uint256 gross) private {
+        if (gross == 0) revert ZeroAmount();
+        (uint256 assetOwner, uint256 operator, uint256 protocol) = _legAmounts(gross);
+        Ledger memory ledger = _ledger;
+        // Checked first: once `held` fits a uint96, so does every accrual (each is part of it).
+        ledger.held = SafeCast.toUint96(ledger.held + gross);
+        ledger.assetOwner = uint96(ledger.assetOwner + assetOwner);
+        ledger.operator = uint96(ledger.operator + operator);
+        ledger.protocol = uint96(ledger.protocol + protocol);
+        _ledger = ledger;
+        emit YieldDeposited(ref, msg.sender, gross, assetOwner, operator, protocol);
+    }
+
+    function _legAmounts(uint256 gross) private view returns (uint256 assetOwner, uint256 operator, uint256 protocol) {
+        (uint256 operatorBps, uint256 protocolBps) = _shares();
+        operator = gross * operatorBps / TOTAL_BPS;
+        protocol = gross * protocolBps / TOTAL_BPS;
+        assetOwner = gross - operator - protocol;
+    }
+
+    function _payOut(address recipient, address to) private returns (uint256 amount) {
+        if (to == address(0) || to == address(this)) revert InvalidPayee(to);
+        _checkpoint();
+        amount = _credited[recipient];
+        if (amount == 0) revert NothingToWithdraw(recipient);
+        _credited[recipient] = 0;
+        _ledger.held -= uint96(amount);
+        emit Withdrawn(recipient, to, amount);
+        _asset.safeTransfer(to, amount);
+    }
+}

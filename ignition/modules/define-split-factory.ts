@@ -1,0 +1,47 @@
+// The split factory (one AssetSplit per asset: AssetSplitFactory and the AssetSplitClone implementation its
+// constructor deploys) and its wiring to the payment router, shared by the local and the public-network modules.
+import type { ArgumentType, CallableContractFuture, Future, IgnitionModuleBuilder } from "@nomicfoundation/ignition-core";
+
+type Arg = ArgumentType;
+
+export type SplitFactoryParams = {
+  /** The stablecoin every split settles in (an address, a parameter or a deployed contract future). */
+  token: Arg;
+  /** The payment router: the splits' only settler besides the factory's depositors; it pays through them. */
+  paymentRouter: CallableContractFuture<string>;
+  /** Holder of the factory's default admin role (also the router's admin, who points the router at it). */
+  admin: Arg;
+  /** Delay of a default admin transfer, in seconds. */
+  adminTransferDelay: Arg;
+  /** Recipient of every split's protocol leg (fixed for the factory's splits). */
+  protocolRecipient: Arg;
+  /** Shares of the asset-owner, operator and protocol legs in basis points (fixed for the factory's splits). */
+  bps: Arg;
+  /** Creates each asset's split (the relayer's hot wallet). */
+  splitCreator: Arg;
+  /** Replaces a split's asset-owner and operator recipients on behalf of the asset's tenant. */
+  splitManager: Arg;
+  /** May pause a split's settlements. */
+  pauser: Arg;
+  /** Futures to deploy after (keeps the addresses of the modules' other contracts unchanged). */
+  after?: Future[];
+};
+
+/** Deploys AssetSplitFactory, grants its roles and makes the router pay through its splits. */
+export function defineSplitFactory(m: IgnitionModuleBuilder, p: SplitFactoryParams) {
+  const assetSplitFactory = m.contract(
+    "AssetSplitFactory",
+    [p.token, p.paymentRouter, p.protocolRecipient, p.bps, p.admin, p.adminTransferDelay],
+    { after: p.after ?? [] },
+  );
+
+  const creatorRole = m.staticCall(assetSplitFactory, "SPLIT_CREATOR_ROLE", [], 0);
+  const managerRole = m.staticCall(assetSplitFactory, "SPLIT_MANAGER_ROLE", [], 0);
+  const pauserRole = m.staticCall(assetSplitFactory, "PAUSER_ROLE", [], 0, { id: "AssetSplitFactory_PAUSER_ROLE" });
+  m.call(assetSplitFactory, "grantRole", [creatorRole, p.splitCreator], { id: "grantSplitCreator" });
+  m.call(assetSplitFactory, "grantRole", [managerRole, p.splitManager], { id: "grantSplitManager" });
+  m.call(assetSplitFactory, "grantRole", [pauserRole, p.pauser], { id: "grantSplitFactoryPauser" });
+  const splitFactorySet = m.call(p.paymentRouter, "setSplitFactory", [assetSplitFactory], { id: "setSplitFactory" });
+
+  return { assetSplitFactory, splitFactorySet };
+}

@@ -1,0 +1,135 @@
+// The tenant's revenue over a window, as GET /v1/revenue/overview answers it (the portal's revenue page):
+// orders and gross USD per hour or day, from the relayer's paid orders; its latest splits (legs from the chain
+// through the indexer) and what its participants earned. Without the indexer, splits and earnings are empty
+// and `indexerAvailable` is false.
+import type { z } from "@hono/zod-openapi";
+import { and, desc, eq, gte, sql } from "drizzle-orm";
+import { orders, participants } from "../db/schema.ts";
+import type { Services } from "../services.ts";
+import type { RevenueOverview } from "../v1/revenue.schemas.ts";
+import { usd } from "./pricing.ts";
+
+const RANGES = {
+  "24h": { bucket: "hour", bucketMs: 3_600_000, buckets: 24 },
+  "7d": { bucket: "day", bucketMs: 86_400_000, buckets: 7 },
+  "30d": { bucket: "day", bucketMs: 86_400_000, buckets: 30 },
+} as const;
+
+export async function revenueOverview(
+  services: Pick<Services, "db" | "indexer" | "chain">,
+  tenantId: string,
+  range: keyof typeof RANGES,
+): Promise<z.output<typeof RevenueOverview>> {
+  const { db, indexer, chain } = services;
+  const spec = RANGES[range];
+  const now = Date.now();
+  const firstBucket = Math.floor(now / spec.bucketMs) * spec.bucketMs - (spec.buckets - 1) * spec.bucketMs;
+  const from = new Date(firstBucket);
+  const paidInWindow = and(eq(orders.tenantId, tenantId), eq(orders.status, "success"), gte(orders.paidAt, from));
+  const bucketSeconds = spec.bucketMs / 1000;
+  // The bucket size is inlined (a constant of RANGES, not input): GROUP BY must see the same expression.
+  const seconds = sql.raw(String(Math.trunc(bucketSeconds)));
+  const bucketExpr = sql<string>`(floor(extract(epoch from ${orders.paidAt}) / ${seconds}) * ${seconds})::bigint`;
+  const [perBucket, perDevice, latest, people] = await Promise.all([
+    db
+      .select({
+        bucket: bucketExpr,
+        orders: sql<string>`count(*)`,
+        micros: sql<string>`coalesce(sum(${orders.amountUsdMicros}), 0)`,
+      })
+      .from(orders)
+      .where(paidInWindow)
+      .groupBy(bucketExpr),
+    db
+      .select({
+        deviceId: orders.deviceId,
+        orders: sql<string>`count(*)`,
+        micros: sql<string>`coalesce(sum(${orders.amountUsdMicros}), 0)`,
+      })
+      .from(orders)
+      .where(paidInWindow)
+      .groupBy(orders.deviceId)
+      .orderBy(desc(sql`coalesce(sum(${orders.amountUsdMicros}), 0)`))
+      .limit(10),
+    db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.tenantId, tenantId), eq(orders.status, "success")))
+      .orderBy(desc(orders.paidAt), desc(orders.id))
+      .limit(10),
+    db.select().from(participants).where(eq(participants.tenantId, tenantId)).orderBy(participants.name),
+  ]);
+
+  const byStart = new Map(perBucket.map((b) => [Number(b.bucket) * 1000, b]));
+  const series = Array.from({ length: spec.buckets }, (_, i) => {
+    const start = firstBucket + i * spec.bucketMs;
+    const row = byStart.get(start);
+    return { start: new Date(start).toISOString(), orders: Number(row?.orders ?? 0), grossUsd: usd(Number(row?.micros ?? 0)) };
+  });
+
+  let indexerAvailable = true;
+  const settlements = await indexer.settlementsByOrderIds(latest.map((o) => o.onchainId)).catch(() => {
+    indexerAvailable = false;
+    return [];
+  });
+  const byOrder = new Map(settlements.map((s) => [s.orderId, s]));
+  const tokens = await chain.stablecoins().catch(() => new Map());
+  const tokenInfo = new Map([...tokens.values()].map((t) => [t.address.toLowerCase(), t as { symbol: string; decimals: number }]));
+  const earnings = await Promise.all(
+    people.map((p) =>
+      indexer.participantEarnings(p.address as `0x${string}`).catch(() => {
+        indexerAvailable = false;
+        return [];
+      }),
+    ),
+  );
+
+  return {
+    range,
+    bucket: spec.bucket,
+    from: from.toISOString(),
+    to: new Date(now).toISOString(),
+    totals: {
+      orders: series.reduce((n, s) => n + s.orders, 0),
+      grossUsd: usd(perBucket.reduce((n, b) => n + Number(b.micros), 0)),
+    },
+    series,
+    byDevice: perDevice.map((d) => ({ deviceId: d.deviceId, orders: Number(d.orders), grossUsd: usd(Number(d.micros)) })),
+    recentSplits: latest.map((o) => {
+      const s = byOrder.get(o.onchainId);
+      return {
+        orderId: o.id,
+        deviceId: o.deviceId,
+        paidAt: o.paidAt?.toISOString() ?? o.updatedAt.toISOString(),
+        amountUsd: usd(o.amountUsdMicros),
+        token: o.token,
+        tokenAmount: o.tokenAmount,
+        transactionHash: o.txHash ?? "",
+        ref: s?.ref ?? null,
+        legs: s
+          ? [
+              { leg: "assetOwner" as const, recipient: s.assetOwner, amount: s.assetOwnerAmount.toString() },
+              { leg: "operator" as const, recipient: s.operator, amount: s.operatorAmount.toString() },
+              { leg: "protocol" as const, recipient: s.protocol, amount: s.protocolAmount.toString() },
+            ]
+          : [],
+      };
+    }),
+    participants: people.map((p, i) => ({
+      id: p.id,
+      name: p.name,
+      address: p.address,
+      earnings: earnings[i].map((e) => ({
+        token: {
+          symbol: tokenInfo.get(e.token.toLowerCase())?.symbol ?? null,
+          address: e.token,
+          decimals: tokenInfo.get(e.token.toLowerCase())?.decimals ?? null,
+        },
+        credited: e.credited.toString(),
+        withdrawn: e.withdrawn.toString(),
+        claimable: e.claimable.toString(),
+      })),
+    })),
+    indexerAvailable,
+  };
+}

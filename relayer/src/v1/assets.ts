@@ -1,0 +1,86 @@
+// The tenant's assets (its devices) and their payout parties (portal JWT): list them, and change a device's
+// asset owner and operator. The change goes on-chain as the split factory's setRecipients, through the
+// relayer's transaction sender; what the former recipients earned before stays theirs.
+import { createRoute } from "@hono/zod-openapi";
+import { asc, eq } from "drizzle-orm";
+import type { Address } from "viem";
+import { requireUser } from "../auth/middleware.ts";
+import { devices } from "../db/schema.ts";
+import { createApi } from "../http/api.ts";
+import { errorResponses, errors } from "../http/errors.ts";
+import { changePayoutParties, payoutAddress, payoutView } from "../payments/payout-parties.ts";
+import type { Services } from "../services.ts";
+import { AssetIdParam, AssetList, ChangePayoutParties, ChangedPayoutParties } from "./assets.schemas.ts";
+import { portalUser } from "./portal-user.ts";
+import { splitNotReadyResponse } from "./quote.schemas.ts";
+
+type DeviceRow = typeof devices.$inferSelect;
+
+function assetView(row: DeviceRow) {
+  return { deviceId: row.id, name: row.name, region: row.region, chainDeviceId: row.chainDeviceId, payout: payoutView(row) };
+}
+
+export function assetRoutes(services: Services) {
+  const api = createApi();
+  const { db, jwt } = services;
+  const portal = requireUser(db, jwt);
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/assets",
+      tags: ["Portal"],
+      summary: "The tenant's assets (devices) with their payout parties and own split, by device id",
+      security: [{ bearerJwt: [] }],
+      middleware: [portal] as const,
+      responses: {
+        200: { description: "Assets", content: { "application/json": { schema: AssetList } } },
+        ...errorResponses(401),
+      },
+    }),
+    async (c) => {
+      const rows = await db.select().from(devices).where(eq(devices.tenantId, portalUser(c).tenantId)).orderBy(asc(devices.id));
+      return c.json({ data: rows.map(assetView) }, 200);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "put",
+      path: "/assets/{id}/payout",
+      tags: ["Portal"],
+      summary:
+        "Change a device's payout parties (asset owner and operator): later payments credit the new recipients, " +
+        "earlier ones stay with the recipients of their time. The split's recipients are replaced on-chain " +
+        "(transactionId); the protocol leg and the 50/40/10 shares cannot change.",
+      security: [{ bearerJwt: [] }],
+      middleware: [portal] as const,
+      request: { params: AssetIdParam, body: { content: { "application/json": { schema: ChangePayoutParties } }, required: true } },
+      responses: {
+        200: { description: "Changed", content: { "application/json": { schema: ChangedPayoutParties } } },
+        ...errorResponses(400, 401, 404, 422),
+        409: { ...splitNotReadyResponse, description: "split_not_ready: the device's split is being created; retry after the retry-after header's seconds." },
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const parties = { assetOwner: payoutAddress(body.assetOwner), operator: payoutAddress(body.operator) };
+      const invalid = (["assetOwner", "operator"] as const).filter((field) => !parties[field]);
+      if (invalid.length > 0) {
+        throw errors.invalid(
+          "payout parties must be addresses (EIP-55 checksum if mixed-case), not the zero address",
+          invalid.map((field) => ({ path: field, message: "not a valid address" })),
+        );
+      }
+      const { device, transactionId } = await changePayoutParties(services, portalUser(c).tenantId, id, {
+        assetOwner: parties.assetOwner as Address,
+        operator: parties.operator as Address,
+      });
+      c.get("logger").info("payout parties changed", { deviceId: id, transactionId });
+      return c.json({ ...assetView(device), transactionId }, 200);
+    },
+  );
+
+  return api;
+}

@@ -1,0 +1,53 @@
+// Schemas of the device routes (/v1/devices).
+import { z } from "@hono/zod-openapi";
+import { DeviceId } from "./shared-schemas.ts";
+
+export const PayoutParties = z
+  .object({
+    assetOwner: z.string().nullable().openapi({ description: "Recipient of the asset-owner leg (50%), EIP-55; null: none set" }),
+    operator: z.string().nullable().openapi({ description: "Recipient of the operator leg (40%), EIP-55; null: none set" }),
+    split: z.string().nullable().openapi({ description: "The device's own split contract (predicted address); null until first requested" }),
+    splitStatus: z.enum(["none", "pending", "created", "failed"]).openapi({
+      description: "none: not requested yet; pending: its creation is on its way on-chain; created: payments can settle through it; failed: the creation failed (asked for again on the next quote)",
+    }),
+  })
+  .openapi("PayoutParties");
+
+export const Device = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    deviceClass: z.string().openapi({ example: "solar-kiosk" }),
+    region: z.string().openapi({ example: "KE-30" }),
+    chainDeviceId: z.string().openapi({ description: "keccak256 of the id: the device id on-chain orders carry" }),
+    tiers: z.array(z.object({ tier: z.string(), durationSeconds: z.number().int(), priceUsd: z.number() })),
+    payout: PayoutParties,
+    createdAt: z.string(),
+  })
+  .openapi("Device");
+
+export const DeviceList = z
+  .object({
+    data: z.array(Device),
+    nextCursor: z.string().nullable().openapi({ description: "Pass as `cursor` for the next page; null on the last" }),
+  })
+  .openapi("DeviceList");
+
+export const DeviceListQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    cursor: DeviceId.optional().openapi({ description: "The nextCursor of the previous page" }),
+    region: z.string().min(1).max(64).optional(),
+    deviceClass: z.string().min(1).max(64).optional(),
+  })
+  .strict();
+
+export const DeviceStatus = z
+  .object({
+    deviceId: z.string(),
+    online: z.boolean(),
+    poweredOn: z.boolean(),
+    sessionEndsAt: z.string().nullable(),
+    checkedAt: z.string(),
+  })
+  .openapi("DeviceStatus");

@@ -1,0 +1,141 @@
+// GET /v1/devices, GET /v1/devices/{id} (an API key of either role: the tenant's own devices only; an agent in
+// the field finds the device it takes cash for) and the public GET /v1/devices/{id}/status, proxied from the
+// device cloud.
+import { createRoute } from "@hono/zod-openapi";
+import { and, asc, eq, gt } from "drizzle-orm";
+import { requireApiKey } from "../auth/middleware.ts";
+import { devices } from "../db/schema.ts";
+import { DeviceCloudTimeout } from "../devices/device-cloud.ts";
+import { createApi } from "../http/api.ts";
+import { errorResponses, errors } from "../http/errors.ts";
+import { payoutView } from "../payments/payout-parties.ts";
+import { usd } from "../payments/pricing.ts";
+import type { Services } from "../services.ts";
+import { Device, DeviceList, DeviceListQuery, DeviceStatus } from "./devices.schemas.ts";
+import { DeviceIdParam } from "./shared-schemas.ts";
+
+type DeviceRow = typeof devices.$inferSelect;
+
+function deviceView(row: DeviceRow, tierSeconds: ReadonlyMap<string, number>) {
+  return {
+    id: row.id,
+    name: row.name,
+    deviceClass: row.deviceClass,
+    region: row.region,
+    chainDeviceId: row.chainDeviceId,
+    tiers: Object.entries(row.tiers)
+      .filter(([tier]) => tierSeconds.has(tier))
+      .map(([tier, micros]) => ({ tier, durationSeconds: tierSeconds.get(tier)!, priceUsd: usd(micros) }))
+      .sort((a, b) => a.durationSeconds - b.durationSeconds),
+    payout: payoutView(row),
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export function deviceRoutes(services: Services) {
+  const api = createApi();
+  const { db, config, deviceCloud } = services;
+  const apiKey = requireApiKey(db, ["developer", "agent"]);
+  const security = [{ apiKey: ["developer", "agent"] }];
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/devices",
+      tags: ["Devices"],
+      summary: "List the tenant's devices (paginated, filterable by region and class)",
+      security,
+      middleware: [apiKey] as const,
+      request: { query: DeviceListQuery },
+      responses: {
+        200: { description: "A page of devices, by id", content: { "application/json": { schema: DeviceList } } },
+        ...errorResponses(401, 422),
+      },
+    }),
+    async (c) => {
+      const q = c.req.valid("query");
+      const conditions = [eq(devices.tenantId, c.get("identity").tenantId)];
+      if (q.cursor) conditions.push(gt(devices.id, q.cursor));
+      if (q.region) conditions.push(eq(devices.region, q.region));
+      if (q.deviceClass) conditions.push(eq(devices.deviceClass, q.deviceClass));
+      const rows = await db
+        .select()
+        .from(devices)
+        .where(and(...conditions))
+        .orderBy(asc(devices.id))
+        .limit(q.limit + 1);
+      const page = rows.slice(0, q.limit);
+      return c.json(
+        {
+          data: page.map((row) => deviceView(row, config.TIERS)),
+          nextCursor: rows.length > q.limit ? page[page.length - 1].id : null,
+        },
+        200,
+      );
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/devices/{id}",
+      tags: ["Devices"],
+      summary: "One of the tenant's devices (another tenant's device is 404)",
+      security,
+      middleware: [apiKey] as const,
+      request: { params: DeviceIdParam },
+      responses: {
+        200: { description: "The device", content: { "application/json": { schema: Device } } },
+        ...errorResponses(401, 404),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const [row] = await db
+        .select()
+        .from(devices)
+        .where(and(eq(devices.id, id), eq(devices.tenantId, c.get("identity").tenantId)));
+      if (!row) throw errors.notFound(`device ${id}`);
+      return c.json(deviceView(row, config.TIERS), 200);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/devices/{id}/status",
+      tags: ["Devices"],
+      summary: "Live online state of a device, from the device cloud (504 if it does not answer in time)",
+      request: { params: DeviceIdParam },
+      responses: {
+        200: { description: "Live state", content: { "application/json": { schema: DeviceStatus } } },
+        ...errorResponses(404, 502, 504),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const [row] = await db.select({ id: devices.id }).from(devices).where(eq(devices.id, id));
+      if (!row) throw errors.notFound(`device ${id}`);
+      let status;
+      try {
+        status = await deviceCloud.status(id);
+      } catch (error) {
+        if (error instanceof DeviceCloudTimeout) throw errors.deviceTimeout(id);
+        throw errors.badGateway(`the device cloud failed: ${(error as Error).message}`);
+      }
+      if (!status) throw errors.notFound(`device ${id} in the device cloud`);
+      return c.json(
+        {
+          deviceId: id,
+          online: status.online,
+          poweredOn: status.poweredOn,
+          sessionEndsAt: status.poweredOn ? (status.session?.endsAt ?? null) : null,
+          checkedAt: new Date().toISOString(),
+        },
+        200,
+      );
+    },
+  );
+
+  return api;
+}

@@ -1,0 +1,153 @@
+// Schemas of the order routes (/v1/orders/*): the order, its payment details, the relayer's rails and the
+// receipt.
+import { z } from "@hono/zod-openapi";
+import { DeviceId } from "./shared-schemas.ts";
+
+export const OrderRequest = z
+  .object({
+    deviceId: DeviceId,
+    chain: z.string().min(1).max(32),
+    token: z.string().min(1).max(16),
+    amountUsd: z
+      .number()
+      .positive()
+      .max(1_000_000)
+      .openapi({ description: "Must equal the quote's amount: the client cannot change it", example: 0.5 }),
+    quoteId: z.string().min(1).max(64),
+  })
+  .strict()
+  .openapi("OrderRequest");
+
+const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
+const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "a 20-byte hex address");
+
+export const PaymentDetails = z
+  .object({
+    chain: z.string(),
+    chainId: z.number().int(),
+    router: Address,
+    token: z.object({ symbol: z.string(), address: Address, decimals: z.number().int() }),
+    split: Address,
+    amount: z.string().openapi({ description: "Amount to pay in the token's base units" }),
+    order: z
+      .object({
+        orderId: z.string(),
+        deviceId: Hex,
+        token: Address,
+        split: Address,
+        amount: z.string(),
+        expiry: z.string(),
+      })
+      .openapi({ description: "PaymentRouter.PaymentOrder, the EIP-712 message the quote signer signed" }),
+    voucherSignature: Hex.openapi({ description: "The quote signer's EIP-712 signature of `order`" }),
+    permit: z
+      .object({
+        domain: z.object({ name: z.string(), version: z.string(), chainId: z.number().int(), verifyingContract: Address }),
+        types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+        primaryType: z.literal("Permit"),
+        message: z.object({
+          spender: Address,
+          value: z.string(),
+          deadline: z.string().openapi({ description: "The order's EIP-712 digest: it binds the permit to this order" }),
+        }),
+      })
+      .openapi({
+        description:
+          "EIP-2612 permit typed data to sign; add `owner` (the paying wallet) and `nonce` (the token's nonces(owner)) to the message.",
+      }),
+    relay: z.object({ method: z.literal("POST"), url: z.string(), body: z.string() }),
+    scanToPay: z.object({ uri: z.string(), qrCodeUrl: z.string() }),
+  })
+  .openapi("PaymentDetails");
+
+export const Order = z
+  .object({
+    id: z.string().openapi({ example: "ord_01JD2Y6Y8X3K5V4Q9T7R2M1N0P" }),
+    status: z.enum(["pending", "success", "expired"]),
+    deviceId: z.string(),
+    quoteId: z.string(),
+    chain: z.string(),
+    token: z.string(),
+    tier: z.string(),
+    durationSeconds: z.number().int(),
+    amountUsd: z.number(),
+    tokenAmount: z.string(),
+    createdAt: z.string(),
+    expiresAt: z.string(),
+    paymentDetails: PaymentDetails.optional().openapi({ description: "Present while the order is pending" }),
+    payment: z
+      .object({
+        rail: z.enum(["permit", "approval", "cash"]),
+        payer: Address,
+        transactionHash: Hex,
+        blockNumber: z.number().int(),
+        paidAt: z.string(),
+      })
+      .nullable(),
+    split: z
+      .object({ transactionHash: Hex })
+      .nullable()
+      .openapi({ description: "The 50/40/10 settlement of the payment (same transaction)" }),
+    device: z.object({ poweredOnAt: z.string().nullable(), sessionEndsAt: z.string().nullable() }),
+    relay: z
+      .object({
+        status: z.enum(["queued", "sent", "mined", "reverted", "failed"]),
+        transactionHash: Hex.nullable(),
+        error: z.string().nullable(),
+      })
+      .nullable()
+      .openapi({ description: "The relayer's own transaction for this order (relayed permit or cash), if any" }),
+  })
+  .openapi("Order");
+
+export const PermitSubmission = z
+  .object({
+    owner: Address.openapi({ description: "The paying wallet (the permit's owner)" }),
+    signature: Hex.refine((s) => s.length === 132, "a 65-byte signature").openapi({
+      description: "The owner's EIP-712 signature of the permit in paymentDetails.permit",
+    }),
+  })
+  .strict()
+  .openapi("PermitSubmission");
+
+export const RelayAccepted = z
+  .object({
+    orderId: z.string(),
+    status: z.enum(["queued", "sent", "mined", "reverted", "failed"]),
+    transactionHash: Hex.nullable(),
+  })
+  .openapi("RelayAccepted");
+
+export const Receipt = z
+  .object({
+    orderId: z.string(),
+    deviceId: z.string(),
+    tier: z.string(),
+    amountUsd: z.number(),
+    token: z.object({ symbol: z.string(), address: Address }),
+    tokenAmount: z.string(),
+    chain: z.string(),
+    chainId: z.number().int(),
+    payment: z.object({
+      rail: z.enum(["permit", "approval", "cash"]),
+      payer: Address,
+      transactionHash: Hex,
+      blockNumber: z.number().int(),
+      paidAt: z.string(),
+    }),
+    split: z
+      .object({
+        ref: Hex,
+        split: Address,
+        gross: z.string(),
+        legs: z.array(z.object({ leg: z.string(), recipient: Address, amount: z.string() })),
+        transactionHash: Hex,
+      })
+      .nullable(),
+    device: z.object({
+      poweredOnAt: z.string().nullable(),
+      sessionEndsAt: z.string().nullable(),
+      energyWh: z.number().int().nullable(),
+    }),
+  })
+  .openapi("Receipt");

@@ -1,0 +1,129 @@
+// POST /v1/orders, GET /v1/orders/{id}, and the relayer's rails: POST /v1/orders/{id}/permit (a wallet's
+// permit, relayed with the relayer's gas) and POST /v1/orders/{id}/cash (an agent confirms cash).
+import { createRoute } from "@hono/zod-openapi";
+import { requireApiKey } from "../auth/middleware.ts";
+import { createApi } from "../http/api.ts";
+import { errorResponses, errors } from "../http/errors.ts";
+import { rateLimit } from "../http/middleware.ts";
+import { createOrder, findOrder, findOrderWithRelay, orderView } from "../payments/orders.ts";
+import { orderReceipt } from "../payments/receipt.ts";
+import { relayCash, relayPermit } from "../payments/relay.ts";
+import type { Services } from "../services.ts";
+import { Order, OrderRequest, PermitSubmission, Receipt, RelayAccepted } from "./orders.schemas.ts";
+import { OrderIdParam } from "./shared-schemas.ts";
+
+export function orderRoutes(services: Services) {
+  const api = createApi();
+  const { db } = services;
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/orders",
+      tags: ["Payments"],
+      summary: "Create an order from a quote (201); the same request again returns the same order (200)",
+      middleware: [rateLimit({ capacity: 60, perSecond: 20 })] as const,
+      request: { body: { content: { "application/json": { schema: OrderRequest } }, required: true } },
+      responses: {
+        200: { description: "The order this quote already made", content: { "application/json": { schema: Order } } },
+        201: { description: "The new order, with its payment details", content: { "application/json": { schema: Order } } },
+        ...errorResponses(400, 404, 409, 422, 429, 503),
+      },
+    }),
+    async (c) => {
+      const { order, created } = await createOrder(services, c.req.valid("json"));
+      if (created) c.header("location", `/v1/orders/${order.id}`);
+      return c.json(await orderView(services, order), created ? 201 : 200);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/orders/{id}",
+      tags: ["Payments"],
+      summary: "Order status: pending, success or expired (poll every few seconds as a fallback to webhooks)",
+      request: { params: OrderIdParam },
+      responses: {
+        200: { description: "The order", content: { "application/json": { schema: Order } } },
+        ...errorResponses(404),
+      },
+    }),
+    async (c) => {
+      const { order, relay } = await findOrderWithRelay(services, c.req.valid("param").id);
+      return c.json(await orderView(services, order, relay), 200);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/orders/{id}/receipt",
+      tags: ["Payments"],
+      summary: "Proof of payment: the paid order with its on-chain payment and 50/40/10 split (409 while unpaid)",
+      request: { params: OrderIdParam },
+      responses: {
+        200: { description: "The receipt", content: { "application/json": { schema: Receipt } } },
+        ...errorResponses(404, 409, 503),
+      },
+    }),
+    async (c) => c.json(await orderReceipt(services, await findOrder(services, c.req.valid("param").id)), 200),
+  );
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/orders/{id}/permit",
+      tags: ["Payments"],
+      summary: "Relay a wallet's EIP-2612 permit: the relayer submits payWithPermit and pays the gas",
+      description:
+        "The permit is checked off-chain (signature, balance) and the payment simulated before it is queued. " +
+        "One transaction per order: repeating the request returns the transaction under way. Follow the order's " +
+        "event stream or webhooks for the result.",
+      middleware: [rateLimit({ capacity: 30, perSecond: 5 })] as const,
+      request: {
+        params: OrderIdParam,
+        body: { content: { "application/json": { schema: PermitSubmission } }, required: true },
+      },
+      responses: {
+        202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
+        ...errorResponses(400, 404, 409, 422, 429, 503),
+      },
+    }),
+    async (c) => {
+      const order = await findOrder(services, c.req.valid("param").id);
+      return c.json(await relayPermit(services, order, c.req.valid("json")), 202);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/orders/{id}/cash",
+      tags: ["Payments"],
+      summary: "Confirm a cash payment (agent API key): the relayer pays the order from its float",
+      description:
+        "Which agent key confirmed the payment is recorded in the service's log, never in the order's public " +
+        "views (its event stream shows `payment.submitted` with `rail: cash` only).",
+      security: [{ apiKey: ["agent"] }],
+      middleware: [requireApiKey(db, ["agent"])] as const,
+      request: { params: OrderIdParam },
+      responses: {
+        202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
+        ...errorResponses(401, 403, 404, 409, 503),
+      },
+    }),
+    async (c) => {
+      const identity = c.get("identity");
+      if (identity.kind !== "api_key") throw errors.unauthorized();
+      const order = await findOrder(services, c.req.valid("param").id);
+      // Another tenant's order is as unknown to this agent as an order that does not exist.
+      if (order.tenantId !== identity.tenantId) throw errors.notFound(`order ${order.id}`);
+      const accepted = await relayCash(services, order);
+      c.get("logger").info("cash payment confirmed", { orderId: order.id, keyId: identity.keyId, relayStatus: accepted.status });
+      return c.json(accepted, 202);
+    },
+  );
+
+  return api;
+}

@@ -1,0 +1,225 @@
+// The tenant's revenue. GET /v1/revenue/splits and GET /v1/participants/{id}/earnings: an API key with the
+// developer role, the tenant's own only. Not an agent key (an agent confirms cash; the tenant's revenue is not
+// its business), not the portal's JWT. GET /v1/revenue/overview: the portal JWT only (the portal's revenue
+// page is drawn from it); an API key reads the same data through the other two.
+import { createRoute } from "@hono/zod-openapi";
+import { and, desc, eq, inArray, isNotNull, lt, or } from "drizzle-orm";
+import type { Hex } from "viem";
+import { type SplitEarnings, formatUsdMicro } from "../../../indexer/client.ts";
+import { requireApiKey, requireUser } from "../auth/middleware.ts";
+import { devices, orders, participants } from "../db/schema.ts";
+import { createApi } from "../http/api.ts";
+import { errorResponses, errors } from "../http/errors.ts";
+import { revenueOverview } from "../payments/revenue-overview.ts";
+import type { Services } from "../services.ts";
+import { Earnings, OverviewQuery, ParticipantParam, RevenueOverview, RevenueSplitPage, SplitsQuery } from "./revenue.schemas.ts";
+
+/** The newest settlements an earnings answer lists. */
+const LATEST_SETTLEMENTS = 20;
+
+export function revenueRoutes(services: Services) {
+  const api = createApi();
+  const { db, indexer, chain } = services;
+  const apiKey = requireApiKey(db, ["developer"]);
+  const security = [{ apiKey: ["developer"] }];
+
+  /** The splits of the tenant's devices, by lower-case address. */
+  async function tenantSplits(tenantId: string): Promise<Map<Hex, { id: string; chainDeviceId: string }>> {
+    const rows = await db
+      .select({ id: devices.id, chainDeviceId: devices.chainDeviceId, split: devices.splitAddress })
+      .from(devices)
+      .where(and(eq(devices.tenantId, tenantId), isNotNull(devices.splitAddress)));
+    return new Map(rows.map((r) => [r.split!.toLowerCase() as Hex, { id: r.id, chainDeviceId: r.chainDeviceId }]));
+  }
+
+  async function symbols() {
+    const tokens = await chain.stablecoins().catch(() => new Map());
+    return new Map([...tokens.values()].map((t) => [t.address.toLowerCase(), t.symbol as string]));
+  }
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/revenue/splits",
+      tags: ["Revenue"],
+      summary: "The 50/40/10 settlements of the tenant's paid orders, newest first",
+      security,
+      middleware: [apiKey] as const,
+      request: { query: SplitsQuery },
+      responses: {
+        200: {
+          description: "A page of splits",
+          content: { "application/json": { schema: RevenueSplitPage } },
+        },
+        ...errorResponses(401, 403, 422, 503),
+      },
+    }),
+    async (c) => {
+      const q = c.req.valid("query");
+      const tenantId = c.get("identity").tenantId;
+      const conditions = [eq(orders.tenantId, tenantId), eq(orders.status, "success")];
+      if (q.deviceId) conditions.push(eq(orders.deviceId, q.deviceId));
+      if (q.cursor) {
+        const [at] = await db.select().from(orders).where(and(eq(orders.id, q.cursor), eq(orders.tenantId, tenantId)));
+        if (!at?.paidAt) throw errors.invalid("unknown cursor", [{ path: "cursor", message: "not a cursor of this list" }]);
+        const cursorCondition = or(lt(orders.paidAt, at.paidAt), and(eq(orders.paidAt, at.paidAt), lt(orders.id, at.id)));
+        if (cursorCondition) conditions.push(cursorCondition);
+      }
+      const rows = await db
+        .select()
+        .from(orders)
+        .where(and(...conditions))
+        .orderBy(desc(orders.paidAt), desc(orders.id))
+        .limit(q.limit + 1);
+      const page = rows.slice(0, q.limit);
+      const settlements = await indexer.settlementsByOrderIds(page.map((o) => o.onchainId)).catch(() => {
+        throw errors.unavailable("the indexer is not reachable; retry shortly");
+      });
+      const byOrder = new Map(settlements.map((s) => [s.orderId, s]));
+      const names = await symbols();
+      const data = page.flatMap((order) => {
+        const s = byOrder.get(order.onchainId);
+        if (!s) return [];
+        return [
+          {
+            orderId: order.id,
+            deviceId: order.deviceId,
+            ref: s.ref,
+            split: s.split,
+            asset: { deviceId: order.deviceId, chainDeviceId: order.chainDeviceId },
+            token: { symbol: names.get(s.token) ?? order.token, address: s.token },
+            gross: s.gross.toString(),
+            grossUsd: formatUsdMicro(s.grossUsdMicro),
+            legs: [
+              { leg: "assetOwner" as const, recipient: s.assetOwner, amount: s.assetOwnerAmount.toString() },
+              { leg: "operator" as const, recipient: s.operator, amount: s.operatorAmount.toString() },
+              { leg: "protocol" as const, recipient: s.protocol, amount: s.protocolAmount.toString() },
+            ],
+            transactionHash: s.transactionHash,
+            blockNumber: Number(s.blockNumber),
+            settledAt: new Date(Number(s.blockTimestamp) * 1000).toISOString(),
+          },
+        ];
+      });
+      return c.json({ data, nextCursor: rows.length > q.limit ? page[page.length - 1].id : null }, 200);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/participants/{id}/earnings",
+      tags: ["Revenue"],
+      summary: "Earnings of one of the tenant's participants (split recipients): credited, withdrawn, claimable",
+      description:
+        "Per token, in base units, from the chain through the indexer: credited is every leg paid to the " +
+        "recipient's address by the splits of this tenant's devices (never another tenant's), withdrawn what it took " +
+        "out of them, claimable the rest; per split too (bySplit), and the newest settlements that credited it, each " +
+        "with its split and asset. `id` is the participant id or its address.",
+      security,
+      middleware: [apiKey] as const,
+      request: { params: ParticipantParam },
+      responses: {
+        200: { description: "Earnings", content: { "application/json": { schema: Earnings } } },
+        ...errorResponses(401, 403, 404, 422, 503),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const tenantId = c.get("identity").tenantId;
+      const match = id.startsWith("pt_") ? eq(participants.id, id) : eq(participants.address, id.toLowerCase());
+      const [participant] = await db.select().from(participants).where(and(match, eq(participants.tenantId, tenantId)));
+      if (!participant) throw errors.notFound(`participant ${id}`);
+      // This tenant's splits only: a recipient may be paid by other tenants' devices too.
+      const splits = await tenantSplits(tenantId);
+      const who = participant.address as Hex;
+      const [rows, latest] = await Promise.all([
+        indexer.participantEarningsInSplits(who, [...splits.keys()]),
+        indexer.participantSettlements(who, [...splits.keys()], { limit: LATEST_SETTLEMENTS }),
+      ]).catch(() => {
+        throw errors.unavailable("the indexer is not reachable; retry shortly");
+      });
+      const paidOrders = latest.length
+        ? await db
+            .select({ id: orders.id, onchainId: orders.onchainId })
+            .from(orders)
+            .where(and(eq(orders.tenantId, tenantId), inArray(orders.onchainId, latest.flatMap((l) => (l.orderId === null ? [] : [l.orderId])))))
+        : [];
+      const orderOf = new Map(paidOrders.map((o) => [o.onchainId, o.id]));
+      const names = await symbols();
+      const byToken = new Map<string, SplitEarnings[]>();
+      for (const row of rows) byToken.set(row.token, [...(byToken.get(row.token) ?? []), row]);
+      const sum = (list: SplitEarnings[], pick: (r: SplitEarnings) => bigint) => list.reduce((n, r) => n + pick(r), 0n).toString();
+      const assetOf = (split: string) => {
+        const device = splits.get(split.toLowerCase() as Hex);
+        return { deviceId: device?.id ?? null, chainDeviceId: device?.chainDeviceId ?? null };
+      };
+      return c.json(
+        {
+          participant: { id: participant.id, name: participant.name, address: participant.address },
+          earnings: [...byToken.entries()]
+            .sort(([a], [b]) => (a < b ? -1 : 1))
+            .map(([token, list]) => ({
+              token: { symbol: names.get(token) ?? null, address: token },
+              credited: sum(list, (r) => r.credited),
+              withdrawn: sum(list, (r) => r.withdrawn),
+              claimable: sum(list, (r) => r.claimable),
+              byLeg: {
+                assetOwner: sum(list, (r) => r.creditedAsAssetOwner),
+                operator: sum(list, (r) => r.creditedAsOperator),
+                protocol: sum(list, (r) => r.creditedAsProtocol),
+              },
+              settlements: list.reduce((n, r) => n + r.settlements, 0),
+              withdrawals: list.reduce((n, r) => n + r.withdrawals, 0),
+              bySplit: list.map((r) => ({
+                split: r.split,
+                asset: assetOf(r.split),
+                credited: r.credited.toString(),
+                withdrawn: r.withdrawn.toString(),
+                claimable: r.claimable.toString(),
+                settlements: r.settlements,
+              })),
+            })),
+          latestSettlements: latest.map((l) => ({
+            orderId: l.orderId === null ? null : (orderOf.get(l.orderId) ?? null),
+            split: l.split,
+            asset: assetOf(l.split),
+            token: l.token,
+            gross: l.gross.toString(),
+            credited: l.credited.toString(),
+            transactionHash: l.transactionHash,
+            settledAt: new Date(Number(l.blockTimestamp) * 1000).toISOString(),
+          })),
+        },
+        200,
+      );
+    },
+  );
+  return api;
+}
+
+/** GET /v1/revenue/overview (computed by payments/revenue-overview.ts). A router of its own: v1/index.ts mounts
+ * it after the other groups, where the OpenAPI document lists it. */
+export function revenueOverviewRoutes(services: Services) {
+  const api = createApi();
+  const { db, jwt } = services;
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/revenue/overview",
+      tags: ["Revenue"],
+      summary: "Revenue over time, latest splits and participants' earnings (portal JWT: the portal's revenue page)",
+      security: [{ bearerJwt: [] }],
+      middleware: [requireUser(db, jwt)] as const,
+      request: { query: OverviewQuery },
+      responses: {
+        200: { description: "The overview", content: { "application/json": { schema: RevenueOverview } } },
+        ...errorResponses(401, 422),
+      },
+    }),
+    async (c) => c.json(await revenueOverview(services, c.get("identity").tenantId, c.req.valid("query").range), 200),
+  );
+
+  return api;
+}

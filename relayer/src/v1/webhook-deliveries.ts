@@ -1,0 +1,141 @@
+// The delivery log of the signed-in portal user's webhook subscriptions (portal JWT): a subscription's
+// deliveries with their attempts, one delivery with the envelope delivered, and redelivery by hand.
+import { createRoute } from "@hono/zod-openapi";
+import { requireUser } from "../auth/middleware.ts";
+import { createApi } from "../http/api.ts";
+import { errorResponses, errors } from "../http/errors.ts";
+import type { Services } from "../services.ts";
+import {
+  type AttemptRow,
+  type DeliveryRow,
+  attemptsOf,
+  eventOf,
+  findDelivery,
+  findSubscription,
+  listDeliveries,
+  requeueDelivery,
+} from "../webhooks/subscriptions-store.ts";
+import { portalUser } from "./portal-user.ts";
+import { DeliveriesQuery, DeliveryIdParam, WebhookDelivery, WebhookDeliveryDetail, WebhookDeliveryPage } from "./webhook-deliveries.schemas.ts";
+import { SubscriptionIdParam } from "./webhook-subscriptions.schemas.ts";
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+function attemptView(row: AttemptRow) {
+  return {
+    attempt: row.attempt,
+    startedAt: row.startedAt.toISOString(),
+    finishedAt: iso(row.finishedAt),
+    durationMs: row.durationMs,
+    statusCode: row.statusCode,
+    error: row.error,
+    responseExcerpt: row.responseExcerpt,
+  };
+}
+
+/** The delivery with its own attempts (`attempts` may hold other deliveries' too). */
+function deliveryView(row: DeliveryRow, attempts: AttemptRow[]) {
+  return {
+    id: row.id,
+    subscriptionId: row.subscriptionId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status: row.status,
+    attempts: row.attempts,
+    attemptLimit: row.attemptLimit,
+    nextAttemptAt: row.status === "pending" ? iso(row.nextAttemptAt) : null,
+    lastStatusCode: row.lastStatusCode,
+    lastError: row.lastError,
+    createdAt: row.createdAt.toISOString(),
+    completedAt: iso(row.completedAt),
+    attemptLog: attempts.filter((a) => a.deliveryId === row.id).sort((a, b) => a.attempt - b.attempt).map(attemptView),
+  };
+}
+
+export function webhookDeliveryRoutes(services: Services) {
+  const api = createApi();
+  const { db, jwt } = services;
+  const portal = requireUser(db, jwt);
+  const security = [{ bearerJwt: [] }];
+  const tags = ["Webhooks"];
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/webhooks/subscriptions/{id}/deliveries",
+      tags,
+      summary: "The delivery log of a subscription: each delivery with its attempts, newest first",
+      security,
+      middleware: [portal] as const,
+      request: { params: SubscriptionIdParam, query: DeliveriesQuery },
+      responses: {
+        200: { description: "A page of deliveries", content: { "application/json": { schema: WebhookDeliveryPage } } },
+        ...errorResponses(401, 404, 422),
+      },
+    }),
+    async (c) => {
+      const sub = await findSubscription(db, portalUser(c).tenantId, c.req.valid("param").id);
+      const q = c.req.valid("query");
+      const rows = await listDeliveries(db, sub.id, q);
+      const page = rows.slice(0, q.limit);
+      const attempts = await attemptsOf(db, page.map((r) => r.id));
+      return c.json(
+        { data: page.map((r) => deliveryView(r, attempts)), nextCursor: rows.length > q.limit ? page[page.length - 1].id : null },
+        200,
+      );
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/webhooks/deliveries/{id}",
+      tags,
+      summary: "One delivery: its attempts and the envelope delivered",
+      security,
+      middleware: [portal] as const,
+      request: { params: DeliveryIdParam },
+      responses: {
+        200: { description: "The delivery", content: { "application/json": { schema: WebhookDeliveryDetail } } },
+        ...errorResponses(401, 404),
+      },
+    }),
+    async (c) => {
+      const row = await findDelivery(db, portalUser(c).tenantId, c.req.valid("param").id);
+      const event = await eventOf(db, row);
+      return c.json(
+        { ...deliveryView(row, await attemptsOf(db, [row.id])), payload: { type: event.type, data: event.data, id: row.id } },
+        200,
+      );
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/webhooks/deliveries/{id}/redeliver",
+      tags,
+      summary: "Redeliver by hand: one more attempt at once, with the same id (for failed or succeeded deliveries)",
+      security,
+      middleware: [portal] as const,
+      request: { params: DeliveryIdParam },
+      responses: {
+        202: { description: "Queued", content: { "application/json": { schema: WebhookDelivery } } },
+        ...errorResponses(401, 404, 409),
+      },
+    }),
+    async (c) => {
+      const user = portalUser(c);
+      const row = await findDelivery(db, user.tenantId, c.req.valid("param").id);
+      const sub = await findSubscription(db, user.tenantId, row.subscriptionId);
+      if (sub.status !== "active") throw errors.conflict("subscription_disabled", `subscription ${sub.id} is disabled; enable it first`);
+      if (row.status === "pending") throw errors.conflict("delivery_pending", `delivery ${row.id} is already queued`);
+      const updated = await requeueDelivery(db, row);
+      if (!updated) throw errors.conflict("delivery_pending", `delivery ${row.id} changed meanwhile; retry`);
+      c.get("logger").info("webhook redelivery queued", { deliveryId: row.id });
+      return c.json(deliveryView(updated, await attemptsOf(db, [row.id])), 202);
+    },
+  );
+
+  return api;
+}

@@ -1,0 +1,157 @@
+// The webhook subscriptions of a tenant and their delivery log, as the /v1 webhook routes read and change
+// them (v1/webhook-subscriptions.ts, v1/webhook-deliveries.ts). Lookups are scoped to the tenant: another
+// tenant's subscription or delivery is 404, like one that does not exist.
+import { and, count, desc, eq, inArray, lt, max, sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { events, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
+import { recordWebhookEvent } from "../events/record.ts";
+import { errors } from "../http/errors.ts";
+import { DELIVERIES_CHANNEL, disableSubscription } from "./dispatcher.ts";
+
+export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type AttemptRow = typeof webhookAttempts.$inferSelect;
+/** A subscription's deliveries by status, and when the latest of them last changed. */
+export type DeliveryCounts = { pending: number; succeeded: number; failed: number; lastActivityAt: string | null };
+
+export async function countActiveSubscriptions(db: Db, tenantId: string): Promise<number> {
+  const [{ n }] = await db
+    .select({ n: count() })
+    .from(webhookSubscriptions)
+    .where(and(eq(webhookSubscriptions.tenantId, tenantId), eq(webhookSubscriptions.status, "active")));
+  return Number(n);
+}
+
+export async function insertSubscription(db: Db, values: typeof webhookSubscriptions.$inferInsert): Promise<SubscriptionRow> {
+  const [row] = await db.insert(webhookSubscriptions).values(values).returning();
+  return row;
+}
+
+/** The tenant's subscriptions, newest first. */
+export function listSubscriptions(db: Db, tenantId: string): Promise<SubscriptionRow[]> {
+  return db
+    .select()
+    .from(webhookSubscriptions)
+    .where(eq(webhookSubscriptions.tenantId, tenantId))
+    .orderBy(desc(webhookSubscriptions.createdAt));
+}
+
+/** One of the tenant's subscriptions (404 otherwise). */
+export async function findSubscription(db: Db, tenantId: string, id: string): Promise<SubscriptionRow> {
+  const [row] = await db
+    .select()
+    .from(webhookSubscriptions)
+    .where(and(eq(webhookSubscriptions.id, id), eq(webhookSubscriptions.tenantId, tenantId)));
+  if (!row) throw errors.notFound(`webhook subscription ${id}`);
+  return row;
+}
+
+/** Applies `changes`; with `disableReason`, also disables the subscription (its pending deliveries fail), in
+ * the same transaction. */
+export async function updateSubscription(
+  db: Db,
+  id: string,
+  changes: Partial<typeof webhookSubscriptions.$inferInsert>,
+  disableReason?: string,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.update(webhookSubscriptions).set(changes).where(eq(webhookSubscriptions.id, id));
+    if (disableReason !== undefined) await disableSubscription(tx, id, disableReason);
+  });
+}
+
+/** Disables the subscription and fails its pending deliveries, in one transaction. */
+export async function disableSubscriptionNow(db: Db, id: string, reason: string): Promise<void> {
+  await db.transaction((tx) => disableSubscription(tx, id, reason));
+}
+
+/** Records a test.ping event for this subscription only; returns the event's id. */
+export function queueTestPing(db: Db, tenantId: string, subscriptionId: string, userId: string): Promise<string> {
+  return db.transaction((tx) =>
+    recordWebhookEvent(tx, tenantId, "test.ping", {
+      subscriptionId,
+      message: "A test delivery from the developer portal.",
+      sentAt: new Date().toISOString(),
+      sentBy: userId,
+    }),
+  );
+}
+
+/** Delivery counts of each subscription in `ids` (a subscription without deliveries has no entry). */
+export async function deliveryCounts(db: Db, ids: string[]): Promise<Map<string, DeliveryCounts>> {
+  const out = new Map<string, DeliveryCounts>();
+  if (ids.length === 0) return out;
+  const rows = await db
+    .select({
+      subscriptionId: webhookDeliveries.subscriptionId,
+      status: webhookDeliveries.status,
+      n: count(),
+      last: max(webhookDeliveries.updatedAt),
+    })
+    .from(webhookDeliveries)
+    .where(inArray(webhookDeliveries.subscriptionId, ids))
+    .groupBy(webhookDeliveries.subscriptionId, webhookDeliveries.status);
+  for (const row of rows) {
+    const counts = out.get(row.subscriptionId) ?? { pending: 0, succeeded: 0, failed: 0, lastActivityAt: null };
+    counts[row.status] = Number(row.n);
+    const last = row.last ? new Date(row.last).toISOString() : null;
+    if (last && (!counts.lastActivityAt || last > counts.lastActivityAt)) counts.lastActivityAt = last;
+    out.set(row.subscriptionId, counts);
+  }
+  return out;
+}
+
+/** A page of a subscription's deliveries, newest first: up to `limit + 1` rows (one more says a next page). */
+export function listDeliveries(
+  db: Db,
+  subscriptionId: string,
+  page: { limit: number; cursor?: string; status?: DeliveryRow["status"] },
+): Promise<DeliveryRow[]> {
+  const conditions = [eq(webhookDeliveries.subscriptionId, subscriptionId)];
+  if (page.status) conditions.push(eq(webhookDeliveries.status, page.status));
+  if (page.cursor) conditions.push(lt(webhookDeliveries.id, page.cursor));
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(...conditions))
+    .orderBy(desc(webhookDeliveries.id))
+    .limit(page.limit + 1);
+}
+
+/** The attempts of these deliveries, in no particular order. */
+export async function attemptsOf(db: Db, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  return db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, deliveryIds));
+}
+
+/** One of the tenant's deliveries (404 otherwise). */
+export async function findDelivery(db: Db, tenantId: string, id: string): Promise<DeliveryRow> {
+  const [row] = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.tenantId, tenantId)));
+  if (!row) throw errors.notFound(`webhook delivery ${id}`);
+  return row;
+}
+
+/** The event a delivery carries. */
+export async function eventOf(db: Db, delivery: DeliveryRow): Promise<typeof events.$inferSelect> {
+  const [event] = await db.select().from(events).where(eq(events.id, delivery.eventId));
+  return event;
+}
+
+/** Queues one more attempt of a finished delivery, at once, and wakes the dispatchers. Undefined when the
+ * delivery was attempted meanwhile (its attempt count changed). */
+export async function requeueDelivery(db: Db, delivery: DeliveryRow): Promise<DeliveryRow | undefined> {
+  const now = new Date();
+  const [updated] = await db.transaction(async (tx) => {
+    const result = await tx
+      .update(webhookDeliveries)
+      .set({ status: "pending", attemptLimit: delivery.attempts + 1, nextAttemptAt: now, completedAt: null, updatedAt: now })
+      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.attempts, delivery.attempts)))
+      .returning();
+    if (result.length > 0) await tx.execute(sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`);
+    return result;
+  });
+  return updated;
+}

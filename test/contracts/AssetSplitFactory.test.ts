@@ -1,0 +1,410 @@
+// AssetSplitFactory and its splits (AssetSplitClone): where a split is (the documented CREATE2 formula), who
+// creates it and only once, who changes what (recipients yes, protocol leg and shares never), pauses, surplus,
+// depositors, and an implementation nobody can initialise.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  type Address,
+  type Hex,
+  concat,
+  encodeAbiParameters,
+  getAddress,
+  getContractAddress,
+  keccak256,
+  parseEventLogs,
+  zeroAddress,
+} from "viem";
+import { assetSplitFactoryAbi } from "../../generated/abis.ts";
+import {
+  LEG_BPS,
+  MAX_UINT256,
+  USDC,
+  assetKey,
+  createFactorySplit,
+  deployPayments,
+  expectedLegs,
+  factoryAs,
+  makeOrder,
+  networkHelpers,
+  payOnRail,
+  publicClient,
+  viem,
+  type Payments,
+  type Wallet,
+} from "./fixture.ts";
+
+const KEY = assetKey("device-1");
+
+/** The documented formula (contracts/libraries/SplitAddress.sol), computed without asking the chain. */
+function predictedSplit(factory: Address, token: Address, key: Hex): { implementation: Address; split: Address } {
+  const implementation = getContractAddress({ from: factory, nonce: 1n });
+  const salt = keccak256(encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [token, key]));
+  const bytecode = concat(["0x3d602d80600a3d3981f3363d3d373d3d3d363d73", implementation, "0x5af43d82803e903d91602b57fd5bf3"]);
+  return { implementation, split: getContractAddress({ opcode: "CREATE2", from: factory, salt, bytecode }) };
+}
+
+function cloneAs(address: Address, wallet?: Wallet) {
+  return viem.getContractAt("AssetSplitClone", address, wallet ? { client: { wallet } } : undefined);
+}
+
+/** The fixture with the split of device-1 created and paid 100 USDC (cash rail): 50 / 40 / 10 accrued. */
+async function deployWithPaidSplit() {
+  const p = await deployPayments();
+  const split = await createFactorySplit(p, KEY);
+  await payOnRail(p, "cash", await makeOrder(p, USDC(100), { split: split.address, deviceId: KEY }));
+  return { ...p, clone: split };
+}
+
+async function roleError(p: Payments, call: Promise<unknown>, wallet: Wallet, role: Hex) {
+  await viem.assertions.revertWithCustomErrorWithArgs(call, p.factory, "AccessControlUnauthorizedAccount", [
+    getAddress(wallet.account.address),
+    role,
+  ]);
+}
+
+describe("AssetSplitFactory", () => {
+  describe("where a split is", () => {
+    it("predictSplit follows the documented formula, and createSplit deploys exactly there", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      for (const key of [KEY, assetKey("another device"), `0x${"00".repeat(32)}` as Hex, `0x${"ff".repeat(32)}` as Hex]) {
+        const expected = predictedSplit(p.factory.address, p.token.address, key);
+        assert.equal(await p.factory.read.implementation(), expected.implementation);
+        assert.equal(await p.factory.read.predictSplit([key]), expected.split);
+        assert.equal(await p.factory.read.isSplitCreated([key]), false);
+        assert.equal(await publicClient.getCode({ address: expected.split }), undefined);
+        await (await factoryAs(p, p.accounts.relayer)).write.createSplit([key, p.accounts.assetOwner.account.address, p.accounts.operator.account.address]);
+        assert.equal(await p.factory.read.isSplitCreated([key]), true);
+        assert.equal(await (await cloneAs(expected.split)).read.factory(), getAddress(p.factory.address));
+      }
+    });
+
+    it("a split is a 45-byte EIP-1167 clone of the implementation", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const split = await createFactorySplit(p, KEY);
+      const implementation = (await p.factory.read.implementation()).slice(2).toLowerCase();
+      assert.equal(
+        await publicClient.getCode({ address: split.address }),
+        `0x363d3d373d3d3d363d73${implementation}5af43d82803e903d91602b57fd5bf3`,
+      );
+    });
+
+    it("a split of another factory (another token) for the same key is elsewhere", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const other = await viem.deployContract("TestStablecoin", ["Other USD", "OUSD", p.accounts.admin.account.address]);
+      const otherFactory = await viem.deployContract("AssetSplitFactory", [
+        other.address,
+        p.router.address,
+        p.accounts.protocol.account.address,
+        [...LEG_BPS],
+        p.accounts.admin.account.address,
+        0,
+      ]);
+      assert.notEqual(await otherFactory.read.predictSplit([KEY]), await p.factory.read.predictSplit([KEY]));
+      assert.equal(await otherFactory.read.predictSplit([KEY]), predictedSplit(otherFactory.address, other.address, KEY).split);
+    });
+  });
+
+  describe("createSplit", () => {
+    it("creates the split with the asset owner and operator given, the factory's protocol recipient and 50/40/10", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { assetOwner, operator, protocol, relayer } = p.accounts;
+      const split = await p.factory.read.predictSplit([KEY]);
+      const hash = await (await factoryAs(p, relayer)).write.createSplit([KEY, assetOwner.account.address, operator.account.address]);
+      const receipt = await publicClient.waitForTransactionReceipt({ hash });
+      const [created] = parseEventLogs({ abi: assetSplitFactoryAbi, logs: receipt.logs, eventName: "SplitCreated" });
+      assert.deepEqual(created.args, {
+        split,
+        assetKey: KEY,
+        assetOwner: getAddress(assetOwner.account.address),
+        operator: getAddress(operator.account.address),
+        protocol: getAddress(protocol.account.address),
+        token: getAddress(p.token.address),
+      });
+      const clone = await cloneAs(split);
+      const recipients = [assetOwner, operator, protocol].map((w) => getAddress(w.account.address));
+      assert.deepEqual(await clone.read.legs(), [recipients, [...LEG_BPS]]);
+      assert.equal(await clone.read.asset(), getAddress(p.token.address));
+      assert.equal(await clone.read.router(), getAddress(p.router.address));
+      assert.equal(await clone.read.paused(), false);
+      assert.deepEqual(await clone.read.previewSplit([USDC(7)]), expectedLegs(USDC(7)));
+      // The split announces its legs like a deployed AssetSplit does.
+      const [legs] = parseEventLogs({ abi: clone.abi, logs: receipt.logs, eventName: "LegsUpdated" });
+      assert.equal(legs.address, split.toLowerCase());
+      assert.deepEqual(legs.args, { recipients, bps: [...LEG_BPS] });
+    });
+
+    it("returns the split's address", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { assetOwner, operator, relayer } = p.accounts;
+      const { result } = await (await factoryAs(p, relayer)).simulate.createSplit([KEY, assetOwner.account.address, operator.account.address], {
+        account: relayer.account.address,
+      });
+      assert.equal(result, await p.factory.read.predictSplit([KEY]));
+    });
+
+    it("reverts with SplitAlreadyCreated for a key created before, whoever the recipients", async () => {
+      // Checked before CREATE2, which would fail only after burning the call's gas (FailedDeployment).
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { assetOwner, operator, stranger, relayer } = p.accounts;
+      const asCreator = await factoryAs(p, relayer);
+      await asCreator.write.createSplit([KEY, assetOwner.account.address, operator.account.address]);
+      const split = await p.factory.read.predictSplit([KEY]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asCreator.write.createSplit([KEY, stranger.account.address, stranger.account.address]),
+        p.factory,
+        "SplitAlreadyCreated",
+        [KEY, split],
+      );
+      const recipients = [assetOwner, operator, p.accounts.protocol].map((w) => getAddress(w.account.address));
+      assert.deepEqual((await (await cloneAs(split)).read.legs())[0], recipients, "the first creation's recipients stay");
+    });
+
+    it("is only for the split creator: nobody else can take an asset key for recipients of their own", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const role = await p.factory.read.SPLIT_CREATOR_ROLE();
+      for (const caller of [p.accounts.stranger, p.accounts.admin, p.accounts.pauser, p.accounts.quoteSigner]) {
+        await roleError(
+          p,
+          (await factoryAs(p, caller)).write.createSplit([KEY, caller.account.address, caller.account.address]),
+          caller,
+          role,
+        );
+      }
+      assert.equal(await p.factory.read.isSplitCreated([KEY]), false);
+    });
+
+    it("reverts with InvalidRecipient(leg) for a recipient of address zero or the split itself", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const asCreator = await factoryAs(p, p.accounts.relayer);
+      const split = await p.factory.read.predictSplit([KEY]);
+      const valid = p.accounts.assetOwner.account.address;
+      const clone = await cloneAs(split);
+      for (const [owner, op, leg] of [
+        [zeroAddress, valid, 0n],
+        [valid, zeroAddress, 1n],
+        [split, valid, 0n],
+        [valid, split, 1n],
+      ] as const) {
+        await viem.assertions.revertWithCustomErrorWithArgs(asCreator.write.createSplit([KEY, owner, op]), clone, "InvalidRecipient", [leg]);
+      }
+      assert.equal(await p.factory.read.isSplitCreated([KEY]), false);
+    });
+  });
+
+  describe("setRecipients", () => {
+    it("replaces the asset owner and operator; what they accrued before stays theirs; the protocol leg and shares stay", async () => {
+      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
+      const { assetOwner, operator, protocol, stranger, payer, relayer } = p.accounts;
+      await viem.assertions.emitWithArgs(
+        (await factoryAs(p, relayer)).write.setRecipients([KEY, stranger.account.address, payer.account.address]),
+        p.clone,
+        "LegsUpdated",
+        [[getAddress(stranger.account.address), getAddress(payer.account.address), getAddress(protocol.account.address)], [...LEG_BPS]],
+      );
+      await payOnRail(p, "cash", await makeOrder(p, USDC(10), { split: p.clone.address, deviceId: KEY }));
+      assert.equal(await p.clone.read.claimable([assetOwner.account.address]), USDC(50));
+      assert.equal(await p.clone.read.claimable([operator.account.address]), USDC(40));
+      assert.equal(await p.clone.read.claimable([stranger.account.address]), USDC(5));
+      assert.equal(await p.clone.read.claimable([payer.account.address]), USDC(4));
+      assert.equal(await p.clone.read.claimable([protocol.account.address]), USDC(11));
+      // The former recipients withdraw what they earned.
+      await (await cloneAs(p.clone.address, assetOwner)).write.withdraw([assetOwner.account.address]);
+      assert.equal(await p.token.read.balanceOf([assetOwner.account.address]), USDC(50));
+    });
+
+    it("is only for the split manager (the creator, the admin and recipients cannot)", async () => {
+      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
+      const role = await p.factory.read.SPLIT_MANAGER_ROLE();
+      const creatorOnly = p.accounts.agent;
+      await p.factory.write.grantRole([await p.factory.read.SPLIT_CREATOR_ROLE(), creatorOnly.account.address]);
+      for (const caller of [creatorOnly, p.accounts.admin, p.accounts.assetOwner, p.accounts.operator, p.accounts.protocol]) {
+        await roleError(
+          p,
+          (await factoryAs(p, caller)).write.setRecipients([KEY, caller.account.address, caller.account.address]),
+          caller,
+          role,
+        );
+      }
+    });
+
+    it("no role can change the protocol recipient or the shares: a split takes orders from its factory only", async () => {
+      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
+      for (const caller of [p.accounts.admin, p.accounts.relayer, p.accounts.assetOwner, p.accounts.stranger]) {
+        const asCaller = await cloneAs(p.clone.address, caller);
+        const who: [Address] = [getAddress(caller.account.address)];
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          asCaller.write.setRecipients([caller.account.address, caller.account.address]),
+          p.clone,
+          "OnlyFactory",
+          who,
+        );
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          asCaller.write.initialize([caller.account.address, caller.account.address]),
+          p.clone,
+          "OnlyFactory",
+          who,
+        );
+        await viem.assertions.revertWithCustomErrorWithArgs(asCaller.write.pause(), p.clone, "OnlyFactory", who);
+        await viem.assertions.revertWithCustomErrorWithArgs(asCaller.write.recoverSurplus([caller.account.address]), p.clone, "OnlyFactory", who);
+      }
+      const [recipients, bps] = await p.clone.read.legs();
+      assert.equal(recipients[2], getAddress(p.accounts.protocol.account.address));
+      assert.deepEqual(bps, [...LEG_BPS]);
+    });
+
+    it("reverts with SplitNotFound for a key without a split, and InvalidRecipient for zero or the split", async () => {
+      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
+      const asManager = await factoryAs(p, p.accounts.relayer);
+      const other = assetKey("device-without-split");
+      const valid = p.accounts.stranger.account.address;
+      await viem.assertions.revertWithCustomErrorWithArgs(asManager.write.setRecipients([other, valid, valid]), p.factory, "SplitNotFound", [
+        other,
+        await p.factory.read.predictSplit([other]),
+      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(asManager.write.setRecipients([KEY, zeroAddress, valid]), p.clone, "InvalidRecipient", [0n]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asManager.write.setRecipients([KEY, valid, p.clone.address]),
+        p.clone,
+        "InvalidRecipient",
+        [1n],
+      );
+    });
+  });
+
+  describe("the implementation", () => {
+    it("can never be initialised, not even by the factory's roles", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const implementation = await cloneAs(await p.factory.read.implementation(), p.accounts.admin);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        implementation.write.initialize([p.accounts.admin.account.address, p.accounts.admin.account.address]),
+        implementation,
+        "OnlyFactory",
+        [getAddress(p.accounts.admin.account.address)],
+      );
+      // Even a call from the factory's address would find it initialised (the constructor marked it so).
+      await networkHelpers.impersonateAccount(p.factory.address);
+      await networkHelpers.setBalance(p.factory.address, 10n ** 18n);
+      const wallet = await viem.getWalletClient(p.factory.address);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        (await cloneAs(implementation.address, wallet)).write.initialize([p.accounts.admin.account.address, p.accounts.admin.account.address]),
+        implementation,
+        "AlreadyInitialized",
+        [],
+      );
+      // A created split cannot be initialised a second time either.
+      const split = await createFactorySplit(p, KEY);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        (await cloneAs(split.address, wallet)).write.initialize([p.accounts.admin.account.address, p.accounts.admin.account.address]),
+        split,
+        "AlreadyInitialized",
+        [],
+      );
+      await networkHelpers.stopImpersonatingAccount(p.factory.address);
+    });
+
+    it("the factory's constructor rejects shares that do not sum to 10,000 and a zero router or protocol recipient", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { admin, protocol } = p.accounts;
+      const deploy = (router: Address, recipient: Address, bps: [number, number, number]) =>
+        viem.deployContract("AssetSplitFactory", [p.token.address, router, recipient, bps, admin.account.address, 0]);
+      await assert.rejects(deploy(p.router.address, protocol.account.address, [5000, 4000, 1001]), /InvalidBasisPoints/);
+      await assert.rejects(deploy(zeroAddress, protocol.account.address, [...LEG_BPS]), /InvalidRouter/);
+      await assert.rejects(deploy(p.router.address, zeroAddress, [...LEG_BPS]), /InvalidRecipient/);
+      await assert.rejects(
+        viem.deployContract("AssetSplitFactory", [zeroAddress, p.router.address, protocol.account.address, [...LEG_BPS], admin.account.address, 0]),
+        /InvalidAsset/,
+      );
+    });
+  });
+
+  describe("pauses", () => {
+    it("the pauser pauses one split's settlements; withdrawals stay open; others keep settling", async () => {
+      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
+      const asPauser = await factoryAs(p, p.accounts.pauser);
+      await viem.assertions.emitWithArgs(asPauser.write.pauseSplit([KEY]), p.clone, "Paused", [getAddress(p.factory.address)]);
+      assert.equal(await p.clone.read.paused(), true);
+      const order = await makeOrder(p, USDC(1), { split: p.clone.address, deviceId: KEY });
+      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.clone, "EnforcedPause", []);
+      const other = await createFactorySplit(p, assetKey("device-2"));
+      await payOnRail(p, "cash", await makeOrder(p, USDC(1), { split: other.address, deviceId: assetKey("device-2") }));
+      await (await cloneAs(p.clone.address, p.accounts.stranger)).write.release([p.accounts.operator.account.address]);
+      assert.equal(await p.token.read.balanceOf([p.accounts.operator.account.address]), USDC(40));
+      await viem.assertions.revertWithCustomErrorWithArgs(asPauser.write.pauseSplit([KEY]), p.clone, "EnforcedPause", []);
+      await viem.assertions.emitWithArgs(asPauser.write.unpauseSplit([KEY]), p.clone, "Unpaused", [getAddress(p.factory.address)]);
+      await viem.assertions.emit(payOnRail(p, "cash", order), p.router, "OrderPaid");
+    });
+
+    it("pauseSplit and unpauseSplit are only for the pauser", async () => {
+      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
+      const role = await p.factory.read.PAUSER_ROLE();
+      for (const caller of [p.accounts.stranger, p.accounts.admin, p.accounts.relayer]) {
+        const asCaller = await factoryAs(p, caller);
+        await roleError(p, asCaller.write.pauseSplit([KEY]), caller, role);
+        await roleError(p, asCaller.write.unpauseSplit([KEY]), caller, role);
+      }
+    });
+  });
+
+  describe("settlements, deposits and surplus", () => {
+    it("only the router and the factory's depositors settle or deposit", async () => {
+      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
+      const { stranger, relayer, admin } = p.accounts;
+      await p.token.write.mint([p.clone.address, USDC(5)]);
+      for (const caller of [stranger, relayer, admin]) {
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          (await cloneAs(p.clone.address, caller)).write.settle([`0x${"01".repeat(32)}`, USDC(5)]),
+          p.clone,
+          "NotDepositor",
+          [getAddress(caller.account.address)],
+        );
+      }
+      await p.factory.write.grantRole([await p.factory.read.DEPOSITOR_ROLE(), relayer.account.address]);
+      const asDepositor = await cloneAs(p.clone.address, relayer);
+      await viem.assertions.emitWithArgs(asDepositor.write.settle([`0x${"01".repeat(32)}`, USDC(5)]), p.clone, "YieldDeposited", [
+        `0x${"01".repeat(32)}`,
+        getAddress(relayer.account.address),
+        USDC(5),
+        ...expectedLegs(USDC(5)),
+      ]);
+      await p.token.write.mint([relayer.account.address, USDC(20)]);
+      await (await viem.getContractAt("TestStablecoin", p.token.address, { client: { wallet: relayer } })).write.approve([p.clone.address, MAX_UINT256]);
+      await viem.assertions.emit(asDepositor.write.deposit([`0x${"02".repeat(32)}`, USDC(20)]), p.clone, "YieldDeposited");
+      assert.equal(await p.clone.read.claimable([p.accounts.assetOwner.account.address]), USDC(50 + 2.5 + 10));
+      assert.equal(await p.clone.read.surplus(), 0n);
+    });
+
+    it("the admin recovers a split's surplus through the factory, and only the admin", async () => {
+      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
+      const { admin, relayer, stranger } = p.accounts;
+      await p.token.write.mint([p.clone.address, USDC(3)]);
+      await roleError(p, (await factoryAs(p, relayer)).write.recoverSurplus([KEY, relayer.account.address]), relayer, `0x${"00".repeat(32)}`);
+      await viem.assertions.emitWithArgs(p.factory.write.recoverSurplus([KEY, stranger.account.address]), p.clone, "SurplusRecovered", [
+        getAddress(stranger.account.address),
+        USDC(3),
+      ]);
+      assert.equal(await p.token.read.balanceOf([stranger.account.address]), USDC(3));
+      assert.equal(await p.clone.read.claimable([p.accounts.assetOwner.account.address]), USDC(50));
+      await viem.assertions.revertWithCustomErrorWithArgs(p.factory.write.recoverSurplus([KEY, admin.account.address]), p.clone, "NothingToWithdraw", [
+        getAddress(p.clone.address),
+      ]);
+    });
+
+    it("recipients withdraw their own credit only, never to zero or the split", async () => {
+      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
+      const { operator, stranger } = p.accounts;
+      const asOperator = await cloneAs(p.clone.address, operator);
+      for (const to of [zeroAddress, getAddress(p.clone.address)]) {
+        await viem.assertions.revertWithCustomErrorWithArgs(asOperator.write.withdraw([to]), p.clone, "InvalidPayee", [to]);
+      }
+      await viem.assertions.emitWithArgs(asOperator.write.withdraw([stranger.account.address]), p.clone, "Withdrawn", [
+        getAddress(operator.account.address),
+        getAddress(stranger.account.address),
+        USDC(40),
+      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(asOperator.write.withdraw([operator.account.address]), p.clone, "NothingToWithdraw", [
+        getAddress(operator.account.address),
+      ]);
+      assert.equal(await p.clone.read.claimable([p.accounts.assetOwner.account.address]), USDC(50));
+    });
+  });
+});

@@ -1,0 +1,221 @@
+// The router pays through the splits its split factory created, without registering them: it derives the split
+// of an order from its device id and token. An order can only pay its own device's split; hand-registered splits
+// keep working; setSplitFactory is the admin's and checks the factory.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { getAddress, zeroAddress } from "viem";
+import {
+  LEG_BPS,
+  RAILS,
+  RAIL_ID,
+  USDC,
+  assetKey,
+  createFactorySplit,
+  deployPayments,
+  expectedLegs,
+  makeOrder,
+  networkHelpers,
+  payOnRail,
+  prepareRail,
+  railPayer,
+  routerAs,
+  viem,
+} from "./fixture.ts";
+
+const DEVICE_1 = assetKey("device-1");
+const DEVICE_2 = assetKey("device-2");
+
+/** The fixture with the splits of device-1 and device-2 created (neither registered with the router). */
+async function deployWithFactorySplits() {
+  const p = await deployPayments();
+  const split1 = await createFactorySplit(p, DEVICE_1);
+  const split2 = await createFactorySplit(p, DEVICE_2, { assetOwner: p.accounts.stranger.account.address });
+  return { ...p, split1, split2 };
+}
+
+describe("PaymentRouter and factory splits", () => {
+  for (const rail of RAILS) {
+    it(`pays a device's own split on the ${rail} rail, unregistered, and settles it 50/40/10`, async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      assert.equal(await p.router.read.splitToken([p.split1.address]), zeroAddress, "not registered");
+      const order = await makeOrder(p, USDC(10), { split: p.split1.address, deviceId: DEVICE_1 });
+      const submit = await prepareRail(p, rail, order);
+      await viem.assertions.emitWithArgs(submit(), p.router, "OrderPaid", [
+        order.orderId,
+        DEVICE_1,
+        getAddress(railPayer(p, rail).account.address),
+        getAddress(p.token.address),
+        getAddress(p.split1.address),
+        USDC(10),
+        RAIL_ID[rail],
+      ]);
+      const [owner, op, proto] = expectedLegs(USDC(10));
+      assert.equal(await p.split1.read.claimable([p.accounts.assetOwner.account.address]), owner);
+      assert.equal(await p.split1.read.claimable([p.accounts.operator.account.address]), op);
+      assert.equal(await p.split1.read.claimable([p.accounts.protocol.account.address]), proto);
+      assert.equal(await p.token.read.balanceOf([p.split1.address]), USDC(10));
+      assert.equal(await p.router.read.isPaid([order.orderId]), true);
+    });
+  }
+
+  it("makes the split emit YieldDeposited with the order id and the router as depositor", async () => {
+    const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+    const order = await makeOrder(p, USDC(3), { split: p.split2.address, deviceId: DEVICE_2 });
+    await viem.assertions.emitWithArgs(payOnRail(p, "permit", order), p.split2, "YieldDeposited", [
+      `0x${order.orderId.toString(16).padStart(64, "0")}`,
+      getAddress(p.router.address),
+      USDC(3),
+      ...expectedLegs(USDC(3)),
+    ]);
+    assert.equal(await p.split2.read.claimable([p.accounts.stranger.account.address]), USDC(1.5));
+  });
+
+  it("refuses another device's split with TokenNotAllowed: a voucher cannot move a device's revenue elsewhere", async () => {
+    const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+    for (const rail of RAILS) {
+      const order = await makeOrder(p, USDC(1), { split: p.split2.address, deviceId: DEVICE_1 });
+      await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order))(), p.router, "TokenNotAllowed", [
+        getAddress(p.token.address),
+        getAddress(p.split2.address),
+      ]);
+    }
+    assert.equal(await p.token.read.balanceOf([p.split2.address]), 0n);
+  });
+
+  it("refuses a device's split that was not created yet with SplitNotCreated, and pays it once created", async () => {
+    const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+    const device = assetKey("device-3");
+    const split = await p.factory.read.predictSplit([device]);
+    const order = await makeOrder(p, USDC(1), { split, deviceId: device });
+    await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "SplitNotCreated", [split]);
+    assert.equal(await p.router.read.isPaid([order.orderId]), false);
+    await createFactorySplit(p, device);
+    await viem.assertions.emit(payOnRail(p, "cash", order), p.router, "OrderPaid");
+  });
+
+  it("refuses a factory split for an order in another token (the token is bound into the split's address)", async () => {
+    const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+    const other = await viem.deployContract("TestStablecoin", ["Other USD", "OUSD", p.accounts.admin.account.address]);
+    await other.write.mint([p.accounts.agent.account.address, USDC(10)]);
+    const order = await makeOrder(p, USDC(1), { token: other.address, split: p.split1.address, deviceId: DEVICE_1 });
+    await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "TokenNotAllowed", [
+      getAddress(other.address),
+      getAddress(p.split1.address),
+    ]);
+  });
+
+  it("hand-registered splits keep working beside factory splits, for any device", async () => {
+    const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+    for (const deviceId of [DEVICE_1, DEVICE_2]) {
+      await viem.assertions.emit(payOnRail(p, "permit", await makeOrder(p, USDC(2), { deviceId })), p.split, "YieldDeposited");
+    }
+    assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(4));
+    // A factory split cannot be registered by hand: it has no roles of its own.
+    await viem.assertions.revert(p.router.write.registerSplit([p.split1.address]));
+  });
+
+  it("a paused factory split refuses payments; its router and the other splits keep paying", async () => {
+    const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+    const { pauser } = p.accounts;
+    await (await viem.getContractAt("AssetSplitFactory", p.factory.address, { client: { wallet: pauser } })).write.pauseSplit([DEVICE_1]);
+    const order = await makeOrder(p, USDC(1), { split: p.split1.address, deviceId: DEVICE_1 });
+    await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.split1, "EnforcedPause", []);
+    assert.equal(await p.router.read.isPaid([order.orderId]), false);
+    await viem.assertions.emit(
+      payOnRail(p, "cash", await makeOrder(p, USDC(1), { split: p.split2.address, deviceId: DEVICE_2 })),
+      p.router,
+      "OrderPaid",
+    );
+  });
+
+  describe("setSplitFactory", () => {
+    it("is only for the default admin", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      for (const caller of [p.accounts.stranger, p.accounts.pauser, p.accounts.quoteSigner]) {
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          (await routerAs(p, caller)).write.setSplitFactory([zeroAddress]),
+          p.router,
+          "AccessControlUnauthorizedAccount",
+          [getAddress(caller.account.address), `0x${"00".repeat(32)}`],
+        );
+      }
+      assert.equal(await p.router.read.splitFactory(), getAddress(p.factory.address));
+    });
+
+    it("emits SplitFactorySet; address zero removes the factory and its splits can no longer be paid", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      await viem.assertions.emitWithArgs(p.router.write.setSplitFactory([zeroAddress]), p.router, "SplitFactorySet", [zeroAddress, zeroAddress]);
+      const order = await makeOrder(p, USDC(1), { split: p.split1.address, deviceId: DEVICE_1 });
+      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "TokenNotAllowed", [
+        getAddress(p.token.address),
+        getAddress(p.split1.address),
+      ]);
+      await viem.assertions.emitWithArgs(p.router.write.setSplitFactory([p.factory.address]), p.router, "SplitFactorySet", [
+        getAddress(p.factory.address),
+        getAddress(p.token.address),
+      ]);
+      await viem.assertions.emit(payOnRail(p, "cash", order), p.router, "OrderPaid");
+    });
+
+    it("a new factory replaces the old one: the old factory's splits stop being payable, their credits stay", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      await payOnRail(p, "cash", await makeOrder(p, USDC(10), { split: p.split1.address, deviceId: DEVICE_1 }));
+      const { admin, protocol, relayer } = p.accounts;
+      const next = await viem.deployContract("AssetSplitFactory", [
+        p.token.address,
+        p.router.address,
+        protocol.account.address,
+        [...LEG_BPS],
+        admin.account.address,
+        0,
+      ]);
+      await next.write.grantRole([await next.read.SPLIT_CREATOR_ROLE(), relayer.account.address]);
+      await p.router.write.setSplitFactory([next.address]);
+      const order = await makeOrder(p, USDC(1), { split: p.split1.address, deviceId: DEVICE_1 });
+      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "TokenNotAllowed", [
+        getAddress(p.token.address),
+        getAddress(p.split1.address),
+      ]);
+      const asCreator = await viem.getContractAt("AssetSplitFactory", next.address, { client: { wallet: relayer } });
+      await asCreator.write.createSplit([DEVICE_1, p.accounts.assetOwner.account.address, p.accounts.operator.account.address]);
+      const split = await next.read.predictSplit([DEVICE_1]);
+      await viem.assertions.emit(payOnRail(p, "cash", await makeOrder(p, USDC(1), { split, deviceId: DEVICE_1 })), p.router, "OrderPaid");
+      await (await viem.getContractAt("AssetSplitClone", p.split1.address, { client: { wallet: p.accounts.operator } })).write.withdraw([
+        p.accounts.operator.account.address,
+      ]);
+      assert.equal(await p.token.read.balanceOf([p.accounts.operator.account.address]), USDC(4));
+    });
+
+    it("reverts with InvalidSplitFactory for a factory that settles through another router", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      const otherRouter = await viem.deployContract("PaymentRouter", [p.accounts.admin.account.address, 0]);
+      const foreign = await viem.deployContract("AssetSplitFactory", [
+        p.token.address,
+        otherRouter.address,
+        p.accounts.protocol.account.address,
+        [...LEG_BPS],
+        p.accounts.admin.account.address,
+        0,
+      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.setSplitFactory([foreign.address]), p.router, "InvalidSplitFactory", [
+        getAddress(foreign.address),
+      ]);
+      assert.equal(await p.router.read.splitFactory(), getAddress(p.factory.address));
+    });
+
+    it("reverts with InvalidSplitFactory for a factory whose implementation is not its first creation", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      const impostor = await viem.deployContract("MisplacedSplitFactory", [p.router.address, p.token.address]);
+      assert.equal(await impostor.read.router(), getAddress(p.router.address));
+      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.setSplitFactory([impostor.address]), p.router, "InvalidSplitFactory", [
+        getAddress(impostor.address),
+      ]);
+    });
+
+    it("reverts for an address that is not a factory", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      await viem.assertions.revert(p.router.write.setSplitFactory([p.accounts.stranger.account.address]));
+      await viem.assertions.revert(p.router.write.setSplitFactory([p.split.address]));
+    });
+  });
+});

@@ -1,0 +1,253 @@
+// Every device pays out through its own split (an AssetSplitFactory clone): each payment's yield-deposited
+// event comes from the paid device's split and credits that device's asset owner and operator; earnings are
+// per tenant; a change of the payout parties splits earlier and later payments; a split's creation survives
+// a relayer killed between signing and broadcasting it, without a second one.
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { before, describe, it } from "node:test";
+import { type Address, type Hex, createPublicClient, http, parseEventLogs } from "viem";
+import { assetSplitCloneAbi, assetSplitFactoryAbi } from "../../../generated/abis.ts";
+import { SAMPLE_PARTY_ACCOUNTS, localAccount, otherSampleSeedSpec } from "../../../lib/sample-data.ts";
+import { startRpcGate } from "../../resilience/support/rpc-gate.ts";
+import { createOrder, pay, waitForOrder } from "../../support/pay.ts";
+import type { Stack } from "../../support/stack.ts";
+import { LOCAL_ACCOUNT_INDEX } from "../../support/local-chain.ts";
+import { expectError } from "./expect.ts";
+
+const address = (index: number) => localAccount(index).address;
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+type Asset = { deviceId: string; payout: { assetOwner: string; operator: string; split: string; splitStatus: string } };
+
+export function deviceSplitCases(stack: () => Stack) {
+  describe("each device's own split", () => {
+    let other: { key: string; sharedParticipantId: string; email: string; password: string };
+    let jwt: string;
+
+    before(async () => {
+      const s = stack();
+      // The second sample tenant, following the first tenant's asset owner C as a participant of its own.
+      const spec = otherSampleSeedSpec();
+      const user = { email: "dev@lakeside.example", password: "lakeside-sample-password", name: "Lakeside developer" };
+      const seeded = await s.seed({
+        ...spec,
+        user,
+        participants: [...spec.participants, { name: "Shared owner", address: address(SAMPLE_PARTY_ACCOUNTS.ownerC) }],
+        devices: [...spec.devices, { id: "kiosk-kla-nosplit", name: "Kiosk without parties", deviceClass: "solar-kiosk", region: "UG-102", tiers: { "30m": 300_000 } }],
+      });
+      // The relayer as the stack starts it (an earlier case may have restarted it with settings of its own).
+      await s.restartRelayer();
+      const key = seeded.createdKeys.find((k: { role: string }) => k.role === "developer")!.key;
+      const shared = seeded.participants.find((p: { name: string }) => p.name === "Shared owner")!;
+      other = { key, sharedParticipantId: shared.id, email: user.email, password: user.password };
+      const login = await s.api("POST", "/v1/auth/login", { body: { email: s.sample.email, password: s.sample.password } });
+      assert.equal(login.status, 200, login.text);
+      jwt = login.body.token;
+    });
+
+    const client = (s: Stack) => createPublicClient({ transport: http(s.chain.rpcUrl) });
+
+    async function asset(s: Stack, deviceId: string, token = jwt): Promise<Asset> {
+      const list = await s.api("GET", "/v1/assets", { token });
+      assert.equal(list.status, 200, list.text);
+      const found = list.body.data.find((a: Asset) => a.deviceId === deviceId);
+      assert.ok(found, `${deviceId} is among the tenant's assets`);
+      return found;
+    }
+
+    async function paid(s: Stack, deviceId: string) {
+      const order = await createOrder(s, deviceId, "30m");
+      assert.equal((await pay(s, order, "relayed-permit")).status, 202);
+      const done = await waitForOrder(s, order.id, (o) => o.status === "success" && o.split !== null);
+      const receipt = await client(s).getTransactionReceipt({ hash: done.payment.transactionHash as Hex });
+      const deposits = parseEventLogs({ abi: assetSplitCloneAbi, eventName: "YieldDeposited", logs: receipt.logs });
+      assert.equal(deposits.length, 1, "one yield-deposited event per payment");
+      return { order: done, deposit: deposits[0] };
+    }
+
+    it("pays two devices of different owners each through its own split, crediting its own owner and operator", async () => {
+      const s = stack();
+      const a = await asset(s, "kiosk-nbo-001");
+      const c = await asset(s, "charger-los-002");
+      assert.equal(a.payout.splitStatus, "created");
+      assert.equal(c.payout.splitStatus, "created");
+      assert.notEqual(a.payout.split, c.payout.split);
+      // The split's address is the factory's own prediction.
+      const factory = s.chain.record.contracts.AssetSplitFactory!.address;
+      const device = await s.api("GET", "/v1/devices/kiosk-nbo-001", { token: s.sample.developerKey });
+      const predicted = await client(s).readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "predictSplit", args: [device.body.chainDeviceId] });
+      assert.equal(a.payout.split, predicted);
+      assert.deepEqual(device.body.payout, a.payout);
+
+      for (const [deviceId, owner, operator, view] of [
+        ["kiosk-nbo-001", SAMPLE_PARTY_ACCOUNTS.ownerA, SAMPLE_PARTY_ACCOUNTS.operatorA, a],
+        ["charger-los-002", SAMPLE_PARTY_ACCOUNTS.ownerC, SAMPLE_PARTY_ACCOUNTS.operatorB, c],
+      ] as const) {
+        const { order, deposit } = await paid(s, deviceId);
+        assert.equal(deposit.address.toLowerCase(), view.payout.split.toLowerCase(), `${deviceId}: the event comes from its own split`);
+        const receipt = await s.api("GET", `/v1/orders/${order.id}/receipt`);
+        assert.equal(receipt.status, 200, receipt.text);
+        assert.ok(same(receipt.body.split.split, view.payout.split));
+        const [ownerLeg, operatorLeg] = receipt.body.split.legs;
+        assert.ok(same(ownerLeg.recipient, address(owner)), `${deviceId}: asset owner`);
+        assert.ok(same(operatorLeg.recipient, address(operator)), `${deviceId}: operator`);
+        assert.equal(BigInt(ownerLeg.amount), deposit.args.assetOwnerAmount);
+        assert.equal(BigInt(operatorLeg.amount), deposit.args.operatorAmount);
+        const listed = await s.api("GET", `/v1/revenue/splits?deviceId=${deviceId}&limit=1`, { token: s.sample.developerKey });
+        assert.equal(listed.body.data[0].orderId, order.id);
+        assert.ok(same(listed.body.data[0].split, view.payout.split));
+        const { body: chainView } = await s.api("GET", `/v1/devices/${deviceId}`, { token: s.sample.developerKey });
+        assert.deepEqual(listed.body.data[0].asset, { deviceId, chainDeviceId: chainView.chainDeviceId });
+      }
+    });
+
+    it("adds each participant's earnings up from the legs of the tenant's splits, and shows another tenant none of them", async () => {
+      const s = stack();
+      const splits = await s.api("GET", "/v1/revenue/splits?limit=100", { token: s.sample.developerKey });
+      assert.equal(splits.status, 200);
+      for (const participant of s.sample.participants) {
+        const legs = splits.body.data.flatMap((item: { legs: Array<{ recipient: string; amount: string }> }) =>
+          item.legs.filter((leg) => same(leg.recipient, participant.address)).map((leg) => BigInt(leg.amount)),
+        );
+        const earnings = await s.api("GET", `/v1/participants/${participant.id}/earnings`, { token: s.sample.developerKey });
+        assert.equal(earnings.status, 200, earnings.text);
+        const credited = earnings.body.earnings.reduce((n: bigint, e: { credited: string }) => n + BigInt(e.credited), 0n);
+        assert.equal(credited, legs.reduce((n: bigint, x: bigint) => n + x, 0n), `${participant.name}: credited = its legs`);
+        for (const e of earnings.body.earnings) {
+          const bySplit = e.bySplit.reduce((n: bigint, x: { credited: string }) => n + BigInt(x.credited), 0n);
+          assert.equal(bySplit, BigInt(e.credited), `${participant.name}: the per-split credits add up`);
+          for (const x of e.bySplit) assert.ok(x.asset.deviceId, "every split is one of the tenant's devices");
+        }
+        for (const settlement of earnings.body.latestSettlements) {
+          assert.ok(settlement.asset.deviceId, "each settlement names its asset");
+          assert.ok(splits.body.data.some((item: { split: string }) => same(item.split, settlement.split)));
+        }
+      }
+      // Owner C was paid by this tenant's charger-los-002; the other tenant follows the same address and sees
+      // nothing of it, nor any of this tenant's splits.
+      const theirs = await s.api("GET", `/v1/participants/${other.sharedParticipantId}/earnings`, { token: other.key });
+      assert.equal(theirs.status, 200, theirs.text);
+      assert.deepEqual(theirs.body.earnings, []);
+      assert.deepEqual(theirs.body.latestSettlements, []);
+      const theirSplits = await s.api("GET", "/v1/revenue/splits?limit=100", { token: other.key });
+      assert.deepEqual(theirSplits.body.data, []);
+      const ownerC = s.sample.participants.find((p) => same(p.address, address(SAMPLE_PARTY_ACCOUNTS.ownerC)))!;
+      const ours = await s.api("GET", `/v1/participants/${ownerC.id}/earnings`, { token: s.sample.developerKey });
+      assert.ok(BigInt(ours.body.earnings[0].credited) > 0n);
+      expectError(await s.api("GET", "/v1/assets", { token: other.key }), 401, "unauthorized");
+    });
+
+    it("splits payments before and after a change of the payout parties between the former and the new recipients", async () => {
+      const s = stack();
+      const deviceId = "kiosk-nbo-002";
+      const before = await asset(s, deviceId);
+      const first = await paid(s, deviceId);
+      const newOwner = address(LOCAL_ACCOUNT_INDEX.spare);
+      const formerOwner = before.payout.assetOwner;
+
+      // Refused before anything is stored: a bad checksum, the zero address.
+      const letter = newOwner.slice(2).search(/[a-fA-F]/) + 2;
+      const flipped = newOwner[letter] === newOwner[letter].toLowerCase() ? newOwner[letter].toUpperCase() : newOwner[letter].toLowerCase();
+      const badChecksum = `${newOwner.slice(0, letter)}${flipped}${newOwner.slice(letter + 1)}`;
+      expectError(await s.api("PUT", `/v1/assets/${deviceId}/payout`, { token: jwt, body: { assetOwner: badChecksum, operator: before.payout.operator } }), 422, "invalid_parameters");
+      expectError(
+        await s.api("PUT", `/v1/assets/${deviceId}/payout`, { token: jwt, body: { assetOwner: `0x${"0".repeat(40)}`, operator: before.payout.operator } }),
+        422,
+        "invalid_parameters",
+      );
+      expectError(await s.api("PUT", `/v1/assets/${deviceId}/payout`, { token: s.sample.developerKey, body: { assetOwner: newOwner, operator: before.payout.operator } }), 401, "unauthorized");
+
+      const changed = await s.api("PUT", `/v1/assets/${deviceId}/payout`, { token: jwt, body: { assetOwner: newOwner, operator: before.payout.operator } });
+      assert.equal(changed.status, 200, changed.text);
+      assert.equal(changed.body.payout.assetOwner, newOwner);
+      assert.ok(changed.body.transactionId);
+      // The change reaches the chain through the relayer's sender.
+      const split = before.payout.split as Address;
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const [recipients] = await client(s).readContract({ address: split, abi: assetSplitCloneAbi, functionName: "legs" });
+        if (same(recipients[0], newOwner)) break;
+        assert.ok(Date.now() < deadline, "the split's recipients were not replaced on-chain");
+        await sleep(200);
+      }
+      // The portal's Assets page shows the new parties.
+      const page = await s.api("GET", "/portal/devices", { headers: { cookie: `payg_session=${jwt}` } });
+      assert.equal(page.status, 200);
+      assert.match(page.text, /<h1>Assets<\/h1>/);
+      assert.ok(page.text.includes(`data-device-id="${deviceId}"`) && page.text.includes(newOwner), "the page lists the device with its new owner");
+      const second = await paid(s, deviceId);
+      assert.equal(second.deposit.address.toLowerCase(), split.toLowerCase(), "the same split");
+      const legsOf = async (orderId: string) => (await s.api("GET", `/v1/orders/${orderId}/receipt`)).body.split.legs;
+      assert.ok(same((await legsOf(first.order.id))[0].recipient, formerOwner), "the earlier payment credited the former owner");
+      assert.ok(same((await legsOf(second.order.id))[0].recipient, newOwner), "the later one the new owner");
+      // What the former owner earned there stays its own.
+      assert.equal(
+        await client(s).readContract({ address: split, abi: assetSplitCloneAbi, functionName: "claimable", args: [formerOwner as Address] }) >= first.deposit.args.assetOwnerAmount,
+        true,
+      );
+    });
+
+    it("creates a split once when the relayer is killed (SIGKILL) between signing its creation and broadcasting it; a quote meanwhile is 409 split_not_ready", { timeout: 180_000 }, async () => {
+      const s = stack();
+      const deviceId = "kiosk-kla-nosplit";
+      const chain = client(s);
+      const factory = s.chain.record.contracts.AssetSplitFactory!.address;
+      const relayer = address(LOCAL_ACCOUNT_INDEX.agent);
+      const quote = () => s.api("POST", "/v1/quote", { body: { deviceId, chain: "local", token: "USDC", tier: "30m" } });
+      // No payout parties: no split, and a quote says so.
+      const none = await quote();
+      expectError(none, 409, "split_not_ready");
+      assert.equal(none.headers.get("retry-after"), "2");
+
+      const gate = await startRpcGate(s.chain.rpcUrl);
+      try {
+        await s.restartRelayer({ env: { RPC_URL: gate.url } });
+        // Parties set while there is no split: stored, nothing sent; the next quote asks for the split.
+        const login = await s.api("POST", "/v1/auth/login", { body: { email: other.email, password: other.password } });
+        assert.equal(login.status, 200, login.text);
+        const owner = address(SAMPLE_PARTY_ACCOUNTS.otherOwner);
+        const set = await s.api("PUT", `/v1/assets/${deviceId}/payout`, {
+          token: login.body.token,
+          body: { assetOwner: owner, operator: address(SAMPLE_PARTY_ACCOUNTS.otherOperator) },
+        });
+        assert.equal(set.status, 200, set.text);
+        assert.equal(set.body.transactionId, null);
+        assert.equal(set.body.payout.splitStatus, "none");
+
+        const nonceBefore = await chain.getTransactionCount({ address: relayer });
+        const fromBlock = await chain.getBlockNumber({ cacheTime: 0 });
+        gate.hold("eth_sendRawTransaction");
+        // The creation is signed and stored, its broadcast held: the quote waits, then answers 409.
+        const waiting = await quote();
+        expectError(waiting, 409, "split_not_ready");
+        assert.equal(waiting.headers.get("retry-after"), "2");
+        await gate.held(20_000);
+        const killedAt = Date.now();
+        await s.restartRelayer({ kill: true });
+        await gate.close();
+        // The restarted relayer takes the sender's lease when the dead one's runs out and broadcasts the same
+        // signed creation again.
+        await sleep(Math.max(0, killedAt + 15_000 - Date.now()));
+        const deadline = Date.now() + 40_000;
+        let quoted = await quote();
+        while (quoted.status === 409 && Date.now() < deadline) {
+          await sleep(Number(quoted.headers.get("retry-after") ?? 1) * 1000);
+          quoted = await quote();
+        }
+        assert.equal(quoted.status, 201, quoted.text);
+        const created = parseEventLogs({
+          abi: assetSplitFactoryAbi,
+          eventName: "SplitCreated",
+          logs: await chain.getLogs({ address: factory, fromBlock, toBlock: "latest" }),
+        });
+        assert.equal(created.length, 1, "one creation");
+        assert.ok(same(created[0].args.assetOwner, owner));
+        assert.equal(await chain.getTransactionCount({ address: relayer }), nonceBefore + 1, "the hot wallet sent one transaction");
+        const [recipients] = await chain.readContract({ address: created[0].args.split, abi: assetSplitCloneAbi, functionName: "legs" });
+        assert.ok(same(recipients[0], owner));
+      } finally {
+        await gate.close();
+      }
+    });
+  });
+}
