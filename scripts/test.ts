@@ -1,12 +1,12 @@
 // `npm test`: builds the contracts and the generated ABIs and deployment records, checks the services the
-// end-to-end suites need, then runs every test of the repository with Node's test runner, two files at a
-// time (each end-to-end file starts its own stack on ports and databases of its own), reporting TAP (the
-// run ends with its `# pass N` / `# fail N` summary).
+// end-to-end suites need, then runs every test of the repository with Node's test runner, one file at a
+// time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
 //   npm test                       every suite, on PGlite and PostgreSQL
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
-// default 2); TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first
+// default 1: the indexers of the PostgreSQL suites share Ponder's sync tables in the test database, so two at
+// once corrupt each other's view of the local chain until each gets a database of its own); TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first
 // deployment: test/support/deployment-replay.ts).
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
@@ -52,7 +52,7 @@ const targets =
     ? args.map((arg) => (existsSync(arg) && statSync(arg).isDirectory() ? `${arg.replace(/\/$/, "")}/**/*.test.ts` : arg))
     : ["test/**/*.test.ts"];
 const reporter = env.TEST_REPORTER ?? "tap";
-const concurrency = Number(env.TEST_CONCURRENCY ?? "2");
+const concurrency = Number(env.TEST_CONCURRENCY ?? "1");
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
   process.exit(1);
