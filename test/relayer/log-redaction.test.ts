@@ -70,11 +70,14 @@ describe("log redaction", () => {
 
   it("takes linear time on pathological text", () => {
     const texts = ["eyJ" + "a".repeat(500_000) + ".", "0x" + "f".repeat(500_000) + "g", "payg_" + "a".repeat(500_000), `${"eyJa.".repeat(100_000)}`];
+    // Warmed up first (V8 runs a regular expression's first calls in its slower interpreter); the bound is loose
+    // for a loaded machine: a quadratic pattern would take minutes on half a million characters.
+    for (const text of texts) redactText(text.slice(0, 1_000));
     for (const text of texts) {
       const started = performance.now();
       redactText(text);
       const ms = performance.now() - started;
-      assert.ok(ms < 200, `${text.slice(0, 12)}... (${text.length}): ${ms.toFixed(1)} ms`);
+      assert.ok(ms < 2_000, `${text.slice(0, 12)}... (${text.length}): ${ms.toFixed(1)} ms`);
     }
   });
 });
