@@ -42,10 +42,13 @@ export async function startChain(opts: { port: number; logFile?: string; echo?: 
   return { service, rpcUrl };
 }
 
-/** Deploys ignition/modules/LocalStack.ts to the chain at `rpcUrl` as `deploymentId` and writes its record
- * to generated/deployments/ (unless the record there is the same already: a running indexer may be reading
- * it). A fresh deployment (the default) first removes any earlier one with that id; otherwise Ignition
- * continues the existing deployment, deploying only what it lacks.
+const ignitionDeploy = path.join(repoRoot, "lib", "ignition-deploy.ts");
+
+/** Deploys ignition/modules/LocalStack.ts to the chain at `rpcUrl` as `deploymentId` with Ignition (see
+ * lib/ignition-deploy.ts) and writes its record to generated/deployments/ (unless the record there is the
+ * same already: a running indexer may be reading it). A fresh deployment (the default) first removes any
+ * earlier one with that id; otherwise Ignition continues the existing deployment, deploying only what it
+ * lacks.
  *
  * Ignition compiles what changed first, with the `default` build profile: the contracts the tests run are
  * the ones deployed, and the artifacts stay those of `hardhat build` (Ignition's usual `production` profile
@@ -58,25 +61,12 @@ export async function deployLocalStack(opts: {
   echo?: boolean;
 }): Promise<DeploymentRecord> {
   if (opts.fresh !== false) await rm(path.join(deploymentsDir, opts.deploymentId), { recursive: true, force: true });
-  const deploy = startService(
-    "deploy",
-    process.execPath,
-    [
-      hardhatCli,
-      "--build-profile",
-      "default",
-      "ignition",
-      "deploy",
-      "ignition/modules/LocalStack.ts",
-      "--network",
-      "localhost",
-      "--deployment-id",
-      opts.deploymentId,
-      "--parameters",
-      "ignition/parameters/local.json",
-    ],
-    { cwd: repoRoot, env: { ...hardhatEnv, RPC_URL: opts.rpcUrl, IGNITION_BLOCK_POLLING_MS: "50" }, logFile: opts.logFile, echo: opts.echo },
-  );
+  const deploy = startService("deploy", process.execPath, [ignitionDeploy, opts.deploymentId], {
+    cwd: repoRoot,
+    env: { ...hardhatEnv, RPC_URL: opts.rpcUrl, IGNITION_BLOCK_POLLING_MS: "50" },
+    logFile: opts.logFile,
+    echo: opts.echo,
+  });
   const code = await deploy.exited;
   if (code !== 0) throw new Error(`Ignition deployment failed (exit ${code}):\n${deploy.recentOutput()}`);
   const record = await readDeployment(opts.deploymentId);

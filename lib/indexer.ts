@@ -12,6 +12,7 @@ const ponderPackage = path.join(repoRoot, "node_modules", "ponder");
 const ponderCli = path.join(ponderPackage, "dist", "esm", "bin", "ponder.js");
 export const indexerRoot = path.join(repoRoot, "indexer");
 const eventLoopSampling = pathToFileURL(path.join(indexerRoot, "event-loop-sampling.ts")).href;
+const esbuildNoPing = pathToFileURL(path.join(indexerRoot, "esbuild-no-ping.ts")).href;
 
 /** Where the indexer keeps its tables. PGlite is embedded (a directory, no server); with PostgreSQL each
  * deployment gets its own schema, and `viewsSchema` (optional) is the stable schema of views readers use. */
@@ -151,8 +152,12 @@ async function runPonder(
 ): Promise<{ service: Service; url: string }> {
   const port = opts.port ?? (await freePort());
   const db = opts.database;
-  // event-loop-sampling.ts: Ponder's metrics would otherwise wake the process every millisecond.
-  const args = ["--import", eventLoopSampling, ponderCli, ...commandArgs, "--port", String(port), "--hostname", "127.0.0.1"];
+  // event-loop-sampling.ts: Ponder's metrics would otherwise wake the process every millisecond;
+  // esbuild-no-ping.ts: Vite's esbuild service would otherwise wake it every second.
+  const args = [
+    "--import", eventLoopSampling, "--import", esbuildNoPing,
+    ponderCli, ...commandArgs, "--port", String(port), "--hostname", "127.0.0.1",
+  ];
   if (opts.logLevel) args.push("--log-level", opts.logLevel);
 
   const env: NodeJS.ProcessEnv = {

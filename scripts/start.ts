@@ -7,6 +7,12 @@
 // the indexed and relayer data are kept; otherwise (a new chain) everything starts clean, because rows
 // indexed from another chain must never be served.
 //
+// Start-up runs its steps side by side where one does not need another (the chain, the compile, the
+// databases, the device cloud, the seed; Ignition, then the indexer and the relayer), and shows each with
+// the seconds it took. Repeated work is skipped: the ABIs are generated only when the artifacts changed, new
+// databases are copies of empty ones kept in the stack's directory (database-templates/), and on the same
+// chain the sample tenant the last start seeded is kept as it is and the indexer starts beside Ignition.
+//
 // Environment: CHAIN_PORT (8545), DEVICE_CLOUD_PORT (8789), INDEXER_PORT (42069), RELAYER_PORT (8787),
 // DEMO_WEBHOOK_PORT (8790), DEVICE_TIME_SCALE (60), LOG_LEVEL (info); LOCAL_STACK_DIR (.local: data, logs and
 // stack.json) and LOCAL_DEPLOYMENT_ID (chain-31337: the Ignition deployment's name) let a second stack run
@@ -184,11 +190,12 @@ async function main() {
       ? { tenantId, devices, participants, createdKeys: [] }
       : undefined;
 
-  // From here every piece starts as soon as what it needs is there, the others meanwhile:
-  //   contracts (compile, generated/abis.ts) -> seed -> relayer
-  //   contracts + chain -> Ignition -> indexer, relayer
+  // From here each piece starts as soon as what it needs is there, beside the others:
+  //   [contracts built] -> seed -> relayer
+  //   chain [+ contracts built] -> Ignition -> indexer, relayer
   // generated/abis.ts is read by the seed, the indexer and the relayer. When it is up to date, Ignition's
-  // own compile (a no-op when nothing changed) is the only one; otherwise the contracts are built first.
+  // own compile (nothing to do unless a contract changed) is the only one; otherwise the contracts are built
+  // first (while the chain starts), and the seed waits for that rather than for Ignition.
   const abisCurrent = await abisUpToDate();
   const contracts = abisCurrent
     ? Promise.resolve()
