@@ -22,7 +22,7 @@ import {SplitAddress} from "./libraries/SplitAddress.sol";
 ///
 /// The service's quote signer signs each order as EIP-712 typed data (a voucher): order id, device id,
 /// token, split, amount and expiry, bound by the domain to this chain and this router. A voucher pays once,
-/// before its expiry, unless the quote signer or the admin cancelled its order id ({cancelOrder}). The split
+/// before its expiry, unless its order id was cancelled ({cancelOrder}). The split
 /// must be one of:
 /// - the split of the order's device created by this router's split factory ({setSplitFactory}): the router
 ///   derives its address from the order's device id and token ({SplitAddress}), so no per-split
@@ -72,6 +72,10 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     bytes32 public constant AGENT_ROLE = keccak256("AGENT_ROLE");
     /// @notice Role allowed to pause and unpause payments.
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
+    /// @notice Role allowed to void unpaid orders ({cancelOrder}) and nothing else: it moves no funds and
+    /// cannot make a voucher pay. The service's hot wallet holds it, so that the service can void an order
+    /// its integrator cancels while its quote signer keeps sending no transaction.
+    bytes32 public constant ORDER_CANCELLER_ROLE = keccak256("ORDER_CANCELLER_ROLE");
 
     /// @notice EIP-712 type hash of {PaymentOrder}.
     bytes32 public constant PAYMENT_ORDER_TYPEHASH = keccak256(
@@ -124,7 +128,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     event SplitFactorySet(address indexed factory, address indexed token);
     /// @notice Emitted when an order is cancelled before it was paid; it can no longer be paid on any rail.
     /// @param orderId The order's on-chain key.
-    /// @param by The quote signer or admin who cancelled it.
+    /// @param by The quote signer, order canceller or admin who cancelled it.
     event OrderCancelled(uint256 indexed orderId, address indexed by);
     /// @notice Emitted when a split is unregistered; orders naming it can no longer be paid.
     /// @param split The {AssetSplit} unregistered.
@@ -232,14 +236,18 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     }
 
     /// @notice Voids the order with on-chain key `orderId` before it is paid: no voucher for it pays on any rail
-    /// from now on. The quote signer keeps its role. Only for the quote signer or the default admin.
+    /// from now on. The quote signer keeps its role. Only for the quote signer, an order canceller or the
+    /// default admin.
     /// @dev Reverts with {OrderAlreadyPaid} for a paid order and {OrderIsCancelled} for a cancelled one, so a
     /// sender that retries can tell it is done.
     /// @param orderId The order's on-chain key.
     function cancelOrder(uint256 orderId) external {
         address caller = _msgSender();
-        if (!hasRole(QUOTE_SIGNER_ROLE, caller) && !hasRole(DEFAULT_ADMIN_ROLE, caller)) {
-            revert AccessControlUnauthorizedAccount(caller, QUOTE_SIGNER_ROLE);
+        if (
+            !hasRole(ORDER_CANCELLER_ROLE, caller) && !hasRole(QUOTE_SIGNER_ROLE, caller)
+                && !hasRole(DEFAULT_ADMIN_ROLE, caller)
+        ) {
+            revert AccessControlUnauthorizedAccount(caller, ORDER_CANCELLER_ROLE);
         }
         _use(orderId);
         _cancelledBitmap[orderId >> 8] |= 1 << (orderId & 0xff);

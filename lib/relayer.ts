@@ -85,11 +85,12 @@ export function createRelayerDatabase(directory: string, templates: string): Pro
   return createPgliteDirectory(directory, pgliteOf(path.join(repoRoot, "package.json")), templates);
 }
 
-/** Runs the seed CLI against the relayer's database (before the relayer starts, for PGlite). */
-export async function seedRelayer(opts: RelayerOptions, spec: unknown): Promise<SeedOutput> {
+/** Runs the seed CLI against the relayer's database (before the relayer starts, for PGlite): one process
+ * for every tenant of `specs`, seeded in order; the results in the same order. */
+export async function seedRelayer(opts: RelayerOptions, specs: unknown[]): Promise<SeedOutput[]> {
   const dir = await mkdtemp(path.join(tmpdir(), "payg-seed-"));
   const specFile = path.join(dir, "spec.json");
-  await writeFile(specFile, JSON.stringify(spec), { mode: 0o600 });
+  await writeFile(specFile, JSON.stringify(specs), { mode: 0o600 });
   const service = startService("seed", process.execPath, [seedCli, specFile], {
     cwd: repoRoot,
     env: relayerEnv(opts, 0),
@@ -99,7 +100,7 @@ export async function seedRelayer(opts: RelayerOptions, spec: unknown): Promise<
   service.process.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   const code = await service.exited;
   if (code !== 0) throw new Error(`seeding failed (exit ${code}):\n${service.recentOutput()}`);
-  return JSON.parse(output.trim().split("\n").at(-1) ?? "{}") as SeedOutput;
+  return JSON.parse(output.trim().split("\n").at(-1) ?? "[]") as SeedOutput[];
 }
 
 export type SeedOutput = {

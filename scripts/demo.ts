@@ -1,7 +1,8 @@
 // `npm run demo`: the mission as a user sees it, against the stack `npm start` runs (.local/stack.json).
 // A quote, an order, one EIP-2612 signature, the relayer pays, the order's event stream shows success, the
 // device powers on, the 50/40/10 split appears with its transaction, a signed webhook arrives at a local
-// receiver and verifies, the public stats move; then a cash payment by an agent; then a telemetry batch in
+// receiver and verifies, the public stats move; then a cash payment by an agent for a device of another
+// asset owner, split by that device's own split into its own owner and operator; then a telemetry batch in
 // the sandbox that gets anchored on-chain.
 import { readFile } from "node:fs/promises";
 import http from "node:http";
@@ -50,6 +51,14 @@ async function call<T = any>(method: string, url: string, body?: unknown, token?
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
   return (text ? JSON.parse(text) : undefined) as T;
+}
+
+type SplitOfReceipt = { split: string; transactionHash: string; legs: Array<{ leg: string; amount: string; recipient: string }> };
+
+/** A receipt's split: which split contract, in which transaction, each leg to whom. */
+function splitLines(split: SplitOfReceipt | null): string {
+  if (!split) return "not settled yet (see the portal's revenue page)";
+  return [`split ${split.split}, tx ${split.transactionHash}`, ...split.legs.map((l) => `${l.leg} ${l.amount} -> ${l.recipient}`)].join("\n   ");
 }
 
 /** Reads an SSE stream until `until` returns true for an event; returns the events' names. */
@@ -141,11 +150,7 @@ try {
   say("The device is powered on", `online ${status.online}, powered on ${status.poweredOn}, session ends ${status.sessionEndsAt}`);
 
   const receipt = await call("GET", `${api}/orders/${order.id}/receipt`);
-  say(
-    "The 50/40/10 split, in the payment's transaction",
-    `${receipt.split.transactionHash}\n   ` +
-      receipt.split.legs.map((l: { leg: string; amount: string; recipient: string }) => `${l.leg} ${l.amount} -> ${l.recipient}`).join("\n   "),
-  );
+  say(`The 50/40/10 split, in the payment's transaction, by ${deviceId}'s own split`, splitLines(receipt.split));
 
   const deadline = Date.now() + 15_000;
   while (!received.some((e) => e.type === "split.settled") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
@@ -167,9 +172,11 @@ try {
     `power sessions ${statsBefore.powerSessions} -> ${statsAfter.powerSessions}, on-chain volume $${statsBefore.onchainVolumeUsd} -> $${statsAfter.onchainVolumeUsd}`,
   );
 
-  const cashQuote = await call("POST", `${api}/quote`, { deviceId: "charger-los-001", chain: "local", token: "USDC", tier: "30m" });
+  // A device of another asset owner and another operator: its payment goes through its own split.
+  const cashDeviceId = "charger-los-002";
+  const cashQuote = await call("POST", `${api}/quote`, { deviceId: cashDeviceId, chain: "local", token: "USDC", tier: "30m" });
   const cashOrder = await call("POST", `${api}/orders`, {
-    deviceId: "charger-los-001",
+    deviceId: cashDeviceId,
     chain: "local",
     token: "USDC",
     amountUsd: cashQuote.amountUsd,
@@ -182,7 +189,21 @@ try {
     await new Promise((r) => setTimeout(r, 200));
     cashPaid = await call("GET", `${api}/orders/${cashOrder.id}`);
   }
-  say("An agent confirms a cash payment", `${cashOrder.id} is ${cashPaid.status}, rail ${cashPaid.payment?.rail}, tx ${cashPaid.payment?.transactionHash}`);
+  say(`An agent confirms a cash payment for ${cashDeviceId}`, `${cashOrder.id} is ${cashPaid.status}, rail ${cashPaid.payment?.rail}, tx ${cashPaid.payment?.transactionHash}`);
+  const cashReceipt = await call("GET", `${api}/orders/${cashOrder.id}/receipt`);
+  say(`Split by ${cashDeviceId}'s own split, into its own asset owner and operator`, splitLines(cashReceipt.split));
+  const assets = await call<{ data: Array<{ deviceId: string; payout: { assetOwner: string; operator: string; split: string; splitStatus: string } }> }>(
+    "GET",
+    `${api}/assets`,
+    undefined,
+    jwt,
+  );
+  say(
+    "Each asset has a split of its own (GET /v1/assets)",
+    assets.data
+      .map(({ deviceId: id, payout: p }) => `${id.padEnd(16)} split ${p.split} (${p.splitStatus})  owner ${p.assetOwner}  operator ${p.operator}`)
+      .join("\n   "),
+  );
 
   if (stack.sample.energyClient) {
     const sandbox = stack.endpoints.sandboxApi;

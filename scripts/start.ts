@@ -1,6 +1,6 @@
 // `npm start`: the whole system on loopback. A local chain with the contracts deployed, the device-cloud
 // simulator, the indexer (embedded PGlite), the relayer (both interfaces, the portal, the checkout), the
-// sample tenant; then a table of what runs where, and `.local/stack.json` for scripts and tests. Ctrl-C
+// two sample tenants; then a table of what runs where, and `.local/stack.json` for scripts and tests. Ctrl-C
 // stops everything.
 //
 // A chain already answering on the chain port is reused: when it is the chain of the last deployment,
@@ -41,7 +41,7 @@ import {
   startDeviceCloud,
   startRelayer,
 } from "../lib/relayer.ts";
-import { SAMPLE_DEVICES, localAccount, localPrivateKey, sampleSeedSpec } from "../lib/sample-data.ts";
+import { OTHER_SAMPLE_DEVICES, SAMPLE_DEVICES, localAccount, localPrivateKey, otherSampleSeedSpec, sampleSeedSpec } from "../lib/sample-data.ts";
 
 const DEPLOYMENT = process.env.LOCAL_DEPLOYMENT_ID || "chain-31337";
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -99,13 +99,16 @@ type Previous = {
   deploymentBlockHash?: string;
   secrets?: { jwt: string; webhook: string };
   sample?: Record<string, unknown> & Partial<Pick<SeedOutput, "tenantId" | "devices" | "participants">> & { seedDigest?: string };
+  otherSample?: { tenantId: string; apiKeys: Record<string, string>; devices: string[] };
 };
 
-/** A digest of what seeding `spec` writes to the relayer's database: the sample less the secrets generated
- * for it (an existing login or client keeps its own), and the relayer's code (its seeding and its schema). */
-async function seedDigest(spec: ReturnType<typeof sampleSeedSpec>): Promise<string> {
+/** A digest of what seeding `spec` and `other` writes to the relayer's database: the samples less the
+ * secrets generated for them (an existing login or client keeps its own), and the relayer's code (its
+ * seeding and its schema). */
+async function seedDigest(spec: ReturnType<typeof sampleSeedSpec>, other: ReturnType<typeof otherSampleSeedSpec>): Promise<string> {
   const hash = createHash("sha256");
   hash.update(JSON.stringify({ ...spec, user: { ...spec.user, password: null }, energyClient: { ...spec.energyClient, clientSecret: null } }));
+  hash.update(JSON.stringify(other));
   const relayerSource = path.join(repoRoot, "relayer", "src");
   const files = (await readdir(relayerSource, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
   for (const file of files.map((entry) => path.join(entry.parentPath, entry.name)).sort()) {
@@ -180,14 +183,20 @@ async function main() {
     },
     logFile: log("relayer"),
   };
+  // Two sample tenants: the first with the portal login, the sandbox client and five devices of three asset
+  // owners; the second with devices and payout parties of its own (what the first never sees).
   const spec = sampleSeedSpec();
-  const digest = await seedDigest(spec);
-  // On the same chain the relayer's database keeps the sample tenant the last start seeded: seeding it again,
-  // with the same sample and the same relayer, would change nothing.
+  const otherSpec = otherSampleSeedSpec();
+  const digest = await seedDigest(spec, otherSpec);
+  // On the same chain the relayer's database keeps the sample tenants the last start seeded: seeding them
+  // again, with the same samples and the same relayer, would change nothing.
   const { tenantId, devices, participants } = previous.sample ?? {};
-  const seededBefore: SeedOutput | undefined =
-    reuse && previous.sample?.seedDigest === digest && tenantId && devices && participants && existsSync(path.join(dirs.relayer, "PG_VERSION"))
-      ? { tenantId, devices, participants, createdKeys: [] }
+  const seededBefore: SeedOutput[] | undefined =
+    reuse && previous.sample?.seedDigest === digest && tenantId && devices && participants && previous.otherSample && existsSync(path.join(dirs.relayer, "PG_VERSION"))
+      ? [
+          { tenantId, devices, participants, createdKeys: [] },
+          { tenantId: previous.otherSample.tenantId, devices: previous.otherSample.devices, participants: [], createdKeys: [] },
+        ]
       : undefined;
 
   // From here each piece starts as soon as what it needs is there, beside the others:
@@ -214,7 +223,7 @@ async function main() {
         logFile: log("device-cloud"),
       });
       watch(started.service);
-      await registerSimulatedDevices(started.url, SAMPLE_DEVICES);
+      await registerSimulatedDevices(started.url, [...SAMPLE_DEVICES, ...OTHER_SAMPLE_DEVICES]);
       return started;
     }),
   );
@@ -225,9 +234,9 @@ async function main() {
   const relayerDatabase = reuse ? Promise.resolve() : begin(() => step("creating the relayer's database", () => createRelayerDatabase(dirs.relayer, dirs.templates)));
 
   const seeding = begin(async () => {
-    if (seededBefore) return step("keeping the sample tenant of the last start", async () => seededBefore);
+    if (seededBefore) return step("keeping the sample tenants of the last start", async () => seededBefore);
     await Promise.all([contracts, relayerDatabase]);
-    return step("seeding the sample tenant", () => seedRelayer(relayerOptions, spec));
+    return step("seeding the sample tenants", () => seedRelayer(relayerOptions, [spec, otherSpec]));
   });
 
   const startIndexerNow = () =>
@@ -292,12 +301,14 @@ async function main() {
     });
   });
 
-  const [{ record }, seeded, deviceCloud, indexer, relayer] = await Promise.all([deployment, seeding, deviceCloudUp, indexerUp, relayerUp]);
+  const [{ record }, [seeded, otherSeeded], deviceCloud, indexer, relayer] = await Promise.all([deployment, seeding, deviceCloudUp, indexerUp, relayerUp]);
   process.stderr.write(`✔ ready in ${((performance.now() - began) / 1000).toFixed(1)} s\n`);
 
   const keyOf = (role: string) =>
     seeded.createdKeys.find((k) => k.role === role)?.key ??
     ((previous.sample?.apiKeys as Record<string, string> | undefined)?.[role] ?? "(created earlier; see the portal)");
+  const otherKeyOf = (role: string) =>
+    otherSeeded.createdKeys.find((k) => k.role === role)?.key ?? previous.otherSample?.apiKeys[role] ?? "(created earlier)";
   const password = seeded.createdKeys.length > 0 ? spec.user.password : String(previous.sample?.password ?? spec.user.password);
   const wallet = localAccount(7);
   const stack = {
@@ -325,6 +336,11 @@ async function main() {
       ...("energyClient" in spec ? { energyClient: (spec as { energyClient: unknown }).energyClient } : {}),
       seedDigest: digest,
     },
+    otherSample: {
+      tenantId: otherSeeded.tenantId,
+      apiKeys: { developer: otherKeyOf("developer"), agent: otherKeyOf("agent") },
+      devices: otherSeeded.devices,
+    },
     testWallet: { address: wallet.address, privateKey: localPrivateKey(7) },
     secrets,
   };
@@ -347,6 +363,7 @@ async function main() {
     ["Portal login", `${stack.sample.email} / ${password}`],
     ["Developer API key", stack.sample.apiKeys.developer],
     ["Agent API key", stack.sample.apiKeys.agent],
+    ["Second tenant", `${stack.otherSample.tenantId}: developer key ${stack.otherSample.apiKeys.developer}, devices ${stack.otherSample.devices.join(", ")}`],
     ["Test wallet", `${wallet.address} (10,000 USDC; key in ${shown}/stack.json)`],
   ];
   const energy = (stack.sample as { energyClient?: { clientId: string; clientSecret: string } }).energyClient;

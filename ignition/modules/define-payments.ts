@@ -16,7 +16,8 @@ export type PaymentsParams = {
   bps: Arg;
   /** The service's quote signer (signs price-locked orders; sends no transaction). */
   quoteSigner: Arg;
-  /** The relayer's hot wallet: submits relayed permits and pays cash orders from its float (agent role). */
+  /** The relayer's hot wallet: submits relayed permits, pays cash orders from its float (agent role) and
+   * voids orders its integrators cancel (order-canceller role). */
   agent: Arg;
   /** May pause payments and settlements. */
   pauser: Arg;
@@ -32,11 +33,13 @@ export function definePayments(m: IgnitionModuleBuilder, p: PaymentsParams) {
   const quoteSignerRole = m.staticCall(paymentRouter, "QUOTE_SIGNER_ROLE", [], 0);
   const agentRole = m.staticCall(paymentRouter, "AGENT_ROLE", [], 0);
   const routerPauserRole = m.staticCall(paymentRouter, "PAUSER_ROLE", [], 0, { id: "PaymentRouter_PAUSER_ROLE" });
+  const cancellerRole = m.staticCall(paymentRouter, "ORDER_CANCELLER_ROLE", [], 0);
 
   const depositor = m.call(assetSplit, "grantRole", [depositorRole, paymentRouter], { id: "grantDepositorToRouter" });
   m.call(assetSplit, "grantRole", [splitPauserRole, p.pauser], { id: "grantSplitPauser" });
   m.call(paymentRouter, "grantRole", [quoteSignerRole, p.quoteSigner], { id: "grantQuoteSigner" });
   m.call(paymentRouter, "grantRole", [agentRole, p.agent], { id: "grantAgent" });
+  m.call(paymentRouter, "grantRole", [cancellerRole, p.agent], { id: "grantOrderCanceller" });
   m.call(paymentRouter, "grantRole", [routerPauserRole, p.pauser], { id: "grantRouterPauser" });
   const registered = m.call(paymentRouter, "registerSplit", [assetSplit], { id: "registerSplit", after: [depositor] });
 

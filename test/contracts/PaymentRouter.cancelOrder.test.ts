@@ -1,4 +1,4 @@
-// PaymentRouter.cancelOrder: the quote signer or the admin voids one order before its expiry, without revoking
+// PaymentRouter.cancelOrder: an order canceller (the service's hot wallet), the quote signer or the admin voids one order before its expiry, without revoking
 // the signer; a cancelled order pays on no rail.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -30,9 +30,9 @@ describe("PaymentRouter.cancelOrder", () => {
     });
   }
 
-  it("the quote signer and the admin may cancel; emits OrderCancelled with who did", async () => {
+  it("an order canceller, the quote signer and the admin may cancel; emits OrderCancelled with who did", async () => {
     const p = await networkHelpers.loadFixture(deployPayments);
-    for (const wallet of [p.accounts.quoteSigner, p.accounts.admin]) {
+    for (const wallet of [p.accounts.relayer, p.accounts.quoteSigner, p.accounts.admin]) {
       const order = await makeOrder(p, USDC(1));
       await viem.assertions.emitWithArgs((await routerAs(p, wallet)).write.cancelOrder([order.orderId]), p.router, "OrderCancelled", [
         order.orderId,
@@ -44,7 +44,7 @@ describe("PaymentRouter.cancelOrder", () => {
   it("nobody else may cancel: agents, pausers, payers and strangers get AccessControlUnauthorizedAccount", async () => {
     const p = await networkHelpers.loadFixture(deployPayments);
     const order = await makeOrder(p, USDC(1));
-    const role = await p.router.read.QUOTE_SIGNER_ROLE();
+    const role = await p.router.read.ORDER_CANCELLER_ROLE();
     for (const wallet of [p.accounts.agent, p.accounts.pauser, p.accounts.payer, p.accounts.stranger]) {
       await viem.assertions.revertWithCustomErrorWithArgs(
         (await routerAs(p, wallet)).write.cancelOrder([order.orderId]),

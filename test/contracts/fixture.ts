@@ -37,6 +37,7 @@ export async function deployPayments() {
   await router.write.grantRole([await router.read.QUOTE_SIGNER_ROLE(), quoteSigner.account.address]);
   await router.write.grantRole([await router.read.AGENT_ROLE(), agent.account.address]);
   await router.write.grantRole([await router.read.PAUSER_ROLE(), pauser.account.address]);
+  await router.write.grantRole([await router.read.ORDER_CANCELLER_ROLE(), relayer.account.address]);
   await router.write.registerSplit([split.address]);
 
   const factory = await viem.deployContract("AssetSplitFactory", [

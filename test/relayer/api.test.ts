@@ -4,6 +4,7 @@ import { after, before, describe } from "node:test";
 import { selectedDatabaseKinds } from "../support/databases.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { authCases } from "./cases/auth.ts";
+import { cancellationCases } from "./cases/cancellation.ts";
 import { deviceSplitCases } from "./cases/device-splits.ts";
 import { OTHER_TENANT, deviceCases } from "./cases/devices.ts";
 import { expiryCases } from "./cases/expiry.ts";
@@ -39,6 +40,7 @@ for (const database of selectedDatabaseKinds()) {
     scopeCases(getStack, getOther);
     orderStreamCases(getStack);
     limitCases(getStack);
+    cancellationCases(getStack, getOther);
     expiryCases(getStack);
     deviceSplitCases(getStack);
   });

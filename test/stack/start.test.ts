@@ -18,6 +18,7 @@ import { after, before, describe, it } from "node:test";
 import { startChain } from "../../lib/chain.ts";
 import { deploymentRecordPath, deploymentsDir, repoRoot } from "../../ignition/deployment-records.ts";
 import { pgliteOf } from "../../lib/pglite.ts";
+import { OTHER_SAMPLE_DEVICES, SAMPLE_DEVICES, SAMPLE_PARTY_ACCOUNTS, localAccount } from "../../lib/sample-data.ts";
 import { type Service, freePort, isListening } from "../../lib/processes.ts";
 import { testLogDir } from "../support/local-chain.ts";
 
@@ -136,10 +137,10 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     running = await start();
     const out = running.stdout();
     assert.match(out, /^Ready\. Everything listens on 127\.0\.0\.1/m, running.stderr());
-    for (const stepTitle of ["checking ports", `using the chain already running on port ${ports.CHAIN_PORT}`, "deploying the contracts with Ignition", "seeding the sample tenant", `starting the relayer on port ${ports.RELAYER_PORT}`]) {
+    for (const stepTitle of ["checking ports", `using the chain already running on port ${ports.CHAIN_PORT}`, "deploying the contracts with Ignition", "seeding the sample tenants", `starting the relayer on port ${ports.RELAYER_PORT}`]) {
       assert.ok(running.stderr().includes(`✔ ${stepTitle}`), `step shown: ${stepTitle}`);
     }
-    for (const row of ["Payment API", "Sandbox API", "Developer portal", "Indexer", "Portal login", "Developer API key", "Agent API key", "Sandbox client", "Test wallet"]) {
+    for (const row of ["Payment API", "Sandbox API", "Developer portal", "Indexer", "Portal login", "Developer API key", "Agent API key", "Second tenant", "Sandbox client", "Test wallet"]) {
       assert.match(out, new RegExp(`^  ${row} +\\S`, "m"), `row ${row}`);
     }
     const stack = await stackFile();
@@ -150,6 +151,13 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     assert.equal((await fetch(`${stack.endpoints.indexer}/ready`)).status, 200);
     const key = await fetch(`${stack.endpoints.paymentApi}/devices`, { headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` } });
     assert.equal(key.status, 200, "the printed developer key works");
+    // The second sample tenant: its key sees its own devices only.
+    const otherDevices = await fetch(`${stack.endpoints.paymentApi}/devices`, { headers: { authorization: `Bearer ${stack.otherSample.apiKeys.developer}` } });
+    assert.equal(otherDevices.status, 200, "the second tenant's developer key works");
+    assert.deepEqual(
+      ((await otherDevices.json()).data as Array<{ id: string }>).map((d) => d.id).sort(),
+      OTHER_SAMPLE_DEVICES.map((d) => d.id).sort(),
+    );
 
     const demo = await runDemo();
     assert.equal(demo.code, 0, demo.output);
@@ -162,6 +170,20 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     assert.ok(demoOrderId, "the demo printed its order");
     const order = await (await fetch(`${stack.endpoints.paymentApi}/orders/${demoOrderId}`)).json();
     assert.equal(order.status, "success");
+    // Two devices of different asset owners and operators, each paid through its own split into its own parties.
+    const cashOrderId = /An agent confirms a cash payment for \S+ [^\n]*\n {3}(ord_\w+) is success/.exec(demo.output)?.[1];
+    assert.ok(cashOrderId, "the demo's cash order succeeded");
+    const splits = [];
+    for (const [orderId, deviceId] of [[demoOrderId, "kiosk-nbo-001"], [cashOrderId, "charger-los-002"]] as const) {
+      const receipt = await (await fetch(`${stack.endpoints.paymentApi}/orders/${orderId}/receipt`)).json();
+      const device = SAMPLE_DEVICES.find((d) => d.id === deviceId)!;
+      const legs = Object.fromEntries((receipt.split.legs as Array<{ leg: string; recipient: string }>).map((l) => [l.leg, l.recipient]));
+      assert.equal(legs.assetOwner, localAccount(SAMPLE_PARTY_ACCOUNTS[device.owner]).address, `${deviceId}'s asset owner`);
+      assert.equal(legs.operator, localAccount(SAMPLE_PARTY_ACCOUNTS[device.operator]).address, `${deviceId}'s operator`);
+      assert.ok(demo.output.includes(`split ${receipt.split.split}, tx ${receipt.split.transactionHash}`), `the demo shows ${deviceId}'s split`);
+      splits.push(receipt.split.split);
+    }
+    assert.notEqual(splits[0], splits[1], "each device has its own split");
 
     assert.equal(await interrupt(running), 0, running.stderr());
     for (const name of ["DEVICE_CLOUD_PORT", "INDEXER_PORT", "RELAYER_PORT"] as const) {
@@ -183,6 +205,7 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     assert.equal(order.status, "success");
     // The sample tenant is the one seeded before, and the key printed then still works.
     assert.deepEqual({ ...stack.sample, seedDigest: undefined }, { ...before.sample, seedDigest: undefined });
+    assert.deepEqual(stack.otherSample, before.otherSample, "the second tenant is kept too");
     const key = await fetch(`${stack.endpoints.paymentApi}/devices`, { headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` } });
     assert.equal(key.status, 200, "the developer key of the first start works");
     // The on-chain volume comes from the indexer: its kept index serves the demo's payment again.

@@ -159,7 +159,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       echo: opts.echo,
     };
     const spec = sampleSeedSpec();
-    const seeded = await seedRelayer(relayerOptions, spec);
+    const [seeded] = await seedRelayer(relayerOptions, [spec]);
     const startedIndexer = await indexerStarting;
     const indexer = startedIndexer?.service;
     let relayer = await startRelayer(relayerOptions);
@@ -211,7 +211,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       },
       async seed(more) {
         if (opts.database === "pglite") await relayer.service.stop();
-        const output = await seedRelayer(relayerOptions, more);
+        const [output] = await seedRelayer(relayerOptions, [more]);
         if (opts.database === "pglite") relayer = await startRelayer({ ...relayerOptions, port: relayer.port });
         return output;
       },

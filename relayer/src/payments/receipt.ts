@@ -1,4 +1,6 @@
-// The receipt of a paid order: its payment and its settlement, as recorded on-chain.
+// The receipt of a paid order: its payment and its settlement, as recorded on-chain (addresses EIP-55, as
+// everywhere in the API; the indexer stores them in lower case).
+import { getAddress } from "viem";
 import { orderRef } from "../../../indexer/client.ts";
 import { errors } from "../http/errors.ts";
 import type { Services } from "../services.ts";
@@ -23,7 +25,7 @@ export async function orderReceipt(services: Services, order: OrderRow) {
     chainId: order.chainId,
     payment: {
       rail: order.rail,
-      payer: order.payer,
+      payer: getAddress(order.payer),
       transactionHash: order.txHash,
       blockNumber: order.blockNumber ?? 0,
       paidAt: order.paidAt.toISOString(),
@@ -31,12 +33,12 @@ export async function orderReceipt(services: Services, order: OrderRow) {
     split: settlement
       ? {
           ref: settlement.ref,
-          split: settlement.split,
+          split: getAddress(settlement.split),
           gross: settlement.gross.toString(),
           legs: [
-            { leg: "assetOwner", recipient: settlement.assetOwner, amount: settlement.assetOwnerAmount.toString() },
-            { leg: "operator", recipient: settlement.operator, amount: settlement.operatorAmount.toString() },
-            { leg: "protocol", recipient: settlement.protocol, amount: settlement.protocolAmount.toString() },
+            { leg: "assetOwner", recipient: getAddress(settlement.assetOwner), amount: settlement.assetOwnerAmount.toString() },
+            { leg: "operator", recipient: getAddress(settlement.operator), amount: settlement.operatorAmount.toString() },
+            { leg: "protocol", recipient: getAddress(settlement.protocol), amount: settlement.protocolAmount.toString() },
           ],
           transactionHash: settlement.transactionHash,
         }

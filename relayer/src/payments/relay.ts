@@ -11,13 +11,15 @@ import { revertReason } from "../chain/revert-reason.ts";
 import { recordOrderEvent } from "../events/record.ts";
 import { errors } from "../http/errors.ts";
 import type { Services } from "../services.ts";
+import { activeCancellation } from "./cancellation.ts";
 import { type OrderRow, voucherOf } from "./orders.ts";
 
-function assertPayable(order: OrderRow) {
+async function assertPayable(services: Services, order: OrderRow) {
   if (order.status === "success") throw errors.conflict("order_already_paid", `order ${order.id} is paid already`);
   if (order.status === "expired" || order.expiresAt.getTime() <= Date.now()) {
     throw errors.conflict("order_expired", `order ${order.id} expired at ${order.expiresAt.toISOString()}`);
   }
+  if (await activeCancellation(services.db, order.id)) throw errors.conflict("order_cancelled", `order ${order.id} is being cancelled`);
 }
 
 /** Simulates the call from the relayer's account; a revert becomes a 422 that names the contract error. */
@@ -60,7 +62,7 @@ async function enqueue(services: Services, order: OrderRow, kind: "pay_with_perm
 export async function relayPermit(services: Services, order: OrderRow, body: { owner: string; signature: string }) {
   const active = await activeRelay(services, order, "pay_with_permit");
   if (active) return active;
-  assertPayable(order);
+  await assertPayable(services, order);
   const owner = getAddress(body.owner);
   const voucher = voucherOf(order);
   const chain = services.chain;
@@ -112,7 +114,7 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
 export async function relayCash(services: Services, order: OrderRow) {
   const active = await activeRelay(services, order, "pay_cash");
   if (active) return active;
-  assertPayable(order);
+  await assertPayable(services, order);
   const data = encodeFunctionData({
     abi: paymentRouterAbi,
     functionName: "payCash",

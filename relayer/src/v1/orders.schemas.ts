@@ -118,6 +118,16 @@ export const RelayAccepted = z
   })
   .openapi("RelayAccepted");
 
+export const CancellationAccepted = z
+  .object({
+    orderId: z.string(),
+    status: z.enum(["queued", "sent", "mined", "reverted", "failed"]).openapi({
+      description: "The cancelOrder transaction's state (mined: the voucher is void and the order expired)",
+    }),
+    transactionHash: Hex.nullable(),
+  })
+  .openapi("CancellationAccepted");
+
 export const Receipt = z
   .object({
     orderId: z.string(),

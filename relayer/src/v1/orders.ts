@@ -1,5 +1,6 @@
 // POST /v1/orders, GET /v1/orders/{id}, and the relayer's rails: POST /v1/orders/{id}/permit (a wallet's
-// permit, relayed with the relayer's gas) and POST /v1/orders/{id}/cash (an agent confirms cash).
+// permit, relayed with the relayer's gas) and POST /v1/orders/{id}/cash (an agent confirms cash); POST
+// /v1/orders/{id}/cancel (the tenant voids an unpaid order's voucher on-chain).
 import { createRoute } from "@hono/zod-openapi";
 import { requireApiKey } from "../auth/middleware.ts";
 import { createApi } from "../http/api.ts";
@@ -7,9 +8,10 @@ import { errorResponses, errors } from "../http/errors.ts";
 import { rateLimit } from "../http/middleware.ts";
 import { createOrder, findOrder, findOrderWithRelay, orderView } from "../payments/orders.ts";
 import { orderReceipt } from "../payments/receipt.ts";
+import { cancelOrder } from "../payments/cancellation.ts";
 import { relayCash, relayPermit } from "../payments/relay.ts";
 import type { Services } from "../services.ts";
-import { Order, OrderRequest, PermitSubmission, Receipt, RelayAccepted } from "./orders.schemas.ts";
+import { CancellationAccepted, Order, OrderRequest, PermitSubmission, Receipt, RelayAccepted } from "./orders.schemas.ts";
 import { OrderIdParam } from "./shared-schemas.ts";
 
 export function orderRoutes(services: Services) {
@@ -122,6 +124,39 @@ export function orderRoutes(services: Services) {
       const accepted = await relayCash(services, order);
       c.get("logger").info("cash payment confirmed", { orderId: order.id, keyId: identity.keyId, relayStatus: accepted.status });
       return c.json(accepted, 202);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/orders/{id}/cancel",
+      tags: ["Payments"],
+      summary: "Cancel an unpaid order (developer API key): its voucher is voided on-chain",
+      description:
+        "The relayer sends PaymentRouter.cancelOrder for the order. The order stays `pending` until that " +
+        "transaction is mined, then becomes `expired` (`order.expired` and the `payment.expired` webhook with " +
+        "`reason: cancelled`); meanwhile the relayer relays no payment for it (409 `order_cancelled`). A payment " +
+        "someone else had mined first wins: the order becomes `success` as usual. Repeating the request returns " +
+        "the cancellation under way. 409 `order_already_paid`, `order_expired` (nothing to cancel: an expired " +
+        "voucher pays on no rail) or `payment_in_progress` (the relayer is submitting a payment for it).",
+      security: [{ apiKey: ["developer"] }],
+      middleware: [requireApiKey(db, ["developer"])] as const,
+      request: { params: OrderIdParam },
+      responses: {
+        202: { description: "The cancellation, queued or under way", content: { "application/json": { schema: CancellationAccepted } } },
+        ...errorResponses(401, 403, 404, 409, 503),
+      },
+    }),
+    async (c) => {
+      const identity = c.get("identity");
+      if (identity.kind !== "api_key") throw errors.unauthorized();
+      const order = await findOrder(services, c.req.valid("param").id);
+      // Another tenant's order is as unknown to this key as an order that does not exist.
+      if (order.tenantId !== identity.tenantId) throw errors.notFound(`order ${order.id}`);
+      const cancellation = await cancelOrder(services, order);
+      c.get("logger").info("order cancellation requested", { orderId: order.id, keyId: identity.keyId, status: cancellation.status });
+      return c.json(cancellation, 202);
     },
   );
 

@@ -98,10 +98,16 @@ export const EVENT_CATALOGUE = {
     }),
   },
   "payment.expired": {
-    summary: "An order expired unpaid",
+    summary: "An order expired unpaid, or was cancelled",
     fires:
-      "When an unpaid order is past its expiry (plus EXPIRY_GRACE_SECONDS) and the indexer has caught up with the chain without seeing it paid: no payment can arrive any more. Once per order.",
-    data: z.object({ orderId: z.string(), deviceId: z.string(), amountUsd: z.number(), expiredAt: Timestamp }),
+      "When an unpaid order is past its expiry (plus EXPIRY_GRACE_SECONDS) and the indexer has caught up with the chain without seeing it paid, or when its cancellation (POST /v1/orders/{id}/cancel) is mined: no payment can arrive any more. Once per order.",
+    data: z.object({
+      orderId: z.string(),
+      deviceId: z.string(),
+      amountUsd: z.number(),
+      expiredAt: Timestamp,
+      reason: z.enum(["expired", "cancelled"]).openapi({ description: "expired: its voucher's expiry passed; cancelled: its tenant cancelled it and the voucher was voided on-chain" }),
+    }),
   },
   "device.online": {
     summary: "A device came online",
