@@ -1,12 +1,13 @@
 // Gas of every contract entry point, on Hardhat's in-process chain (deterministic): the measurement is
 // bench/gas-measure.ts. Run: node bench/gas.ts, or `npm run bench -- --only gas` (after `npm run build`).
-// Prints a table, writes bench/results/gas.json (with the run's settings) and the checked-in snapshot
-// bench/gas-snapshot.json, which test/contracts/gas-snapshot.test.ts compares every test run with: a change
-// that costs gas shows in review as a change of that file.
-import { writeFile } from "node:fs/promises";
+// Prints a table, writes bench/results/gas.json (with the run's settings; `figures` is every figure as a flat
+// object, name -> gas, the names of the table), the checked-in snapshot bench/gas-snapshot.json, which
+// test/contracts/gas-snapshot.test.ts compares every test run with (a change that costs gas shows in review as
+// a change of that file), and the README's gas table from the same figures.
+import { readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
-import { GAS_TARGETS, SNAPSHOT_FILE, measureGas, snapshotText } from "./gas-measure.ts";
+import { GAS_TARGETS, SNAPSHOT_FILE, measureGas, readmeGasTable, snapshotOf, snapshotText, withReadmeGasTable } from "./gas-measure.ts";
 import { machineInfo, target, writeResult } from "./common.ts";
 
 const startedAt = new Date().toISOString();
@@ -23,6 +24,7 @@ const out = await writeResult("gas", {
   startedAt,
   machine: machineAtStart,
   compiler: { solc: solcVersion, optimizerRuns: 10_000, evmVersion: "cancun" },
+  figures: snapshotOf(rows),
   results: rows.map((r) => ({ operation: r.name, gas: r.gas, note: r.note })),
   headlines: rows.map((r) => {
     const limit = limitOf(r.name);
@@ -40,4 +42,7 @@ const out = await writeResult("gas", {
 console.log(`wrote ${out}`);
 await writeFile(SNAPSHOT_FILE, snapshotText(rows));
 console.log(`wrote ${fileURLToPath(SNAPSHOT_FILE)}`);
+const readmeFile = new URL("../README.md", import.meta.url);
+await writeFile(readmeFile, withReadmeGasTable(await readFile(readmeFile, "utf8"), readmeGasTable(snapshotOf(rows))));
+console.log(`wrote the gas table of ${fileURLToPath(readmeFile)}`);
 process.exit(0);

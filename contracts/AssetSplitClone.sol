@@ -137,7 +137,7 @@ contract AssetSplitClone is SplitLedger {
         return [_assetOwner, _operator, _protocolRecipient];
     }
 
-    /// @dev The implementation's fixed shares; the settlement slot's share fields stay zero.
+    /// @dev The implementation's fixed shares (immutables); the stored share fields of {SplitLedger} stay zero.
     function _shares() internal view override returns (uint16, uint16) {
         return (_operatorBps, _protocolBps);
     }

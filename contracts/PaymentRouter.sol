@@ -386,7 +386,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         if (order.token == address(0)) revert TokenNotAllowed(order.token, order.split);
         _checkSplit(order);
         digest = hashOrder(order);
-        (address signer,,) = ECDSA.tryRecover(digest, voucherSignature);
+        // Read straight from calldata: copying the signature to memory first costs about 150 gas a payment.
+        (address signer,,) = ECDSA.tryRecoverCalldata(digest, voucherSignature);
         if (signer == address(0) || !hasRole(QUOTE_SIGNER_ROLE, signer)) revert InvalidVoucherSigner(signer);
         _use(order.orderId);
     }

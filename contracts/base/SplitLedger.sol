@@ -12,8 +12,8 @@ import {IAssetSplit} from "../interfaces/IAssetSplit.sol";
 /// @notice The accounting every split shares: one stablecoin, three legs (asset owner, operator, protocol), each
 /// settlement split between them and credited to their recipients, who withdraw it, or anyone pushes it to them.
 /// A recipient that cannot receive (a blocklisted address, a reverting contract) therefore never blocks a payment.
-/// @dev Settlements only add to the per-leg accruals of {Ledger} (two storage slots, which also hold the pause
-/// flag and the shares); the accruals move to the recipients' credit at the next withdrawal or recipient change
+/// @dev Settlements only add to the accruals of {Ledger} (one storage slot, which also holds the pause flag and
+/// the total owed); the accruals move to the recipients' credit at the next withdrawal or recipient change
 /// (a checkpoint), so each settlement is credited to the recipients in place when it happened. Invariant: the
 /// token balance is at least the sum of all credits and accruals (equal, unless someone sent tokens here
 /// directly). Who settles, who changes the legs, who pauses, and where the recipients and shares live is the
@@ -30,24 +30,35 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
     /// @notice The sum of the legs' shares.
     uint16 public constant TOTAL_BPS = 10_000;
 
-    /// @dev What a settlement reads and writes, in two slots: the pause flag, the amounts each leg accrued since
-    /// the last checkpoint, what this contract owes in total, and the operator and protocol shares (the
-    /// asset-owner share is the rest of 10,000) of a split whose shares can change ({_setShares}; a split with
-    /// fixed shares overrides {_shares} and leaves these two fields zero). `held` (credits and accruals) must
-    /// be backed by tokens: every settlement needs tokens beyond it, so `asset.balanceOf(this) >= held` always
-    /// holds; the rest is surplus. Each accrual is part of `held`, so a uint96 holds it whenever `held` fits.
+    /// @dev Everything a settlement reads and writes, in one slot (one cold read and one write per payment
+    /// instead of two of each): what this contract owes in total (`held`: credits and accruals), the amounts
+    /// the operator and protocol legs accrued since the last checkpoint, and the pause flag. The asset-owner
+    /// leg's accrual is not stored: it is the rest of what was settled since the checkpoint,
+    /// `held - credited - operator - protocol` ({Credits}), exactly the sum of the asset-owner legs of those
+    /// settlements, since every settlement adds `gross` to `held` and its other two legs to their fields.
+    /// `held` must be backed by tokens: every settlement needs tokens beyond it, so
+    /// `asset.balanceOf(this) >= held` always holds; the rest is surplus. A uint96 `held` caps what the split
+    /// can owe; an accrual that would not fit its uint72 is credited straight away instead ({_split}).
     struct Ledger {
-        uint96 assetOwner;
-        uint96 operator;
-        bool paused;
-        uint96 protocol;
         uint96 held;
+        uint72 operator;
+        uint72 protocol;
+        bool paused;
+    }
+
+    /// @dev Written only at checkpoints and payouts, and read by a settlement only for a split whose shares can
+    /// change: the sum of all recipients' credits, and the operator and protocol shares (the asset-owner share
+    /// is the rest of 10,000) of such a split ({_setShares}; a split with fixed shares overrides {_shares} and
+    /// leaves these two fields zero). `credited <= held`.
+    struct Credits {
+        uint96 credited;
         uint16 operatorBps;
         uint16 protocolBps;
     }
 
     IERC20 private immutable _asset;
     Ledger private _ledger;
+    Credits private _credits;
     mapping(address recipient => uint256) private _credited;
 
     /// @notice Sets the stablecoin settled in.
@@ -80,19 +91,17 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
     /// @inheritdoc IAssetSplit
     function claimable(address recipient) external view returns (uint256 amount) {
         amount = _credited[recipient];
-        Ledger memory ledger = _ledger;
+        (uint256 assetOwner, uint256 operator, uint256 protocol) = _accruals(_ledger);
         address[3] memory r = _recipients();
-        if (r[LEG_ASSET_OWNER] == recipient) amount += ledger.assetOwner;
-        if (r[LEG_OPERATOR] == recipient) amount += ledger.operator;
-        if (r[LEG_PROTOCOL] == recipient) amount += ledger.protocol;
+        if (r[LEG_ASSET_OWNER] == recipient) amount += assetOwner;
+        if (r[LEG_OPERATOR] == recipient) amount += operator;
+        if (r[LEG_PROTOCOL] == recipient) amount += protocol;
     }
 
     /// @notice Tokens held beyond what is owed (sent here directly): recoverable by the admin only. Zero if the
     /// token took some of the balance away (a rebase, a seizure): settlements then revert until it is restored.
     function surplus() public view returns (uint256) {
-        uint256 balance = _asset.balanceOf(address(this));
-        uint256 held = _ledger.held;
-        return balance > held ? balance - held : 0;
+        return _surplus(_ledger.held);
     }
 
     /// @notice Whether settlements and deposits are stopped. The flag lives in the settlement slot, so a payment
@@ -102,13 +111,15 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
     }
 
     /// @inheritdoc IAssetSplit
-    /// @dev Reverts with {UnbackedSettlement} unless the balance covers everything owed plus `gross`.
+    /// @dev Reverts with {UnbackedSettlement} unless the balance covers everything owed plus `gross`. The
+    /// settlement slot is read once, for the pause flag, the backing check and the accruals.
     function settle(bytes32 ref, uint256 gross) external {
         _authorizeDepositor();
-        _requireNotPaused();
-        uint256 available = surplus();
+        Ledger memory ledger = _ledger;
+        if (ledger.paused) revert EnforcedPause();
+        uint256 available = _surplus(ledger.held);
         if (available < gross) revert UnbackedSettlement(gross, available);
-        _split(ref, gross);
+        _split(ledger, ref, gross);
     }
 
     /// @inheritdoc IAssetSplit
@@ -119,7 +130,7 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
         _asset.safeTransferFrom(msg.sender, address(this), gross);
         uint256 received = _asset.balanceOf(address(this)) - before;
         if (received != gross) revert UnexpectedBalance(gross, received);
-        _split(ref, gross);
+        _split(_ledger, ref, gross);
     }
 
     /// @inheritdoc IAssetSplit
@@ -149,20 +160,19 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
     /// @dev Moves every leg's accrual to its current recipient's credit. Call it before any recipient changes.
     function _checkpoint() internal {
         Ledger memory ledger = _ledger;
-        if (ledger.assetOwner == 0 && ledger.operator == 0 && ledger.protocol == 0) return;
-        address[3] memory r = _recipients();
-        _credited[r[LEG_ASSET_OWNER]] += ledger.assetOwner;
-        _credited[r[LEG_OPERATOR]] += ledger.operator;
-        _credited[r[LEG_PROTOCOL]] += ledger.protocol;
-        (ledger.assetOwner, ledger.operator, ledger.protocol) = (0, 0, 0);
+        (uint256 assetOwner, uint256 operator, uint256 protocol) = _accruals(ledger);
+        if (assetOwner == 0 && operator == 0 && protocol == 0) return;
+        _credit(assetOwner, operator, protocol);
+        _credits.credited = ledger.held;
+        (ledger.operator, ledger.protocol) = (0, 0);
         _ledger = ledger;
     }
 
     /// @dev The operator and protocol shares in force (the asset owner's is the rest of 10,000): by default the
-    /// ones stored in the settlement slot, which a settlement has read already.
+    /// ones stored with the credits total ({Credits}).
     function _shares() internal view virtual returns (uint16 operatorBps, uint16 protocolBps) {
-        Ledger storage ledger = _ledger;
-        return (ledger.operatorBps, ledger.protocolBps);
+        Credits storage credits = _credits;
+        return (credits.operatorBps, credits.protocolBps);
     }
 
     /// @dev The shares of the asset-owner, operator and protocol legs in basis points (sum 10,000).
@@ -181,8 +191,8 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
     /// later settlements only: amounts accrued so far keep the legs they were split into.
     function _setShares(uint16[3] memory bps) internal {
         _checkShares(bps);
-        Ledger storage ledger = _ledger;
-        (ledger.operatorBps, ledger.protocolBps) = (bps[LEG_OPERATOR], bps[LEG_PROTOCOL]);
+        Credits storage credits = _credits;
+        (credits.operatorBps, credits.protocolBps) = (bps[LEG_OPERATOR], bps[LEG_PROTOCOL]);
     }
 
     /// @dev Reverts with {InvalidRecipient} for a recipient of address zero or this contract.
@@ -202,17 +212,53 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
         emit Unpaused(msg.sender);
     }
 
-    function _split(bytes32 ref, uint256 gross) private {
+    /// @dev Records a settlement of `gross` on `ledger`, the settlement slot as read by the caller. The asset
+    /// owner's leg needs no write: it is the rest of `held` ({Ledger}).
+    function _split(Ledger memory ledger, bytes32 ref, uint256 gross) private {
         if (gross == 0) revert ZeroAmount();
         (uint256 assetOwner, uint256 operator, uint256 protocol) = _legAmounts(gross);
-        Ledger memory ledger = _ledger;
-        // Checked first: once `held` fits a uint96, so does every accrual (each is part of it).
-        ledger.held = SafeCast.toUint96(ledger.held + gross);
-        ledger.assetOwner = uint96(ledger.assetOwner + assetOwner);
-        ledger.operator = uint96(ledger.operator + operator);
-        ledger.protocol = uint96(ledger.protocol + protocol);
-        _ledger = ledger;
+        // Checked first: a settlement that would make the split owe more than a uint96 is refused whole.
+        uint96 held = SafeCast.toUint96(ledger.held + gross);
+        uint256 operatorAccrued = ledger.operator + operator;
+        uint256 protocolAccrued = ledger.protocol + protocol;
+        if (operatorAccrued <= type(uint72).max && protocolAccrued <= type(uint72).max) {
+            (ledger.held, ledger.operator, ledger.protocol) = (held, uint72(operatorAccrued), uint72(protocolAccrued));
+            _ledger = ledger;
+        } else {
+            // An accrual would not fit (only with a token of many decimals, after a very large sum): credit the
+            // accruals so far and this settlement's legs to the recipients now, exactly what a checkpoint right
+            // after the settlement would credit. Rare, and it keeps settlements open without a withdrawal.
+            _checkpoint();
+            _credit(assetOwner, operator, protocol);
+            _credits.credited = held;
+            _ledger.held = held;
+        }
         emit YieldDeposited(ref, msg.sender, gross, assetOwner, operator, protocol);
+    }
+
+    /// @dev Adds the three amounts to the credit of the current recipients of the asset-owner, operator and
+    /// protocol legs; the caller updates the credits total.
+    function _credit(uint256 assetOwner, uint256 operator, uint256 protocol) private {
+        address[3] memory r = _recipients();
+        _credited[r[LEG_ASSET_OWNER]] += assetOwner;
+        _credited[r[LEG_OPERATOR]] += operator;
+        _credited[r[LEG_PROTOCOL]] += protocol;
+    }
+
+    /// @dev The asset-owner, operator and protocol legs' accruals since the last checkpoint ({Ledger}).
+    function _accruals(Ledger memory ledger)
+        private
+        view
+        returns (uint256 assetOwner, uint256 operator, uint256 protocol)
+    {
+        (operator, protocol) = (ledger.operator, ledger.protocol);
+        assetOwner = ledger.held - _credits.credited - operator - protocol;
+    }
+
+    /// @dev The balance beyond `held`, or zero if the balance is short of it.
+    function _surplus(uint256 held) private view returns (uint256) {
+        uint256 balance = _asset.balanceOf(address(this));
+        return balance > held ? balance - held : 0;
     }
 
     function _legAmounts(uint256 gross) private view returns (uint256 assetOwner, uint256 operator, uint256 protocol) {
@@ -228,7 +274,9 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
         amount = _credited[recipient];
         if (amount == 0) revert NothingToWithdraw(recipient);
         _credited[recipient] = 0;
+        // Both totals cover this credit: it is part of `credited`, which is part of `held`.
         _ledger.held -= uint96(amount);
+        _credits.credited -= uint96(amount);
         emit Withdrawn(recipient, to, amount);
         _asset.safeTransfer(to, amount);
     }

@@ -1,5 +1,6 @@
 // The relayer's HTTP surface: the payment service under /v1 and the energy cash-flow sandbox under
-// /energy/v1, each with its own error envelope, plus the portal and checkout pages.
+// /energy/v1, each with its own error envelope, plus the portal and checkout pages and the Prometheus
+// metrics at /metrics (every request is timed, by route template).
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { energyApi, energyDocs } from "./energy/api.ts";
@@ -7,6 +8,7 @@ import { errorBody, toErrorResponse } from "./http/errors.ts";
 import type { AppEnv } from "./http/env.ts";
 import { JSON_TOO_DEEP_MESSAGE, refuseDeepJson } from "./http/json-depth.ts";
 import { requestContext } from "./http/middleware.ts";
+import { httpMetrics, metricsHandler } from "./metrics/route.ts";
 import { UNSTORABLE_TEXT_MESSAGE, refuseUnstorableText } from "./http/text-guard.ts";
 import { checkoutPages } from "./checkout/index.ts";
 import { portalPages } from "./portal/index.ts";
@@ -17,6 +19,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function createApp(services: Services) {
   const app = new Hono<AppEnv>();
+  app.use("*", httpMetrics(services.metrics));
   app.use("*", requestContext(services.logger));
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
@@ -36,6 +39,8 @@ export function createApp(services: Services) {
   app.route("/portal", portalPages(services, (request, env) => app.fetch(request, env)));
   app.route("/pay", checkoutPages(services));
   app.get("/", (c) => c.redirect("/v1/docs"));
+  // Prometheus; not part of the /v1 interface (metrics/route.ts says who may read it).
+  app.get("/metrics", metricsHandler(services.metrics, services.config.METRICS_TOKEN));
   const energy = energyApi(services);
   app.route("/energy/v1", energy);
   app.route("/energy", energyDocs(energy, services));

@@ -120,6 +120,12 @@ export const configSchema = z.object({
   ENERGY_INGEST_BURST: z.coerce.number().int().min(1).max(100_000).default(200),
   ENERGY_INGEST_PER_SECOND: z.coerce.number().min(0.01).max(100_000).default(100),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Bearer token GET /metrics requires from any address. Unset: /metrics answers only requests from the
+   * loopback interface that carry no forwarding header (404 to any other). */
+  METRICS_TOKEN: z.string().min(16, "at least 16 characters").optional(),
+  /** GET /v1/health/ready reports the indexer `degraded` (still ready) when it is more than this many blocks
+   * behind the chain head. */
+  READY_INDEXER_MAX_LAG_BLOCKS: z.coerce.number().int().min(0).max(1_000_000).default(20),
   /** Run the background workers (payment sync, transaction sender, webhook dispatcher). */
   WORKERS: z
     .enum(["true", "false"])

@@ -15,6 +15,8 @@ import { createJobRunner } from "./jobs/queue.ts";
 import type { Worker } from "./jobs/worker.ts";
 import { energyWorkers } from "./energy/workers.ts";
 import { batchedStdoutWriter, createLogger } from "./logger.ts";
+import { registerCollectedGauges } from "./metrics/collected.ts";
+import { createMetrics } from "./metrics/registry.ts";
 import { createOrderEventHub } from "./payments/order-event-hub.ts";
 import { createExpiry } from "./payments/expiry.ts";
 import { createPaymentSync } from "./payments/payment-sync.ts";
@@ -36,7 +38,10 @@ export async function createServices(config: Config): Promise<Services> {
   const applied = await migrate(database);
   if (applied.length > 0) logger.info("migrations applied", { applied });
   const chain = await connectPaymentsChain(config, logger);
-  const txSender = createTxSender({ database, chain, logger });
+  const metrics = createMetrics();
+  const txSender = createTxSender({ database, chain, logger, metrics });
+  const indexer = createIndexerClient(config.INDEXER_URL);
+  registerCollectedGauges(metrics, { database, chain, indexer, logger });
   return {
     config,
     logger,
@@ -46,8 +51,9 @@ export async function createServices(config: Config): Promise<Services> {
     txSender,
     jwt: createJwtSigner(config.JWT_SECRET, config.JWT_TTL_SECONDS),
     deviceCloud: createDeviceCloud(config.DEVICE_CLOUD_URL, config.DEVICE_CLOUD_TIMEOUT_MS),
-    indexer: createIndexerClient(config.INDEXER_URL),
+    indexer,
     orderEvents: createOrderEventHub(database),
+    metrics,
   };
 }
 

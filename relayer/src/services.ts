@@ -8,6 +8,7 @@ import type { DeviceCloud } from "./devices/device-cloud.ts";
 import type { IndexerClient } from "../../indexer/client.ts";
 import type { OrderEventHub } from "./payments/order-event-hub.ts";
 import type { Logger } from "./logger.ts";
+import type { Metrics } from "./metrics/registry.ts";
 
 export type Services = {
   config: Config;
@@ -20,4 +21,6 @@ export type Services = {
   deviceCloud: DeviceCloud;
   indexer: IndexerClient;
   orderEvents: OrderEventHub;
+  /** This process's Prometheus metrics (GET /metrics). */
+  metrics: Metrics;
 };

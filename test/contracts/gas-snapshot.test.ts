@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { describe, it } from "node:test";
 import hre from "hardhat";
-import { SNAPSHOT_FILE, measureGas, snapshotOf } from "../../bench/gas-measure.ts";
+import { README_TABLE_END, README_TABLE_START, SNAPSHOT_FILE, measureGas, readmeGasTable, snapshotOf } from "../../bench/gas-measure.ts";
 
 const UPDATE = "If the change is intended, update the snapshot with `npm run bench -- --only gas` and commit it.";
 
@@ -34,5 +34,14 @@ describe("gas snapshot", { skip: hre.globalOptions.coverage ? "not under coverag
     // Deterministic: measured again, later by the clock, the figures are the same (nothing they depend on,
     // such as an order's expiry, comes from the clock).
     assert.deepEqual(snapshotOf(await measureGas()), actual, "a second measurement gave other figures");
+  });
+
+  it("the README's gas table shows the snapshot's figures", async () => {
+    const expected = JSON.parse(await readFile(SNAPSHOT_FILE, "utf8")) as Record<string, number>;
+    const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
+    const start = readme.indexOf(README_TABLE_START);
+    const end = readme.indexOf(README_TABLE_END);
+    assert.ok(start >= 0 && end > start, "README.md has the gas table's markers");
+    assert.equal(readme.slice(start + README_TABLE_START.length, end).trim(), readmeGasTable(expected), UPDATE);
   });
 });

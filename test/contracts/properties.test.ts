@@ -121,11 +121,10 @@ class SplitModel {
     return sum;
   }
 
-  /** The [bits, value] the split's SafeCast must reject for a settlement of `gross` (the legs' uint128 accruals
-   * first, then the uint96 total owed), or undefined if it fits. */
+  /** The [bits, value] the split's SafeCast must reject for a settlement of `gross` (the uint96 total owed), or
+   * undefined if it fits. A leg's accrual never limits a settlement: one that would not fit the split's slot is
+   * credited at once, which changes no claimable amount (the model does not need to tell). */
   overflow(gross: bigint): [number, bigint] | undefined {
-    const legs = expectedLegs(gross, this.bps);
-    for (let i = 0; i < 3; i++) if (this.accrual[i] + legs[i] > MAX_U128) return [128, this.accrual[i] + legs[i]];
     if (this.held() + gross > MAX_U96) return [96, this.held() + gross];
     return undefined;
   }
@@ -260,8 +259,8 @@ describe("properties of payments and splits", () => {
 
       let overflow = model.overflow(amount);
       if (overflow !== undefined) {
-        // The split owes at most 2**96 - 1 in total and accrues each leg in a uint128: the settlement must be
-        // refused, whole, until withdrawals make room.
+        // The split owes at most 2**96 - 1 in total: the settlement must be refused, whole, until withdrawals
+        // make room.
         await viem.assertions.revertWithCustomErrorWithArgs(
           (await prepareRail(p, rail, order))(),
           p.split,

@@ -27,7 +27,7 @@ contract AssetSplitFuzzTest {
     Vm private constant vm = Vm(0x7109709ECfa91a80626fF3989D68f67F5b1DD12D);
 
     uint256 private constant MAX_GROSS = 2 ** 127;
-    /// @dev The most the split can owe in total (credits and accruals are tracked as a uint96).
+    /// @dev The most the split can owe in total (what it owes, credits and accruals, is tracked as a uint96).
     uint256 private constant MAX_OWED = type(uint96).max;
     address private constant OWNER = address(0xA11CE);
     address private constant OPERATOR = address(0xB0B);
@@ -73,6 +73,18 @@ contract AssetSplitFuzzTest {
         address[5] memory everyone = [OWNER, OPERATOR, PROTOCOL, NEW_OWNER, NEW_OPERATOR];
         for (uint256 i; i < everyone.length; ++i) {
             sum += split.claimable(everyone[i]);
+        }
+    }
+
+    /// @dev Pays out every address these tests use that is owed something, and checks each got exactly that.
+    function _releaseEveryone() private {
+        address[5] memory everyone = [OWNER, OPERATOR, PROTOCOL, NEW_OWNER, NEW_OPERATOR];
+        for (uint256 i; i < everyone.length; ++i) {
+            uint256 owed = split.claimable(everyone[i]);
+            if (owed == 0) continue;
+            uint256 before = token.balanceOf(everyone[i]);
+            _eq(split.release(everyone[i]), owed, "release returns the credit");
+            _eq(token.balanceOf(everyone[i]) - before, owed, "release pays the credit");
         }
     }
 
@@ -291,6 +303,56 @@ contract AssetSplitFuzzTest {
         split.release(PROTOCOL);
         split.settle(bytes32(uint256(2)), 1);
         _assertBacked(0);
+    }
+
+    /// @dev The operator and protocol accruals are uint72s of the settlement slot: a settlement that would overflow
+    /// one is credited at once, with the accruals before it, to the recipients of the time. Credits stay exact,
+    /// a later leg change moves nothing, and settlements after it accrue again.
+    function testFuzz_accrualsBeyondUint72StayExact(
+        uint256 grossSeed1,
+        uint256 grossSeed2,
+        uint256 grossSeed3,
+        uint256 operatorSeed,
+        uint256 protocolSeed
+    ) public {
+        uint16[3] memory bps = _bps(operatorSeed, protocolSeed);
+        split.setLegs([OWNER, OPERATOR, PROTOCOL], bps);
+        uint256[3] memory gross = [
+            _bound(grossSeed1, 1, MAX_OWED / 3),
+            _bound(grossSeed2, type(uint72).max, MAX_OWED / 3),
+            _bound(grossSeed3, 1, MAX_OWED / 3)
+        ];
+        _settle(bytes32(uint256(1)), gross[0]);
+        _settle(bytes32(uint256(2)), gross[1]);
+        split.setLegs([NEW_OWNER, NEW_OPERATOR, PROTOCOL], bps);
+        _settle(bytes32(uint256(3)), gross[2]);
+
+        uint256[3] memory legs1 = _expectedLegs(gross[0], bps);
+        uint256[3] memory legs2 = _expectedLegs(gross[1], bps);
+        uint256[3] memory legs3 = _expectedLegs(gross[2], bps);
+        _eq(split.claimable(OWNER), legs1[0] + legs2[0], "old asset owner");
+        _eq(split.claimable(OPERATOR), legs1[1] + legs2[1], "old operator");
+        _eq(split.claimable(PROTOCOL), legs1[2] + legs2[2] + legs3[2], "protocol");
+        _eq(split.claimable(NEW_OWNER), legs3[0], "new asset owner");
+        _eq(split.claimable(NEW_OPERATOR), legs3[1], "new operator");
+        _assertBacked(0);
+        _releaseEveryone();
+        _eq(token.balanceOf(address(split)), 0, "everything owed was paid out");
+    }
+
+    function test_accrualOverflowCreditsAtOnce() public {
+        split.setLegs([OWNER, OPERATOR, PROTOCOL], [uint16(0), 10_000, 0]);
+        uint256 maxAccrual = type(uint72).max;
+        _settle(bytes32(uint256(1)), maxAccrual);
+        _settle(bytes32(uint256(2)), 1); // the operator's accrual would need 73 bits
+        _eq(split.claimable(OPERATOR), maxAccrual + 1, "accrued, then credited at once");
+        _settle(bytes32(uint256(3)), 5); // accrues again from zero
+        split.setLegs([OWNER, NEW_OPERATOR, PROTOCOL], [uint16(0), 10_000, 0]);
+        _eq(split.claimable(OPERATOR), maxAccrual + 6, "the old operator keeps what accrued before the change");
+        _eq(split.claimable(NEW_OPERATOR), 0, "the new operator gets nothing of it");
+        _assertBacked(0);
+        _releaseEveryone();
+        _eq(token.balanceOf(address(split)), 0, "everything owed was paid out");
     }
 
     function testFuzz_onlyTheAdminRecoversSurplus(address caller, uint256 donationSeed) public {

@@ -18,6 +18,7 @@ import { createLease } from "../jobs/lease.ts";
 import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../logger.ts";
+import type { Metrics } from "../metrics/registry.ts";
 import type { PaymentsChain } from "./payments-chain.ts";
 import { revertReason } from "./revert-reason.ts";
 
@@ -53,8 +54,8 @@ export async function enqueueTransaction(
   return { row: existing, created: false };
 }
 
-export function createTxSender(deps: { database: Database; chain: PaymentsChain; logger: Logger }) {
-  const { database, chain } = deps;
+export function createTxSender(deps: { database: Database; chain: PaymentsChain; logger: Logger; metrics: Metrics }) {
+  const { database, chain, metrics } = deps;
   const db = database.db;
   const logger = deps.logger.child({ worker: "tx-sender" });
   const lease = createLease(db, LEASE, LEASE_MS);
@@ -69,15 +70,18 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
   }
 
   async function finish(row: ChainTransaction, update: Partial<ChainTransaction>) {
-    await db.transaction(async (tx) => {
+    const done = await db.transaction(async (tx) => {
       const [done] = await tx
         .update(chainTransactions)
         .set({ ...update, updatedAt: new Date() })
         .where(and(eq(chainTransactions.id, row.id), eq(chainTransactions.status, row.status)))
         .returning();
-      if (!done) return;
+      if (!done) return undefined;
       for (const handler of handlers.get(done.kind) ?? []) await handler(done, tx);
+      return done;
     });
+    // Counted once committed, by the process that made the change.
+    if (done) metrics.txFinished.inc({ kind: done.kind, status: done.status });
   }
 
   async function watchSent() {
@@ -113,6 +117,7 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
           .update(chainTransactions)
           .set({ sentAt: new Date(), attempts: row.attempts + 1, updatedAt: new Date() })
           .where(eq(chainTransactions.id, row.id));
+        metrics.txRebroadcasts.inc();
         logger.warn("transaction not mined yet; broadcast again", { id: row.id, hash, attempts: row.attempts + 1 });
       }
     }

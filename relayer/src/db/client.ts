@@ -28,6 +28,9 @@ export type Database = {
    * `undefined` when the listener is back after it lost its connection (PostgreSQL): notifications sent
    * meanwhile were missed, so whoever listens should look for what they announced. */
   listen(channel: string, handler: (payload: string | undefined) => void): Promise<void>;
+  /** PostgreSQL: the connection pool's use now (connections open, of those idle, queries waiting for one).
+   * PGlite has no pool: one connection in the process. */
+  poolUse?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 };
 
@@ -154,6 +157,7 @@ async function openPostgres(options: { url: string; schema: string; poolSize?: n
       if (!listenClient) await connectListener();
       else if (isNew) await listenClient.query(`listen "${channel}"`);
     },
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       closed = true;
       await listenClient?.end().catch(() => undefined);

@@ -52,6 +52,13 @@ export function createDeviceCloud(baseUrl: string, timeoutMs: number) {
 
   return {
     timeoutMs,
+    /** The HTTP status of GET /health within `limitMs` (any answer shows the service is reachable); throws
+     * when there is none. */
+    async health(limitMs: number): Promise<number> {
+      const response = await fetch(`${base}/health`, { signal: AbortSignal.timeout(limitMs) });
+      await response.body?.cancel();
+      return response.status;
+    },
     /** Live state of one device; undefined if the device cloud does not know it. */
     status: (deviceId: string) => call<DeviceCloudStatus>("GET", `/devices/${encodeURIComponent(deviceId)}`),
     /** Live state of every device of the fleet. */

@@ -68,6 +68,18 @@ export function createPaymentSync(services: Services) {
   const logger = services.logger.child({ worker: "payment-sync" });
   /** The newest paid order the indexer announced (its checkpoint), to tell a stale read. */
   let announced: string | undefined;
+  /** For the lag metrics: the announced order's block, the cursor's after the last read, and since when
+   * the cursor has been behind the announced order (undefined: caught up). */
+  let announcedBlock = 0n;
+  let cursorBlock = 0n;
+  let behindSince: number | undefined;
+  const isBehind = (cursor: OrderCursor) =>
+    announced !== undefined && (cursor === START_CURSOR || decodeCursor(cursor).checkpoint < announced);
+  let lastCursor: OrderCursor = START_CURSOR;
+  services.metrics.trackPaymentSync(() => ({
+    blocks: behindSince === undefined ? 0 : Math.max(0, Number(announcedBlock - cursorBlock)),
+    seconds: behindSince === undefined ? 0 : (Date.now() - behindSince) / 1000,
+  }));
 
   let cursorCreated = false;
   async function currentCursor(): Promise<string> {
@@ -244,6 +256,9 @@ export function createPaymentSync(services: Services) {
 
   async function tick(): Promise<number> {
     const { read, cursor } = await step();
+    lastCursor = cursor;
+    cursorBlock = cursor === START_CURSOR ? 0n : decodeCursor(cursor).blockNumber;
+    if (!isBehind(cursor)) behindSince = undefined;
     if (read > 0 || (awaitingConfirmation && Date.now() - lastConfirm >= CONFIRM_POLL_MS)) {
       awaitingConfirmation = await confirm();
       lastConfirm = Date.now();
@@ -251,7 +266,7 @@ export function createPaymentSync(services: Services) {
     failures = 0;
     if (read === PAGE) return 0;
     // The indexer announced an order after the cursor, yet the read did not reach it: read again shortly.
-    if (announced !== undefined && (cursor === START_CURSOR || decodeCursor(cursor).checkpoint < announced)) {
+    if (isBehind(cursor)) {
       if (++staleReads <= STALE_RETRIES) return STALE_RETRY_MS;
     } else {
       staleReads = 0;
@@ -279,8 +294,11 @@ export function createPaymentSync(services: Services) {
       live = indexer.watchPaidOrders({
         onChange(latest) {
           if (latest) {
-            announced = decodeCursor(latest).checkpoint;
+            const newest = decodeCursor(latest);
+            announced = newest.checkpoint;
+            announcedBlock = newest.blockNumber;
             staleReads = 0;
+            if (behindSince === undefined && isBehind(lastCursor)) behindSince = Date.now();
           }
           if (latest !== undefined && liveFailures > 0) {
             logger.info("indexer live query back", { failures: liveFailures });

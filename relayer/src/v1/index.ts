@@ -1,7 +1,6 @@
 // The payment service's interface under /v1: every route of the interface (one file a route group in this
 // folder, its zod schemas beside it in <group>.schemas.ts), its OpenAPI 3.1 document at /v1/openapi.json and
 // the reference page at /v1/docs.
-import { createRoute, z } from "@hono/zod-openapi";
 import { ROLE_SCOPES, documentAccess } from "../auth/access-docs.ts";
 import { createApi } from "../http/api.ts";
 import { docsPage } from "../http/docs-page.ts";
@@ -12,6 +11,7 @@ import { apiKeyRoutes } from "./api-keys.ts";
 import { assetRoutes } from "./assets.ts";
 import { authRoutes } from "./auth.ts";
 import { deviceRoutes } from "./devices.ts";
+import { healthRoutes } from "./health.ts";
 import { orderEventRoutes } from "./order-events.ts";
 import { orderRoutes } from "./orders.ts";
 import { quoteRoutes } from "./quote.ts";
@@ -50,23 +50,8 @@ export function paymentsApi(services: Services) {
       "operations and GET /v1/auth/me, no operation documented for API keys alone.",
   });
 
-  api.openapi(
-    createRoute({
-      method: "get",
-      path: "/health",
-      tags: ["Operations"],
-      summary: "Liveness of the service",
-      responses: {
-        200: {
-          description: "Alive",
-          content: { "application/json": { schema: z.object({ status: z.literal("ok"), version: z.string() }) } },
-        },
-      },
-    }),
-    (c) => c.json({ status: "ok" as const, version: PAYMENT_API_VERSION }, 200),
-  );
-
   // The OpenAPI document lists the operations in this order.
+  api.route("/", healthRoutes(services, PAYMENT_API_VERSION));
   api.route("/", authRoutes(services));
   api.route("/", apiKeyRoutes(services));
   api.route("/", deviceRoutes(services));

@@ -286,6 +286,7 @@ export function createWebhookDispatcher(services: Services) {
     }
     batch.forEach(({ claim, result, resolve }, i) => {
       const outcome = outcomes[i]!;
+      services.metrics.webhookAttempts.inc({ outcome });
       const ok = isAcknowledged(result.statusCode);
       const error = errorOf(result);
       const fields = {

@@ -71,6 +71,7 @@ const PUBLIC = "public" as const;
 /** Every operation of the payment API: who may call it, and what this test's call answers. */
 const TABLE = new Map<string, Rule>([
   ["GET /health", { access: PUBLIC, ok: 200 }],
+  ["GET /health/ready", { access: PUBLIC, ok: 200 }],
   ["POST /auth/login", { access: PUBLIC, ok: 422 }],
   ["POST /auth/logout", { access: "portal", ok: 204 }],
   ["GET /auth/me", { access: "anyCredential", ok: 200 }],
@@ -89,6 +90,8 @@ const TABLE = new Map<string, Rule>([
   ["POST /orders/{id}/permit", { access: PUBLIC, ok: 422 }],
   // The order is paid already: an agent of its tenant passes and is told so; another tenant's is 404.
   ["POST /orders/{id}/cash", { access: "agentKey", ok: 409, otherTenant: 404 }],
+  // The same paid order: a developer key of its tenant passes and is told it is paid; another tenant's is 404.
+  ["POST /orders/{id}/cancel", { access: "developerKey", ok: 409, otherTenant: 404 }],
   ["GET /revenue/splits", { access: "developerKey", ok: 200 }],
   ["GET /participants/{id}/earnings", { access: "developerKey", ok: 200, otherTenant: 404 }],
   ["GET /revenue/overview", { access: "portal", ok: 200 }],

@@ -29,7 +29,8 @@ export type IngestRequest = {
 
 export type IngestResult = { status: 200 | 401 | 404 | 409 | 422; body: string; replayed: boolean };
 
-type Outcome = { status: IngestResult["status"]; body: string };
+/** `readings`: how many of the batch's readings were accepted and rejected, when they were checked. */
+type Outcome = { status: IngestResult["status"]; body: string; readings?: { accepted: number; rejected: number } };
 
 function rowsOf<T>(result: unknown): T[] {
   return (result as { rows: T[] }).rows;
@@ -44,7 +45,7 @@ export async function ingestTelemetry(services: Services, req: IngestRequest): P
   let duplicates = new Set<string>();
   for (let attempt = 0; ; attempt++) {
     try {
-      return await services.db.transaction(async (tx) => {
+      const result: IngestResult & Pick<Outcome, "readings"> = await services.db.transaction(async (tx) => {
         if (req.idempotencyKey) {
           const stored = await claimIdempotencyKey(tx, req.clientId, req.idempotencyKey, requestHash);
           if (stored) return { status: stored.status as IngestResult["status"], body: stored.body, replayed: true };
@@ -53,6 +54,8 @@ export async function ingestTelemetry(services: Services, req: IngestRequest): P
         if (req.idempotencyKey) await storeIdempotentResponse(tx, req.clientId, req.idempotencyKey, outcome);
         return { ...outcome, replayed: false };
       });
+      if (!result.replayed) countIngest(services, result);
+      return { status: result.status, body: result.body, replayed: result.replayed };
     } catch (caught) {
       if (!isDuplicateReadingId(caught) || attempt >= 3) throw caught;
       const known = await acceptedReadingIds(services.db, req.batch.device_id, req.batch.readings.map((r) => r.reading_id));
@@ -61,8 +64,17 @@ export async function ingestTelemetry(services: Services, req: IngestRequest): P
   }
 }
 
-function error(status: Outcome["status"], body: SandboxErrorBody): Outcome {
-  return { status, body: JSON.stringify(body) };
+function error(status: Outcome["status"], body: SandboxErrorBody, readings?: Outcome["readings"]): Outcome {
+  return { status, body: JSON.stringify(body), readings };
+}
+
+/** The metrics of a committed batch (metrics/registry.ts). */
+function countIngest(services: Services, outcome: Outcome) {
+  const { telemetryBatches, telemetryReadings } = services.metrics;
+  telemetryBatches.inc({ status: String(outcome.status) });
+  if (!outcome.readings) return;
+  telemetryReadings.inc({ outcome: "accepted" }, outcome.readings.accepted);
+  telemetryReadings.inc({ outcome: "rejected" }, outcome.readings.rejected);
 }
 
 /** A unique violation of (device_id, reading_id), from node-postgres or PGlite (possibly wrapped). */
@@ -127,6 +139,7 @@ async function processBatch(
         "counter_regression",
         `no reading was accepted: reading ${first.reading_id}: ${first.message}${more}; nothing was stored`,
       ),
+      { accepted: 0, rejected: evaluation.rejectedCount },
     );
   }
 
@@ -192,6 +205,7 @@ async function processBatch(
           `readings): ${accepted} readings of batch ${batchId} stored, not attested` +
           (complete ? "; the window is now complete and later batches are attested" : ""),
       ),
+      { accepted, rejected: evaluation.rejectedCount },
     );
   }
   const body = {
@@ -207,7 +221,7 @@ async function processBatch(
     },
     attestation: { status: attested ? "pending" : "failed", expected_at: expectedAt.toISOString() },
   };
-  return { status: 200, body: JSON.stringify(body) };
+  return { status: 200, body: JSON.stringify(body), readings: { accepted, rejected: evaluation.rejectedCount } };
 }
 
 /** The readings the batch's corrections name (accepted in earlier batches of the device). */

@@ -1,0 +1,95 @@
+// The relayer's Prometheus metrics, served by GET /metrics (metrics/route.ts). One registry per process,
+// never prom-client's global one, so that several apps in one process (tests) do not collide.
+//
+// Counters and the request histogram are updated by the code that causes them (the HTTP middleware, the
+// webhook dispatcher, the transaction sender, telemetry ingest). Gauges that describe state held elsewhere
+// (the database's queues, the chain, the indexer) are read when Prometheus scrapes (metrics/collected.ts).
+// Every name starts with payg_; labels only ever take values from small fixed sets (route templates, never
+// raw paths), so the number of series stays bounded whatever the clients send.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export const METRIC_PREFIX = "payg_";
+
+/** How far the payment sync is behind the indexer, as the worker knows it (payments/payment-sync.ts). */
+export type PaymentSyncLag = { blocks: number; seconds: number };
+
+export function createMetrics() {
+  const registry = new Registry();
+  const registers = [registry];
+  // Process figures (CPU, memory, event-loop delay, GC) under the same prefix.
+  collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+
+  let paymentSyncLag: (() => PaymentSyncLag) | undefined;
+
+  return {
+    registry,
+
+    httpRequestDuration: new Histogram({
+      name: "payg_http_request_duration_seconds",
+      help: "Time to answer an HTTP request (until the response starts: an event stream counts until its headers), by method, route template and status",
+      labelNames: ["method", "route", "status"] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+
+    webhookAttempts: new Counter({
+      name: "payg_webhook_delivery_attempts_total",
+      help: "Webhook delivery attempts by outcome: succeeded (2xx), retry (failed, another attempt is scheduled), failed (failed, no attempt left), gone (410: the subscription was disabled), lost (another process had taken the delivery over)",
+      labelNames: ["outcome"] as const,
+      registers,
+    }),
+
+    txFinished: new Counter({
+      name: "payg_tx_finished_total",
+      help: "Relayer transactions that reached a final state, by kind and status (mined, reverted, failed: would revert or its nonce was used by another transaction)",
+      labelNames: ["kind", "status"] as const,
+      registers,
+    }),
+
+    txRebroadcasts: new Counter({
+      name: "payg_tx_rebroadcasts_total",
+      help: "Signed transactions broadcast again because they were not mined in time (the same signed transaction: the sender never replaces one with higher fees)",
+      registers,
+    }),
+
+    telemetryReadings: new Counter({
+      name: "payg_telemetry_readings_total",
+      help: "Energy telemetry readings checked at ingest, by outcome (accepted: stored; rejected: refused by a rule); replays of an idempotent request are not counted again",
+      labelNames: ["outcome"] as const,
+      registers,
+    }),
+
+    telemetryBatches: new Counter({
+      name: "payg_telemetry_batches_total",
+      help: "Energy telemetry batches by the status of their answer (200, 401 signature_invalid, 404, 409 baseline_incomplete, 422 counter_regression); replays are not counted again",
+      labelNames: ["status"] as const,
+      registers,
+    }),
+
+    /** Reports the payment sync's lag from `read` (called at every scrape); the gauges exist only in a
+     * process that runs the payment sync worker. */
+    trackPaymentSync(read: () => PaymentSyncLag) {
+      const first = paymentSyncLag === undefined;
+      paymentSyncLag = read;
+      if (!first) return;
+      new Gauge({
+        name: "payg_payment_sync_lag_blocks",
+        help: "Blocks between the newest paid order the indexer announced and the payment sync's cursor (0: caught up)",
+        registers,
+        collect() {
+          this.set(paymentSyncLag!().blocks);
+        },
+      });
+      new Gauge({
+        name: "payg_payment_sync_lag_seconds",
+        help: "Seconds since the payment sync fell behind the indexer's paid orders (0: caught up)",
+        registers,
+        collect() {
+          this.set(paymentSyncLag!().seconds);
+        },
+      });
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
