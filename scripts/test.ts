@@ -5,8 +5,8 @@
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
-// default 1: the indexers of the PostgreSQL suites share Ponder's sync tables in the test database, so two at
-// once corrupt each other's view of the local chain until each gets a database of its own); TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first
+// default 1; each test file has PostgreSQL databases of its own, so files do not share Ponder's sync tables,
+// but on a 2-core machine two files of chains, indexers and relayers at once make timing-sensitive suites slow); TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first
 // deployment: test/support/deployment-replay.ts).
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
@@ -30,12 +30,35 @@ run("build the contracts", [path.join(root, "node_modules/hardhat/dist/src/cli.j
 run("generate the ABIs", [path.join(root, "scripts/generate-abis.ts")]);
 run("generate the deployment records", [path.join(root, "scripts/generate-deployments.ts")]);
 
+/** Each test process makes a PostgreSQL database of its own, `<test database>_p<pid>`, and drops it when it
+ * exits (test/support/databases.ts); a process that was killed leaves its database behind: drop those whose
+ * process is gone. */
+async function dropAbandonedTestDatabases(client: pg.Client, url: string) {
+  const prefix = `${new URL(url).pathname.slice(1) || "test"}_p`;
+  const { rows } = await client.query<{ datname: string }>("select datname from pg_database where starts_with(datname, $1)", [prefix]);
+  for (const { datname } of rows) {
+    const pid = Number(datname.slice(prefix.length));
+    if (!Number.isSafeInteger(pid) || pid <= 0 || processAlive(pid)) continue;
+    await client.query(`DROP DATABASE IF EXISTS "${datname.replaceAll('"', '""')}" WITH (FORCE)`);
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 const wanted = (env.TEST_DATABASES ?? "pglite,postgres").split(",").map((s) => s.trim());
 if (wanted.includes("postgres")) {
   const url = env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   try {
     await client.connect();
+    await dropAbandonedTestDatabases(client, url);
     await client.end();
   } catch (error) {
     console.error(

@@ -1,5 +1,13 @@
 // The databases end-to-end suites run against: the embedded PGlite (a fresh directory) and PostgreSQL (a
-// fresh schema, and a views schema, in the test database). Each variant is created fresh and cleaned up.
+// fresh schema, and a views schema, in this test process's own database). Each variant is created fresh and
+// cleaned up.
+//
+// Each test process (each test file) gets a PostgreSQL database of its own, `<test database>_p<pid>`, created
+// when this module loads and dropped when the process exits: Ponder keeps the RPC data it fetched in the
+// schema `ponder_sync`, one per database and shared by every indexer in it, and an indexer starting on a
+// local chain clears that chain id's rows there (lib/indexer.ts resetLocalChainSyncData). Two test files
+// running at the same time in one database would clear each other's. scripts/test.ts drops databases left
+// behind by test processes that were killed.
 //
 //   for (const variant of testDatabases("rails")) {
 //     describe(`... (${variant.name})`, () => {
@@ -10,6 +18,7 @@
 //
 // Environment: TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test); TEST_DATABASES, a
 // comma-separated subset of "pglite,postgres" (default both).
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -77,8 +86,51 @@ export function testDatabases(label = "test"): TestDatabase[] {
   );
 }
 
-export function testDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+/** The PostgreSQL database the test run was given (TEST_DATABASE_URL): where the per-process databases are
+ * created from, never used by a suite itself. */
+export function serverTestDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   return env.TEST_DATABASE_URL?.trim() || DEFAULT_TEST_DATABASE_URL;
+}
+
+/** The prefix of the per-process databases' names: `<test database>_p`. */
+export function processDatabasePrefix(serverUrl = serverTestDatabaseUrl()): string {
+  return `${new URL(serverUrl).pathname.slice(1) || "test"}_p`;
+}
+
+/** The URL of database `name` on the test server. */
+function databaseUrl(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** This process's database (see the top of this file), created at first need. */
+let processDatabase: string | undefined;
+
+/** The PostgreSQL database of this test process: schemas of every PostgreSQL variant live there. */
+export function testDatabaseUrl(): string {
+  if (!processDatabase) throw new Error("no PostgreSQL test database: TEST_DATABASES leaves postgres out");
+  return processDatabase;
+}
+
+if (selectedDatabaseKinds().includes("postgres")) {
+  const server = serverTestDatabaseUrl();
+  const name = `${processDatabasePrefix(server)}${process.pid}`;
+  await withPostgres(server, async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${quoteIdent(name)}`);
+  });
+  processDatabase = databaseUrl(server, name);
+  // An exit handler cannot wait for a promise: the drop runs in a child process, synchronously.
+  process.once("exit", () => {
+    spawnSync(
+      process.execPath,
+      ["--input-type=module", "-e", `import pg from "pg"; const c = new pg.Client({ connectionString: process.argv[1] }); await c.connect(); await c.query(process.argv[2]); await c.end();`, server, `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`],
+      { cwd: path.resolve(import.meta.dirname, "..", ".."), stdio: "ignore", timeout: 10_000 },
+    );
+  });
 }
 
 /** Runs `fn` with a PostgreSQL client of `url`. */
