@@ -45,9 +45,19 @@ function normaliseName(name: string): string {
   return out;
 }
 
+/** Answers for field names seen before: the logger asks for the same few dozen names on every line. Names
+ * can come from request data (a logged body's keys), so the memory is bounded: past its size, names are
+ * checked without being remembered. */
+const secretFieldMemo = new Map<string, boolean>();
+const SECRET_FIELD_MEMO_SIZE = 1_000;
+
 /** Whether a field of this name holds a secret. */
 export function isSecretField(name: string): boolean {
-  return SECRET_FIELDS.has(normaliseName(name));
+  const known = secretFieldMemo.get(name);
+  if (known !== undefined) return known;
+  const secret = SECRET_FIELDS.has(normaliseName(name));
+  if (secretFieldMemo.size < SECRET_FIELD_MEMO_SIZE) secretFieldMemo.set(name, secret);
+  return secret;
 }
 
 // Each pattern is anchored on a literal prefix and made of one character class per part, with literal

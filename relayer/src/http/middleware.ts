@@ -13,20 +13,35 @@ export function requestContext(logger: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const incoming = c.req.header("x-request-id");
     const requestId = incoming && requestIdPattern.test(incoming) ? incoming : newId("req");
-    const log = logger.child({ requestId });
     c.set("requestId", requestId);
-    c.set("logger", log);
+    c.set("logger", lazyChild(logger, { requestId }));
     const started = performance.now();
     await next();
     setResponseHeader(c, "x-request-id", requestId);
     const identity = c.get("identity");
-    log.info("request", {
+    // The same line as the request's own logger would write, without making one for a request whose
+    // handler logged nothing (most of them).
+    logger.info("request", {
+      requestId,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       tenantId: identity?.tenantId,
     });
+  };
+}
+
+/** `logger.child(fields)`, made when first used. */
+function lazyChild(logger: Logger, fields: Record<string, unknown>): Logger {
+  let child: Logger | undefined;
+  const get = () => (child ??= logger.child(fields));
+  return {
+    debug: (msg, more) => get().debug(msg, more),
+    info: (msg, more) => get().info(msg, more),
+    warn: (msg, more) => get().warn(msg, more),
+    error: (msg, more) => get().error(msg, more),
+    child: (more) => get().child(more),
   };
 }
 
