@@ -18,18 +18,12 @@ import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProo
 /// A reading is verified from its fields ({verifyReading}): the contract builds the double-hashed leaf itself,
 /// so an inner node of a tree (a single hash of two nodes) never verifies as a reading.
 ///
+/// Only the root is stored (one slot: what {verifyReading} and the once-per-batch rule need); the number of
+/// readings is in the {BatchAnchored} event and the time in its block, which is where an indexer or an
+/// auditor reads them. Storing them too would cost another slot, about 22,000 gas per batch.
+///
 /// @dev Project and device ids are the keccak256 of their UTF-8 identifiers.
 contract TelemetryAnchor is AccessControlDefaultAdminRules {
-    /// @notice An anchored batch.
-    /// @param root The Merkle root of the batch's readings.
-    /// @param readings How many readings (leaves) the tree has.
-    /// @param anchoredAt Block timestamp of the anchoring.
-    struct Anchor {
-        bytes32 root;
-        uint32 readings;
-        uint64 anchoredAt;
-    }
-
     /// @notice A meter reading as a leaf binds it (with the chain id, project, device and batch sequence).
     /// @param readingId The reading's identifier.
     /// @param sequenceNumber The reading's sequence number on its meter.
@@ -49,8 +43,8 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
     /// @notice Role allowed to anchor batches (the service's hot wallet).
     bytes32 public constant ANCHORER_ROLE = keccak256("ANCHORER_ROLE");
 
-    mapping(bytes32 projectId => mapping(bytes32 deviceId => mapping(uint64 batchSequence => Anchor))) private
-        _anchors;
+    mapping(bytes32 projectId => mapping(bytes32 deviceId => mapping(uint64 batchSequence => bytes32 root))) private
+        _roots;
 
     /// @notice Emitted once for every anchored batch.
     /// @param projectId keccak256 of the project's identifier.
@@ -98,24 +92,20 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
     {
         if (root == bytes32(0)) revert EmptyRoot();
         if (readings == 0) revert NoReadings();
-        Anchor storage existing = _anchors[projectId][deviceId][batchSequence];
-        if (existing.root != bytes32(0)) {
-            revert BatchAlreadyAnchored(projectId, deviceId, batchSequence, existing.root);
-        }
-        _anchors[projectId][deviceId][batchSequence] = Anchor(root, readings, uint64(block.timestamp));
+        mapping(uint64 batchSequence => bytes32 root) storage batches = _roots[projectId][deviceId];
+        bytes32 existing = batches[batchSequence];
+        if (existing != bytes32(0)) revert BatchAlreadyAnchored(projectId, deviceId, batchSequence, existing);
+        batches[batchSequence] = root;
         emit BatchAnchored(projectId, deviceId, batchSequence, root, readings);
     }
 
-    /// @notice The anchor of a batch (all zero if it is not anchored).
+    /// @notice The Merkle root a batch was anchored with (zero if it is not anchored). Its number of readings
+    /// and its time are in its {BatchAnchored} event.
     /// @param projectId keccak256 of the project's identifier.
     /// @param deviceId keccak256 of the device's identifier.
     /// @param batchSequence The batch's sequence number among the device's attested batches.
-    function anchorOf(bytes32 projectId, bytes32 deviceId, uint64 batchSequence)
-        external
-        view
-        returns (Anchor memory)
-    {
-        return _anchors[projectId][deviceId][batchSequence];
+    function rootOf(bytes32 projectId, bytes32 deviceId, uint64 batchSequence) external view returns (bytes32) {
+        return _roots[projectId][deviceId][batchSequence];
     }
 
     /// @notice Whether `reading` is one of the readings of the anchored batch, by its Merkle `proof`. False for
@@ -132,7 +122,7 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
         Reading calldata reading,
         bytes32[] calldata proof
     ) external view returns (bool) {
-        bytes32 root = _anchors[projectId][deviceId][batchSequence].root;
+        bytes32 root = _roots[projectId][deviceId][batchSequence];
         return root != bytes32(0)
             && MerkleProof.verifyCalldata(proof, root, readingLeaf(projectId, deviceId, batchSequence, reading));
     }

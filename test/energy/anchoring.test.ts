@@ -191,21 +191,26 @@ for (const database of selectedDatabaseKinds()) {
       for (const [index, readings] of batches.entries()) {
         const batchSequence = index + 1;
         const root = expectedTree({ chainId, projectId: "prj_yaba_ebike", deviceId: "mtr-yaba-003", batchSequence }, readings).root;
-        const anchored = await waitFor(
+        const batchKey = [key("prj_yaba_ebike"), key("mtr-yaba-003"), BigInt(batchSequence)] as const;
+        await waitFor(
           `batch ${batchSequence} on chain`,
           async () => {
-            const a = await publicClient.readContract({
-              address: anchor,
-              abi: telemetryAnchorAbi,
-              functionName: "anchorOf",
-              args: [key("prj_yaba_ebike"), key("mtr-yaba-003"), BigInt(batchSequence)],
-            });
-            return a.root === root ? a : undefined;
+            const stored = await publicClient.readContract({ address: anchor, abi: telemetryAnchorAbi, functionName: "rootOf", args: batchKey });
+            return stored === root ? stored : undefined;
           },
           60_000,
           250,
         );
-        assert.equal(anchored.readings, 4);
+        // The count is in the batch's event (the contract stores only the root).
+        const [event] = await publicClient.getContractEvents({
+          address: anchor,
+          abi: telemetryAnchorAbi,
+          eventName: "BatchAnchored",
+          args: { projectId: batchKey[0], deviceId: batchKey[1], batchSequence: batchKey[2] },
+          fromBlock: 0n,
+        });
+        assert.equal(event?.args.root, root);
+        assert.equal(event?.args.readings, 4);
       }
       const energy = await waitFor("the latest batch in the evidence", async () => {
         const e = await liveEnergy("ev_yaba_2026_02");
