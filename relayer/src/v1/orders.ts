@@ -10,6 +10,7 @@ import { createOrder, findOrder, findOrderWithRelay, orderView } from "../paymen
 import { orderReceipt } from "../payments/receipt.ts";
 import { cancelOrder } from "../payments/cancellation.ts";
 import { relayCash, relayPermit } from "../payments/relay.ts";
+import type { Identity } from "../http/env.ts";
 import type { Services } from "../services.ts";
 import { CancellationAccepted, Order, OrderRequest, PermitSubmission, Receipt, RelayAccepted } from "./orders.schemas.ts";
 import { OrderIdParam } from "./shared-schemas.ts";
@@ -17,6 +18,15 @@ import { OrderIdParam } from "./shared-schemas.ts";
 export function orderRoutes(services: Services) {
   const api = createApi();
   const { db } = services;
+
+  /** The order `id` of the API key's tenant: another tenant's order is as unknown to the key as an order that
+   * does not exist (404). */
+  async function keyHoldersOrder(identity: Identity, id: string) {
+    if (identity.kind !== "api_key") throw errors.unauthorized();
+    const order = await findOrder(services, id);
+    if (order.tenantId !== identity.tenantId) throw errors.notFound(`order ${order.id}`);
+    return { order, keyId: identity.keyId };
+  }
 
   api.openapi(
     createRoute({
@@ -116,13 +126,9 @@ export function orderRoutes(services: Services) {
       },
     }),
     async (c) => {
-      const identity = c.get("identity");
-      if (identity.kind !== "api_key") throw errors.unauthorized();
-      const order = await findOrder(services, c.req.valid("param").id);
-      // Another tenant's order is as unknown to this agent as an order that does not exist.
-      if (order.tenantId !== identity.tenantId) throw errors.notFound(`order ${order.id}`);
+      const { order, keyId } = await keyHoldersOrder(c.get("identity"), c.req.valid("param").id);
       const accepted = await relayCash(services, order);
-      c.get("logger").info("cash payment confirmed", { orderId: order.id, keyId: identity.keyId, relayStatus: accepted.status });
+      c.get("logger").info("cash payment confirmed", { orderId: order.id, keyId, relayStatus: accepted.status });
       return c.json(accepted, 202);
     },
   );
@@ -149,13 +155,9 @@ export function orderRoutes(services: Services) {
       },
     }),
     async (c) => {
-      const identity = c.get("identity");
-      if (identity.kind !== "api_key") throw errors.unauthorized();
-      const order = await findOrder(services, c.req.valid("param").id);
-      // Another tenant's order is as unknown to this key as an order that does not exist.
-      if (order.tenantId !== identity.tenantId) throw errors.notFound(`order ${order.id}`);
+      const { order, keyId } = await keyHoldersOrder(c.get("identity"), c.req.valid("param").id);
       const cancellation = await cancelOrder(services, order);
-      c.get("logger").info("order cancellation requested", { orderId: order.id, keyId: identity.keyId, status: cancellation.status });
+      c.get("logger").info("order cancellation requested", { orderId: order.id, keyId, status: cancellation.status });
       return c.json(cancellation, 202);
     },
   );
