@@ -1,5 +1,6 @@
 // The indexer as a child process: `ponder start` on the indexer/ app, bound to 127.0.0.1, for the local
-// stack, the tests and the benchmarks.
+// stack, the tests and the benchmarks; and how any Ponder process of the app is run (ponderNodeArgs,
+// PONDER_ENV, PONDER_STOP_SIGNAL), shared with `npm run indexer` (scripts/indexer.ts).
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
@@ -51,12 +52,11 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<{ service
   const db = opts.database;
   // PGlite has a single database of its own; Ponder still wants a schema name.
   const schema = db.kind === "postgres" ? db.schema : "public";
-  const args = ["start", "--schema", schema];
-  if (db.kind === "postgres" && db.viewsSchema) args.push("--views-schema", db.viewsSchema);
+  const viewsSchema = db.kind === "postgres" ? db.viewsSchema : undefined;
   const { chainId } = await loadDeploymentRecord(opts.deploymentId);
   const local = LOCAL_CHAIN_IDS.includes(chainId);
   if (db.kind === "postgres" && opts.resetLocalChainSyncData !== false && local) await resetLocalChainSyncData(db.url, chainId);
-  const started = await runPonder("indexer", args, opts);
+  const started = await runPonder("indexer", { command: "start", schema, viewsSchema }, opts);
   if (local) {
     try {
       await catchUpLocalChain(started.url, opts.rpcUrl, started.service);
@@ -142,26 +142,54 @@ export async function resetLocalChainSyncData(url: string, chainId: number): Pro
 export async function serveIndexer(
   opts: Omit<StartIndexerOptions, "database"> & { database: { kind: "postgres"; url: string; schema: string } },
 ): Promise<{ service: Service; url: string }> {
-  return runPonder("indexer-replica", ["serve", "--schema", opts.database.schema], opts);
+  return runPonder("indexer-replica", { command: "serve", schema: opts.database.schema }, opts);
 }
+
+/** What a Ponder process of the indexer app runs: `ponder start` (index, and serve the HTTP API) or `ponder
+ * serve` (a read replica of a schema filled elsewhere, PostgreSQL only). */
+export type PonderCommand = {
+  command: "start" | "serve";
+  /** Ponder's schema (PGlite: "public"); for serve, the indexer's schema or its views schema. */
+  schema: string;
+  /** start only: the stable schema of views over `schema` that Ponder (re)points once the backfill is done. */
+  viewsSchema?: string;
+  port: number;
+  hostname: string;
+  logLevel?: StartIndexerOptions["logLevel"];
+};
+
+/** Node's arguments for a Ponder process of the indexer app, to be run with the indexer/ directory
+ * (indexerRoot) as its working directory and PONDER_ENV in its environment. Shared by runPonder and
+ * `npm run indexer` (scripts/indexer.ts). */
+export function ponderNodeArgs(c: PonderCommand): string[] {
+  // event-loop-sampling.ts: Ponder's metrics would otherwise wake the process every millisecond;
+  // esbuild-no-ping.ts: Vite's esbuild service would otherwise wake it every second.
+  const args = ["--import", eventLoopSampling, "--import", esbuildNoPing, ponderCli, c.command, "--schema", c.schema];
+  if (c.viewsSchema) args.push("--views-schema", c.viewsSchema);
+  args.push("--port", String(c.port), "--hostname", c.hostname);
+  if (c.logLevel) args.push("--log-level", c.logLevel);
+  return args;
+}
+
+/** Environment every Ponder process of the indexer app gets. */
+export const PONDER_ENV = { PONDER_TELEMETRY_DISABLED: "1" } as const;
+
+/** The signal that stops a Ponder process cleanly. Not SIGTERM: Vite, which Ponder builds the app with, ends
+ * the process on SIGTERM in the middle of Ponder's shutdown, before it releases its lock on the schema (the
+ * next start on that database then waits up to 25 s for the lock to expire) and before it closes PGlite. */
+export const PONDER_STOP_SIGNAL = "SIGINT" satisfies NodeJS.Signals;
 
 async function runPonder(
   name: string,
-  commandArgs: string[],
+  command: Pick<PonderCommand, "command" | "schema" | "viewsSchema">,
   opts: StartIndexerOptions | (Omit<StartIndexerOptions, "database"> & { database: { kind: "postgres"; url: string } }),
 ): Promise<{ service: Service; url: string }> {
   const port = opts.port ?? (await freePort());
   const db = opts.database;
-  // event-loop-sampling.ts: Ponder's metrics would otherwise wake the process every millisecond;
-  // esbuild-no-ping.ts: Vite's esbuild service would otherwise wake it every second.
-  const args = [
-    "--import", eventLoopSampling, "--import", esbuildNoPing,
-    ponderCli, ...commandArgs, "--port", String(port), "--hostname", "127.0.0.1",
-  ];
-  if (opts.logLevel) args.push("--log-level", opts.logLevel);
+  const args = ponderNodeArgs({ ...command, port, hostname: "127.0.0.1", logLevel: opts.logLevel });
 
   const env: NodeJS.ProcessEnv = {
-    PONDER_TELEMETRY_DISABLED: "1",
+    ...PONDER_ENV,
     DEPLOYMENT: opts.deploymentId,
     PONDER_RPC_URL: opts.rpcUrl,
     PONDER_RPC_BUCKETS: opts.rpcBuckets === undefined ? undefined : String(opts.rpcBuckets),
@@ -185,10 +213,7 @@ async function runPonder(
     logFile: opts.logFile,
     echo: opts.echo,
     onLine: opts.onLine,
-    // Not SIGTERM: Vite, which Ponder builds the app with, ends the process on SIGTERM in the middle of
-    // Ponder's shutdown, before it releases its lock on the schema (the next start on that database then
-    // waits up to 25 s for the lock to expire) and before it closes PGlite.
-    stopSignal: "SIGINT",
+    stopSignal: PONDER_STOP_SIGNAL,
   });
   const url = `http://127.0.0.1:${port}`;
   try {

@@ -7,6 +7,12 @@
 // the indexed and relayer data are kept; otherwise (a new chain) everything starts clean, because rows
 // indexed from another chain must never be served.
 //
+// Databases: the embedded PGlite (directories in LOCAL_STACK_DIR) by default. With DATABASE_URL
+// (postgresql://…) the indexer and the relayer run on that PostgreSQL database instead, each in a schema of
+// its own named after the deployment: payg_<deployment> and relayer_<deployment> (payg_chain_31337 and
+// relayer_chain_31337 by default). A new chain drops both schemas and the chain's cached RPC data in
+// ponder_sync; so does a start on another database than the last start's.
+//
 // Start-up runs its steps side by side where one does not need another (the chain, the compile, the
 // databases, the device cloud, the seed; Ignition, then the indexer and the relayer), and shows each with
 // the seconds it took. Repeated work is skipped: the ABIs are generated only when the artifacts changed, new
@@ -26,14 +32,16 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
+import pg from "pg";
 import { type DeploymentRecord, loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
 import { deployLocalStack, isSameChain, rpc, startChain } from "../lib/chain.ts";
 import { abisUpToDate, compileContracts, generateAbis } from "../lib/contracts.ts";
-import { createIndexerDatabase, startIndexer } from "../lib/indexer.ts";
+import { type IndexerDatabase, createIndexerDatabase, resetLocalChainSyncData, startIndexer } from "../lib/indexer.ts";
 import { isListening, type Service, stopAllServices } from "../lib/processes.ts";
 import { step } from "../lib/progress.ts";
 import {
   createRelayerDatabase,
+  type RelayerDatabase,
   type RelayerOptions,
   registerSimulatedDevices,
   type SeedOutput,
@@ -64,6 +72,43 @@ const dirs = {
   /** Empty databases, copied for each new chain (lib/pglite.ts). */
   templates: path.join(localDir, "database-templates"),
 };
+
+/** The PostgreSQL database of DATABASE_URL, if set; its schemas are named after the deployment. */
+const postgres = (() => {
+  const url = process.env.DATABASE_URL?.trim();
+  if (!url) return undefined;
+  // Lower-case SQL identifiers of at most 45 characters (Ponder's limit).
+  const schemaOf = (prefix: string) => `${prefix}_${DEPLOYMENT.toLowerCase().replace(/[^a-z0-9]+/g, "_")}`.slice(0, 45);
+  return { url, indexerSchema: schemaOf("payg"), relayerSchema: schemaOf("relayer") };
+})();
+
+/** Where the data of the indexer and the relayer is: what stack.json records, to tell whether the last start
+ * kept its data in the same place (the URL without its password). */
+type DatabasePlace = { kind: "pglite" } | { kind: "postgres"; url: string; indexerSchema: string; relayerSchema: string };
+const databasePlace: DatabasePlace = postgres ? { kind: "postgres", ...postgres, url: withoutPassword(postgres.url) } : { kind: "pglite" };
+
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+/** Runs `fn` with a client of the stack's PostgreSQL database. */
+async function withPostgres<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: postgres!.url, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+const quoteIdentifier = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 let stopping = false;
 
@@ -97,6 +142,8 @@ function begin<T>(work: () => Promise<T>): Promise<T> {
 
 type Previous = {
   deploymentBlockHash?: string;
+  /** Absent before PostgreSQL could be chosen: PGlite. */
+  database?: DatabasePlace;
   secrets?: { jwt: string; webhook: string };
   sample?: Record<string, unknown> & Partial<Pick<SeedOutput, "tenantId" | "devices" | "participants">> & { seedDigest?: string };
   otherSample?: { tenantId: string; apiKeys: Record<string, string>; devices: string[] };
@@ -134,9 +181,17 @@ async function main() {
       }
     }
   });
+  if (postgres) {
+    await step(`checking the PostgreSQL database (${databasePlace.kind === "postgres" ? databasePlace.url : ""})`, async () => {
+      if (!/^postgres(ql)?:\/\//.test(postgres.url)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// connection string");
+      await withPostgres((client) => client.query("select 1")).catch((error: Error) => {
+        throw new Error(`cannot reach the PostgreSQL of DATABASE_URL: ${error.message}`);
+      });
+    });
+  }
 
   const rpcUrl = `http://127.0.0.1:${ports.chain}`;
-  let reuse = false;
+  let sameChain = false;
   let lastRecord: DeploymentRecord | undefined;
   let chainReady: Promise<void> = Promise.resolve();
   if (await isListening(ports.chain)) {
@@ -144,7 +199,7 @@ async function main() {
       const chainId = Number(await rpc<string>(rpcUrl, "eth_chainId"));
       if (chainId !== 31337) throw new Error(`port ${ports.chain} answers chain ${chainId}, not a local chain (31337)`);
       lastRecord = await loadDeploymentRecord(DEPLOYMENT).catch(() => undefined);
-      reuse = lastRecord !== undefined && (await isSameChain(rpcUrl, lastRecord));
+      sameChain = lastRecord !== undefined && (await isSameChain(rpcUrl, lastRecord));
     });
   } else {
     chainReady = begin(() =>
@@ -154,12 +209,28 @@ async function main() {
       }),
     );
   }
+  // The data is kept on the same chain in the same place only: a database the last start did not use may
+  // hold rows of an earlier chain.
+  const reuse = sameChain && isDeepStrictEqual(previous.database ?? { kind: "pglite" }, databasePlace);
   if (!reuse) {
-    await step("new chain: clearing indexed and relayer data", async () => {
-      await rm(dirs.indexer, { recursive: true, force: true });
-      await rm(dirs.relayer, { recursive: true, force: true });
+    await step(sameChain ? "another database than the last start's: clearing its indexed and relayer data" : "new chain: clearing indexed and relayer data", async () => {
+      if (postgres) {
+        await withPostgres(async (client) => {
+          for (const schema of [postgres.indexerSchema, postgres.relayerSchema]) await client.query(`drop schema if exists ${quoteIdentifier(schema)} cascade`);
+        });
+        await resetLocalChainSyncData(postgres.url, 31337);
+      } else {
+        await rm(dirs.indexer, { recursive: true, force: true });
+        await rm(dirs.relayer, { recursive: true, force: true });
+      }
     });
   }
+  const indexerDatabase: IndexerDatabase = postgres
+    ? { kind: "postgres", url: postgres.url, schema: postgres.indexerSchema }
+    : { kind: "pglite", directory: dirs.indexer };
+  const relayerDatabase: RelayerDatabase = postgres
+    ? { kind: "postgres", url: postgres.url, schema: postgres.relayerSchema }
+    : { kind: "pglite", directory: dirs.relayer };
 
   const secrets =
     reuse && previous.secrets
@@ -171,7 +242,7 @@ async function main() {
     rpcUrl,
     indexerUrl: `http://127.0.0.1:${ports.indexer}`,
     deviceCloudUrl: `http://127.0.0.1:${ports.deviceCloud}`,
-    database: { kind: "pglite", directory: dirs.relayer },
+    database: relayerDatabase,
     quoteSignerPrivateKey: localPrivateKey(1),
     relayerPrivateKey: localPrivateKey(2),
     jwtSecret: secrets.jwt,
@@ -191,8 +262,12 @@ async function main() {
   // On the same chain the relayer's database keeps the sample tenants the last start seeded: seeding them
   // again, with the same samples and the same relayer, would change nothing.
   const { tenantId, devices, participants } = previous.sample ?? {};
+  const relayerDataKept = async () =>
+    postgres
+      ? withPostgres(async (client) => (await client.query("select 1 from pg_namespace where nspname = $1", [postgres.relayerSchema])).rowCount === 1)
+      : existsSync(path.join(dirs.relayer, "PG_VERSION"));
   const seededBefore: SeedOutput[] | undefined =
-    reuse && previous.sample?.seedDigest === digest && tenantId && devices && participants && previous.otherSample && existsSync(path.join(dirs.relayer, "PG_VERSION"))
+    reuse && previous.sample?.seedDigest === digest && tenantId && devices && participants && previous.otherSample && (await relayerDataKept())
       ? [
           { tenantId, devices, participants, createdKeys: [] },
           { tenantId: previous.otherSample.tenantId, devices: previous.otherSample.devices, participants: [], createdKeys: [] },
@@ -229,13 +304,15 @@ async function main() {
   );
 
   // New embedded databases: copies of empty ones kept in the stack's directory (PostgreSQL's initdb costs
-  // seconds of CPU; the first start makes them, beside the contracts' compile).
-  const indexerDatabase = reuse ? Promise.resolve() : begin(() => step("creating the indexer's database", () => createIndexerDatabase(dirs.indexer, dirs.templates)));
-  const relayerDatabase = reuse ? Promise.resolve() : begin(() => step("creating the relayer's database", () => createRelayerDatabase(dirs.relayer, dirs.templates)));
+  // seconds of CPU; the first start makes them, beside the contracts' compile). On PostgreSQL the indexer and
+  // the relayer create their schemas themselves.
+  const newEmbedded = !reuse && !postgres;
+  const indexerDatabaseCreated = newEmbedded ? begin(() => step("creating the indexer's database", () => createIndexerDatabase(dirs.indexer, dirs.templates))) : Promise.resolve();
+  const relayerDatabaseCreated = newEmbedded ? begin(() => step("creating the relayer's database", () => createRelayerDatabase(dirs.relayer, dirs.templates))) : Promise.resolve();
 
   const seeding = begin(async () => {
     if (seededBefore) return step("keeping the sample tenants of the last start", async () => seededBefore);
-    await Promise.all([contracts, relayerDatabase]);
+    await Promise.all([contracts, relayerDatabaseCreated]);
     return step("seeding the sample tenants", () => seedRelayer(relayerOptions, [spec, otherSpec]));
   });
 
@@ -244,7 +321,9 @@ async function main() {
       deploymentId: DEPLOYMENT,
       rpcUrl,
       port: ports.indexer,
-      database: { kind: "pglite", directory: dirs.indexer },
+      database: indexerDatabase,
+      // Cleared above for a new chain; on the same chain the cached RPC data is that chain's.
+      resetLocalChainSyncData: false,
       logFile: log("indexer"),
     });
   // On the same chain the deployment is most likely the last start's: the indexer starts at once on its
@@ -255,8 +334,8 @@ async function main() {
   const deployment = begin(async () => {
     await Promise.all([contracts, chainReady]);
     // On the same chain Ignition only deploys what the deployment lacks (contracts added since).
-    const record = await step(reuse ? "bringing the deployment up to date with Ignition" : "deploying the contracts with Ignition", () =>
-      deployLocalStack({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !reuse, logFile: log("deploy") }),
+    const record = await step(sameChain ? "bringing the deployment up to date with Ignition" : "deploying the contracts with Ignition", () =>
+      deployLocalStack({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !sameChain, logFile: log("deploy") }),
     );
     // Ignition compiled contracts changed since generated/abis.ts was written: write it again once nothing
     // reads it (the seed, an indexer started early), before the indexer and the relayer start.
@@ -270,7 +349,7 @@ async function main() {
   });
 
   const indexerUp = begin(async () => {
-    if (!early) await Promise.all([deployment, indexerDatabase]);
+    if (!early) await Promise.all([deployment, indexerDatabaseCreated]);
     return step(`starting the indexer on port ${ports.indexer} (catching up with the chain)`, async () => {
       let starting = early;
       if (early && (await deployment).changed) {
@@ -284,7 +363,8 @@ async function main() {
         if (!reuse || stopping) throw error;
         // Ponder refuses data written by a different version of the indexer: index the chain again.
         process.stderr.write(`\n  the kept index could not be reused (${(error as Error).message.split("\n")[0]}); re-indexing\n`);
-        await rm(dirs.indexer, { recursive: true, force: true });
+        if (postgres) await withPostgres((client) => client.query(`drop schema if exists ${quoteIdentifier(postgres.indexerSchema)} cascade`));
+        else await rm(dirs.indexer, { recursive: true, force: true });
         started = await startIndexerNow();
       }
       watch(started.service);
@@ -314,6 +394,7 @@ async function main() {
   const stack = {
     chainId: record.chainId,
     deploymentBlockHash: Object.values(record.contracts)[0]?.blockHash,
+    database: databasePlace,
     endpoints: {
       rpc: rpcUrl,
       paymentApi: `${relayer.url}/v1`,
@@ -357,6 +438,12 @@ async function main() {
     ["  reference", stack.endpoints.sandboxApiDocs],
     ["Developer portal", stack.endpoints.portal],
     ["Indexer", `${indexer.url} (SQL over HTTP at /sql)`],
+    [
+      "Database",
+      databasePlace.kind === "postgres"
+        ? `PostgreSQL ${databasePlace.url}: schemas ${databasePlace.indexerSchema} (indexer), ${databasePlace.relayerSchema} (relayer)`
+        : `PGlite (embedded) in ${shown}/indexer-db and ${shown}/relayer-db`,
+    ],
     ["Chain (JSON-RPC)", `${rpcUrl}, chain id ${record.chainId}`],
     ["Device cloud", deviceCloud.url],
     ["Webhook receiver", `${demoWebhookUrl} (npm run demo's; the only local callback the relayer allows)`],
