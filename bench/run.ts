@@ -3,7 +3,7 @@
 // bench/results/<name>.log); this writes bench/results/summary.json: every headline figure and target of
 // the run, with the machine, its load average and the databases used.
 //
-//   npm run bench                                   the default selection (below), about 12-15 minutes on 2 cores
+//   npm run bench                                   the default selection (below), about 17-20 minutes on 2 cores
 //   npm run bench -- --only e2e-latency,http-throughput
 //   npm run bench -- --skip indexer-catchup
 //   npm run bench -- --db postgres                  every service benchmark on PostgreSQL only (pglite, both)
@@ -88,6 +88,14 @@ const BENCHMARKS: Bench[] = [
     databases: [],
     args: ["--runs", "3"],
     quickArgs: ["--runs", "1"],
+  },
+  {
+    name: "scale-out",
+    script: "scale-out.ts",
+    what: "relayed payments/s and HTTP req/s with 1 and 3 relayer processes behind a proxy",
+    databases: ["postgres"],
+    args: ["--payments", "150", "--wallets", "50", "--seconds", "5", "--warmup", "2"],
+    quickArgs: ["--payments", "40", "--wallets", "20", "--seconds", "2", "--warmup", "1"],
   },
   {
     name: "indexer-catchup",
