@@ -221,7 +221,8 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
         uint96 held = SafeCast.toUint96(ledger.held + gross);
         uint256 operatorAccrued = ledger.operator + operator;
         uint256 protocolAccrued = ledger.protocol + protocol;
-        if (operatorAccrued <= type(uint72).max && protocolAccrued <= type(uint72).max) {
+        // Both fit a uint72 when neither has a bit above the 72nd.
+        if ((operatorAccrued | protocolAccrued) >> 72 == 0) {
             (ledger.held, ledger.operator, ledger.protocol) = (held, uint72(operatorAccrued), uint72(protocolAccrued));
             _ledger = ledger;
         } else {
