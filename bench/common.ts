@@ -1,10 +1,12 @@
 // Shared pieces of the service benchmarks (e2e-latency, http-throughput, webhook-dispatch, and the JSON
 // output of the others): latency summaries, the machine's description, the results files that
 // bench/run.ts collects, sampling a process's resident size, and stopping every child on an interrupt.
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type { Result } from "autocannon";
 import { percentile } from "./indexer-common.ts";
 
 export { benchDatabases, machine, option, percentile } from "./indexer-common.ts";
@@ -249,3 +251,18 @@ export async function using<T extends { stop(): Promise<unknown> }, R>(resource:
 
 export const fmt = (n: number, digits = 0) =>
   Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "n/a";
+
+/** Runs autocannon with `spec` (its options, plus bench/http-load.ts's own: paths, ownAddresses) in a child
+ * process of its own (bench/http-load.ts), and returns its result. */
+export async function runHttpLoad(spec: Record<string, unknown>): Promise<Result> {
+  let output = "";
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, "http-load.ts"), JSON.stringify(spec)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const forget = onInterrupt(async () => void child.kill("SIGKILL"));
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  forget();
+  if (code !== 0) throw new Error(`the load generator exited with ${code}`);
+  return JSON.parse(output.trim().split("\n").at(-1)!) as Result;
+}

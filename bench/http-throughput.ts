@@ -23,7 +23,6 @@
 //
 //   node bench/http-throughput.ts [--db postgres|pglite|both] [--seconds 10] [--warmup 3] [--connections 50]
 //                                 [--routes stats,order-pending,order-paid,quote] [--orders 100]
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -43,6 +42,7 @@ import {
   machine,
   machineInfo,
   onInterrupt,
+  runHttpLoad,
   option,
   sampleRss,
   target,
@@ -82,16 +82,7 @@ async function load(route: Route, duration: number): Promise<Result> {
     ...(route.ownAddresses ? { reconnectRate: QUOTES_PER_CLIENT } : {}),
     paths: route.paths,
   };
-  let output = "";
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, "http-load.ts"), JSON.stringify(spec)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const forget = onInterrupt(async () => void child.kill("SIGKILL"));
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  forget();
-  if (code !== 0) throw new Error(`the load generator exited with ${code}`);
-  return JSON.parse(output.trim().split("\n").at(-1)!) as Result;
+  return runHttpLoad(spec);
 }
 
 type RouteResult = {

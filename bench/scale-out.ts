@@ -16,8 +16,6 @@
 //
 //   node bench/scale-out.ts [--processes 1,3] [--payments 150] [--wallets 50] [--seconds 5] [--warmup 2]
 //                           [--connections 50]
-import { spawn } from "node:child_process";
-import path from "node:path";
 import type { Result } from "autocannon";
 import {
   type PreparedPayment,
@@ -34,6 +32,7 @@ import {
   machine,
   machineInfo,
   onInterrupt,
+  runHttpLoad,
   option,
   summarize,
   writeResult,
@@ -60,16 +59,7 @@ if (option("db", "postgres") !== "postgres") {
 /** Runs autocannon through `url` for `duration` seconds in a child process (bench/http-load.ts). */
 async function load(url: string, duration: number, paths?: string[]): Promise<Result> {
   const spec = { url, connections, duration, method: "GET", timeout: 10, paths };
-  let output = "";
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, "http-load.ts"), JSON.stringify(spec)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const forget = onInterrupt(async () => void child.kill("SIGKILL"));
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  forget();
-  if (code !== 0) throw new Error(`the load generator exited with ${code}`);
-  return JSON.parse(output.trim().split("\n").at(-1)!) as Result;
+  return runHttpLoad(spec);
 }
 
 type PaymentRun = { payments: number; seconds: number; perSecond: number; latencyMs: ReturnType<typeof summarize> };
