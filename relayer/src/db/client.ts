@@ -80,6 +80,13 @@ async function openPostgres(options: { url: string; schema: string; poolSize?: n
   }
   const pool = new pg.Pool({ connectionString: options.url, options: searchPath, max: options.poolSize ?? 10 });
   pool.on("error", (error) => logger.warn("idle database connection failed", { error }));
+  // A connection that fails while checked out (held by a transaction between two queries, say) emits
+  // 'error' on its client, which pg-pool only listens to while the client is idle: without a listener of
+  // our own that would end the process. The transaction's next query fails instead, and the pool discards
+  // the client when it is released.
+  pool.on("connect", (client) => {
+    client.on("error", (error) => logger.warn("database connection failed while in use", { error: error.message }));
+  });
   const db = drizzlePg(pool, { schema }) as unknown as Db;
 
   const listeners = new Map<string, Set<(payload: string | undefined) => void>>();
