@@ -8,13 +8,13 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { sql } from "drizzle-orm";
-import pg from "pg";
 import { type Database, openDatabase } from "../../relayer/src/db/client.ts";
 import { migrate } from "../../relayer/src/db/migrate.ts";
 import { createLease } from "../../relayer/src/jobs/lease.ts";
 import { type TickContext, type WorkerOptions, createWorker } from "../../relayer/src/jobs/worker.ts";
 import { createLogger } from "../../relayer/src/logger.ts";
-import { postgresDatabase, selectedDatabaseKinds } from "../support/databases.ts";
+import { selectedDatabaseKinds } from "../support/databases.ts";
+import { relayerPostgres } from "../support/relayer-postgres.ts";
 
 const LONG = 60_000;
 
@@ -254,37 +254,17 @@ describe("worker", () => {
   });
 
   describe("on PostgreSQL", { skip: !selectedDatabaseKinds().includes("postgres") && "TEST_DATABASES leaves PostgreSQL out" }, () => {
-    const variant = postgresDatabase("worker");
-    let database: Database;
-
-    before(async () => {
-      const { url, schema } = variant.database;
-      database = await openDatabase({ kind: "postgres", url, schema }, createLogger("error"));
-    });
-    after(async () => {
-      await database?.close();
-      await variant.cleanup();
-    });
+    const postgres = relayerPostgres("worker");
 
     it("wakes when the database listener is back after it lost its connection (notifications may have been missed meanwhile)", async () => {
       const channel = `worker_test_reconnect_${process.pid}`;
       const notified: Array<string | undefined> = [];
       const { worker, ticks, next } = recorded(async () => LONG, {
-        wakeOn: { database, channels: [channel], onNotify: (_channel, payload) => notified.push(payload) },
+        wakeOn: { database: postgres.database(), channels: [channel], onNotify: (_channel, payload) => notified.push(payload) },
       });
       await worker.start();
       await next(1);
-      const admin = new pg.Client({ connectionString: variant.database.url });
-      await admin.connect();
-      try {
-        const { rowCount } = await admin.query(
-          "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query = $1",
-          [`listen "${channel}"`],
-        );
-        assert.equal(rowCount, 1, "the listener's connection was found");
-      } finally {
-        await admin.end();
-      }
+      assert.equal(await postgres.terminateConnections(`listen "${channel}"`), 1, "the listener's connection was found");
       // The listener reconnects after a second; without the wake-up the next tick would be a minute away.
       const woken = await Promise.race([next(2).then(() => true), sleep(10_000).then(() => false)]);
       await worker.stop();
