@@ -34,6 +34,8 @@ const LARGE_BYTES = 64 * 1024;
 const LARGE_CONCURRENCY = 2;
 const SERVER_TIME_LIMIT_MS = 250;
 const REMEASURE = 2;
+/** How long a request whose content-length is over its route's limit waits for the 413 before its body. */
+const HEAD_ANSWER_WAIT_MS = 15_000;
 const HEALTH_PATH = "/v1/health";
 const HEALTH_EVERY_MS = 100;
 /** A bound for the watchdog's wall time that a loaded machine stays within (its answers take milliseconds
@@ -212,12 +214,18 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
       let fresh = 0;
       const ordered = (w: Outcome) => w.p.mayWrite && ORDERED_WRITES.has(w.c.op.id);
       const send = async (w: Outcome) => {
-        // A body within the limit goes out at once (no pause for an early answer to the head).
+        // A body within the limit goes out at once (no pause for an early answer to the head). A body over its
+        // route's limit with a content-length is refused on the head alone: the client waits for that answer
+        // (HEAD_ANSWER_WAIT_MS, as long as a loaded machine may take) before it would send any of the body, so
+        // that it does not write into a connection the server is closing.
         const withinLimit = sizeOf(w.p) <= MAX_BODY_BYTES;
+        const body = w.p.request.body;
+        const bodyBytes = body === undefined ? 0 : Buffer.isBuffer(body) ? body.length : Buffer.byteLength(body);
+        const refusedOnHead = !w.p.request.chunked && bodyBytes > bodyLimit(w.c.op);
         if (ordered(w) && typeof w.p.request.body === "string") w.p.request.body = freshBatch(w.c.op, w.p.request.body, fresh++);
         for (let attempt = 1; ; attempt++) {
           try {
-            w.res = await fx.client.send({ ...w.p.request, localAddress: address(), timeoutMs: timeoutOf(w), headAnswerMs: withinLimit ? 0 : undefined });
+            w.res = await fx.client.send({ ...w.p.request, localAddress: address(), timeoutMs: timeoutOf(w), headAnswerMs: withinLimit ? 0 : refusedOnHead ? HEAD_ANSWER_WAIT_MS : undefined });
             w.problem = problemOf(fx, w.c, w.p, w.res);
             return;
           } catch (error) {
