@@ -47,6 +47,27 @@ const allowedHostList = z.string().transform((value, ctx) => {
   return entries;
 });
 
+/** RPC_URL: one JSON-RPC URL, or several separated by commas (tried in that order: the first that answers
+ * serves each request). */
+const rpcUrlList = z.string().superRefine((value, ctx) => {
+  const urls = rpcUrls(value);
+  if (urls.length === 0) ctx.addIssue({ code: "custom", message: "at least one URL" });
+  urls.forEach((url, i) => {
+    // Not echoed: an RPC URL often carries an API key.
+    if (!z.url({ protocol: /^https?$/ }).safeParse(url).success) {
+      ctx.addIssue({ code: "custom", message: `URL ${i + 1} of ${urls.length} is not an http(s) URL` });
+    }
+  });
+});
+
+/** The URLs of RPC_URL, in order. */
+export function rpcUrls(value: string): string[] {
+  return value
+    .split(",")
+    .map((url) => url.trim())
+    .filter(Boolean);
+}
+
 export const configSchema = z.object({
   HOST: z.string().default("127.0.0.1"),
   PORT: z.coerce.number().int().min(0).max(65_535).default(8787),
@@ -67,7 +88,9 @@ export const configSchema = z.object({
     .string()
     .regex(/^[a-z0-9-]{1,32}$/)
     .default("local"),
-  RPC_URL: z.url().default("http://127.0.0.1:8545"),
+  /** The chain's JSON-RPC: one URL, or a comma-separated list used in order (the next one when a URL fails).
+   * A URL answering 429 or 5xx is retried with a backoff before the next one is tried. */
+  RPC_URL: rpcUrlList.default("http://127.0.0.1:8545"),
   INDEXER_URL: z.url().default("http://127.0.0.1:42069"),
   DEVICE_CLOUD_URL: z.url().default("http://127.0.0.1:8789"),
   DEVICE_CLOUD_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
@@ -119,6 +142,12 @@ export const configSchema = z.object({
    * ENERGY_INGEST_PER_SECOND a second (per relayer process); beyond that 429 rate_limited. */
   ENERGY_INGEST_BURST: z.coerce.number().int().min(1).max(100_000).default(200),
   ENERGY_INGEST_PER_SECOND: z.coerce.number().min(0.01).max(100_000).default(100),
+  /** Blocks a sent transaction may stay unmined before the sender replaces it (same nonce, fees raised by at
+   * least 12.5% and at least to the network's current suggestion). */
+  TX_REPLACE_AFTER_BLOCKS: z.coerce.number().int().min(1).max(10_000).default(3),
+  /** The highest maxFeePerGas, in gwei, the sender ever signs: fee bumps stop there (the transaction then
+   * waits for the base fee to fall back). */
+  TX_MAX_FEE_PER_GAS_GWEI: z.coerce.number().positive().max(1_000_000).default(500),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Bearer token GET /metrics requires from any address. Unset: /metrics answers only requests from the
    * loopback interface that carry no forwarding header (404 to any other). */

@@ -39,7 +39,7 @@ export async function createServices(config: Config): Promise<Services> {
   if (applied.length > 0) logger.info("migrations applied", { applied });
   const chain = await connectPaymentsChain(config, logger);
   const metrics = createMetrics();
-  const txSender = createTxSender({ database, chain, logger, metrics });
+  const txSender = createTxSender({ database, chain, logger, metrics, config });
   const indexer = createIndexerClient(config.INDEXER_URL);
   registerCollectedGauges(metrics, { database, chain, indexer, logger });
   return {

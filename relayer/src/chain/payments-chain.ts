@@ -8,18 +8,20 @@ import {
   createPublicClient,
   defineChain,
   erc20Abi,
+  fallback,
   hashDomain,
   hashTypedData,
   http,
   keccak256,
   parseAbi,
   toHex,
+  type Transport,
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { assetSplitFactoryAbi, paymentRouterAbi } from "../../../generated/abis.ts";
 import { type DeploymentRecord, loadDeploymentRecord } from "../../../ignition/deployment-records.ts";
 import { type PaymentOrder, orderTypedData } from "../../../sdk/payment-order.ts";
-import type { Config } from "../config.ts";
+import { type Config, rpcUrls } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import { predictSplitAddress } from "./split-address.ts";
 
@@ -54,16 +56,14 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
   if (!router || !splitFactory) {
     throw new Error(`deployment ${config.DEPLOYMENT} has no PaymentRouter or AssetSplitFactory`);
   }
+  const urls = rpcUrls(config.RPC_URL);
   const chain = defineChain({
     id: deployment.chainId,
     name: config.CHAIN_NAME,
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [config.RPC_URL] } },
+    rpcUrls: { default: { http: urls } },
   });
-  const publicClient: PublicClient = createPublicClient({
-    chain,
-    transport: http(config.RPC_URL, { timeout: 10_000, retryCount: 1 }),
-  });
+  const publicClient: PublicClient = createPublicClient({ chain, transport: rpcTransport(urls) });
   const quoteSigner: PrivateKeyAccount = privateKeyToAccount(config.QUOTE_SIGNER_PRIVATE_KEY);
   const relayerAccount: PrivateKeyAccount = privateKeyToAccount(config.RELAYER_PRIVATE_KEY);
 
@@ -191,6 +191,21 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     balanceOf: (token: Address, owner: Address): Promise<bigint> =>
       publicClient.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] }),
   };
+}
+
+/** The JSON-RPC transport of RPC_URL's URLs. With several, viem's fallback sends each request to the first
+ * URL (the primary) and hands it to the next one when a URL fails (cannot connect, times out, answers 429
+ * or 5xx); a revert is an answer, never passed on. A request that failed everywhere is tried again twice,
+ * after 250 ms then 500 ms (or the Retry-After the node sent), so a rate limit slows the relayer down
+ * instead of failing what it was doing; what still fails reaches the caller (the transaction sender then
+ * backs off further and keeps the transaction queued). */
+function rpcTransport(urls: string[]): Transport {
+  const retry = { retryCount: 2, retryDelay: 250 };
+  if (urls.length === 1) return http(urls[0], { timeout: 10_000, ...retry });
+  return fallback(
+    urls.map((url) => http(url, { timeout: 10_000 })),
+    retry,
+  );
 }
 
 /** Permit deadlines (EIP-712 order digests) remembered, oldest dropped first. */

@@ -1,24 +1,52 @@
 // The relayer's outgoing transactions. Callers enqueue {kind, ref, to, data} (at most one per ref, in their
 // own database transaction); one relayer process at a time, the holder of a lease, sends them from the hot
-// wallet. Each transaction is signed and stored before it is broadcast, so after a crash the same signed
-// transaction is broadcast again and never a second one: nonces cannot collide and a payment is never
-// submitted twice. Sent transactions are watched until mined; one the node dropped is broadcast again.
+// wallet. Each transaction is signed and stored before it is broadcast, so after a crash only signed
+// transactions already stored are broadcast, never a new one: nonces cannot collide and a payment is never
+// submitted twice.
+//
+// Sending: payments (every kind but the DEFERRED_KINDS, i.e. anchoring) go first, whatever the backlog of
+// anchoring transactions; a payment enqueued while a batch is being sent is sent next. A transaction's
+// nonce is the next one after the chain's pending count, this process's last nonce and every stored
+// unmined one (so a restart on a node that lost the pending transactions never reuses a stored nonce). Its
+// fees are the network's suggestion, capped at TX_MAX_FEE_PER_GAS_GWEI.
+//
+// Watching: sent transactions are watched until one of their signed versions is mined. One waiting in the
+// node's pool, unmined for TX_REPLACE_AFTER_BLOCKS blocks, is replaced: the same nonce, gas, target and data, signed with fees
+// raised by at least 12.5% (and at least to the network's current suggestion; fee-bump.ts), stored before it
+// is broadcast like the original. Every signed hash of the nonce is kept (replaced_hashes), and the
+// transaction is mined when any of them is: a receipt for an earlier version can come after its replacement
+// was sent. One the node dropped is broadcast again (the latest signed version). A nonce below the stored
+// unmined ones that no transaction holds, on the chain or in the node's pool (a nonce gap: the stored ones
+// above it can never be mined), is filled with an empty transfer to the hot wallet itself, signed and
+// stored the same way, lowest first.
 //
 // The worker is woken by NOTIFY chain_transactions (enqueueTransaction) and by wake(). While transactions
 // are queued or unmined it ticks every TICK_MS (WATCH_MS just after a send), renewing its lease each time;
 // with nothing in flight it only looks again after SAFETY_POLL_MS, and lets the lease run out meanwhile (a
 // process needs it only to send; the next one to send takes it, and its nonce comes from the chain's pending
-// count, so one taking over from another never reuses a nonce). A process that does not hold the lease
-// tries to take it every TICK_MS.
+// count and the stored transactions, so one taking over from another never reuses a nonce). A process that
+// does not hold the lease tries to take it every TICK_MS. A tick the RPC fails (a 429 or 5xx after the
+// transport's own retries, an unreachable node) leaves everything as it is, and the next one waits longer
+// each time, up to MAX_BACKOFF_MS.
 import { and, asc, eq, inArray, max, sql } from "drizzle-orm";
-import { type Address, type Hex, keccak256 } from "viem";
+import {
+  type Address,
+  type Hex,
+  TransactionReceiptNotFoundError,
+  type TransactionReceipt,
+  keccak256,
+  parseGwei,
+  parseTransaction,
+} from "viem";
+import type { Config } from "../config.ts";
 import type { Database, DbOrTx } from "../db/client.ts";
 import { chainTransactions } from "../db/schema.ts";
 import { createLease } from "../jobs/lease.ts";
-import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
+import { SAFETY_POLL_MS, type TickContext, createWorker } from "../jobs/worker.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../metrics/registry.ts";
+import { type Fees, cappedFees, replacementFees } from "./fee-bump.ts";
 import type { PaymentsChain } from "./payments-chain.ts";
 import { revertReason } from "./revert-reason.ts";
 
@@ -31,7 +59,14 @@ const TICK_MS = 500;
 const WATCH_MS = 50;
 const WATCH_WINDOW_MS = 5_000;
 const REBROADCAST_AFTER_MS = 12_000;
+/** The longest wait after ticks that failed in a row (TICK_MS doubled after each). */
+const MAX_BACKOFF_MS = 10_000;
 const GAS_HEADROOM = 1.25;
+/** Kinds sent only when no other transaction is queued: anchoring (energy/anchoring/anchor-worker.ts,
+ * ANCHOR_TX_KIND) can wait; a payment cannot. */
+export const DEFERRED_KINDS: readonly string[] = ["anchor"];
+/** The kind of the empty self-transfers that fill a nonce gap. */
+export const NONCE_GAP_KIND = "nonce_gap";
 
 export type ChainTransaction = typeof chainTransactions.$inferSelect;
 export type FinalHandler = (row: ChainTransaction, tx: DbOrTx) => Promise<void>;
@@ -54,13 +89,23 @@ export async function enqueueTransaction(
   return { row: existing, created: false };
 }
 
-export function createTxSender(deps: { database: Database; chain: PaymentsChain; logger: Logger; metrics: Metrics }) {
+export function createTxSender(deps: {
+  database: Database;
+  chain: PaymentsChain;
+  logger: Logger;
+  metrics: Metrics;
+  config: Pick<Config, "TX_REPLACE_AFTER_BLOCKS" | "TX_MAX_FEE_PER_GAS_GWEI">;
+}) {
   const { database, chain, metrics } = deps;
   const db = database.db;
   const logger = deps.logger.child({ worker: "tx-sender" });
   const lease = createLease(db, LEASE, LEASE_MS);
   const handlers = new Map<string, FinalHandler[]>();
+  const account = chain.relayerAccount;
+  const replaceAfterBlocks = BigInt(deps.config.TX_REPLACE_AFTER_BLOCKS);
+  const feeCeiling = parseGwei(String(deps.config.TX_MAX_FEE_PER_GAS_GWEI));
   let nextNonce: number | undefined;
+  let failedTicks = 0;
 
   /** Takes or renews the lease; true if this process is the sender. */
   async function holdLease(): Promise<boolean> {
@@ -84,49 +129,237 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
     if (done) metrics.txFinished.inc({ kind: done.kind, status: done.status });
   }
 
-  async function watchSent() {
+  /** Every signed version of the row's nonce, the latest first. */
+  const signedHashes = (row: ChainTransaction): Hex[] => [row.txHash as Hex, ...[...row.replacedHashes].reverse() as Hex[]];
+
+  /** The receipt of whichever signed version of the row was mined, if one was. Any other failure (a 429,
+   * an unreachable node) is thrown: not finding a receipt must mean the node has none. */
+  async function minedReceipt(row: ChainTransaction): Promise<TransactionReceipt | undefined> {
+    for (const hash of signedHashes(row)) {
+      try {
+        return await chain.publicClient.getTransactionReceipt({ hash });
+      } catch (error) {
+        if (!(error instanceof TransactionReceiptNotFoundError)) throw error;
+      }
+    }
+    return undefined;
+  }
+
+  async function broadcast(row: Pick<ChainTransaction, "id" | "kind">, raw: Hex, hash: Hex): Promise<boolean> {
+    try {
+      await chain.publicClient.sendRawTransaction({ serializedTransaction: raw });
+      return true;
+    } catch (error) {
+      // Already known, or a replacement the node refused while the previous version is still pending: the
+      // stored transaction is watched and broadcast again either way.
+      logger.warn("broadcast failed; will retry", { id: row.id, kind: row.kind, hash, error: (error as Error).message });
+      return false;
+    }
+  }
+
+  async function watchSent(head: bigint) {
     const sent = await db
       .select()
       .from(chainTransactions)
       .where(eq(chainTransactions.status, "sent"))
       .orderBy(asc(chainTransactions.nonce))
       .limit(100);
+    if (sent.length === 0) return;
+    // Read before the receipts: a nonce the chain had used by then belongs to a transaction whose receipt
+    // is there already (if it is one of ours). The pending count runs on through the node's pool up to its
+    // first missing nonce: a transaction below it waits in the pool, ready to be mined.
+    const [confirmedNonce, pendingNonce] = await Promise.all([
+      chain.publicClient.getTransactionCount({ address: account.address, blockTag: "latest" }),
+      chain.publicClient.getTransactionCount({ address: account.address, blockTag: "pending" }),
+    ]);
     for (const row of sent) {
-      const hash = row.txHash as Hex;
-      const receipt = await chain.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
+      const receipt = await minedReceipt(row);
       if (receipt) {
         const status = receipt.status === "success" ? "mined" : "reverted";
         let lastError: string | null = null;
         if (status === "reverted") lastError = await explainRevert(row, receipt.blockNumber);
-        await finish(row, { status, blockNumber: Number(receipt.blockNumber), lastError });
-        logger.info("transaction final", { id: row.id, kind: row.kind, ref: row.ref, hash, status });
+        const hash = receipt.transactionHash;
+        await finish(row, {
+          status,
+          blockNumber: Number(receipt.blockNumber),
+          lastError,
+          txHash: hash,
+          replacedHashes: signedHashes(row).filter((h) => h !== hash).reverse(),
+        });
+        logger.info("transaction final", { id: row.id, kind: row.kind, ref: row.ref, hash, status, versions: row.replacedHashes.length + 1 });
         continue;
       }
-      if (row.sentAt && Date.now() - row.sentAt.getTime() > REBROADCAST_AFTER_MS && row.rawTransaction) {
-        const confirmedNonce = await chain.publicClient.getTransactionCount({
-          address: chain.relayerAccount.address,
-          blockTag: "latest",
-        });
-        if (row.nonce !== null && confirmedNonce > row.nonce) {
-          // The nonce was used and this transaction is not the one mined: something else spent it.
-          await finish(row, { status: "failed", lastError: `nonce ${row.nonce} was used by another transaction` });
-          continue;
-        }
-        await chain.publicClient.sendRawTransaction({ serializedTransaction: row.rawTransaction as Hex }).catch(() => undefined);
+      const stale = !row.sentAt || Date.now() - row.sentAt.getTime() > REBROADCAST_AFTER_MS;
+      if (row.nonce === null || !row.rawTransaction) continue;
+      if (confirmedNonce > row.nonce) {
+        // The nonce was used and none of this transaction's versions is the one mined: something else spent
+        // it. (Only once stale: with several RPC URLs, the count and the receipts may come from nodes a
+        // block apart.)
+        if (stale) await finish(row, { status: "failed", lastError: `nonce ${row.nonce} was used by another transaction` });
+        continue;
+      }
+      if (row.sentBlock === null) {
+        // Sent before blocks were counted: count from now.
+        await db.update(chainTransactions).set({ sentBlock: Number(head) }).where(eq(chainTransactions.id, row.id));
+        continue;
+      }
+      // Only a transaction ready in the node's pool is left unmined for its fees; one the node dropped, or
+      // stuck above a nonce gap, is broadcast again (or the gap filled) instead.
+      const inPool = pendingNonce > row.nonce;
+      if (inPool && head - BigInt(row.sentBlock) >= replaceAfterBlocks && (await replace(row, head))) continue;
+      if (stale) {
         await db
           .update(chainTransactions)
-          .set({ sentAt: new Date(), attempts: row.attempts + 1, updatedAt: new Date() })
-          .where(eq(chainTransactions.id, row.id));
+          // Back in the pool from now on: its blocks count from here.
+          .set({ sentAt: new Date(), sentBlock: inPool ? row.sentBlock : Number(head), attempts: row.attempts + 1, updatedAt: new Date() })
+          .where(and(eq(chainTransactions.id, row.id), eq(chainTransactions.txHash, row.txHash!)));
+        // Usually "already known" when the node still has it: nothing to report.
+        await chain.publicClient.sendRawTransaction({ serializedTransaction: row.rawTransaction as Hex }).catch(() => undefined);
         metrics.txRebroadcasts.inc();
-        logger.warn("transaction not mined yet; broadcast again", { id: row.id, hash, attempts: row.attempts + 1 });
+        logger.warn("transaction not mined yet; broadcast again", { id: row.id, hash: row.txHash, nonce: row.nonce, attempts: row.attempts + 1 });
       }
     }
+    await fillNonceGap(head, confirmedNonce, pendingNonce);
+  }
+
+  /** Replaces a transaction left unmined with the same one at higher fees: signed, stored, then broadcast.
+   * False when the fee ceiling leaves no room for a bump. */
+  async function replace(row: ChainTransaction, head: bigint): Promise<boolean> {
+    const previous = parseTransaction(row.rawTransaction as Hex);
+    const previousFees: Fees = {
+      maxFeePerGas: previous.maxFeePerGas ?? 0n,
+      maxPriorityFeePerGas: previous.maxPriorityFeePerGas ?? 0n,
+    };
+    const suggested = await chain.publicClient.estimateFeesPerGas();
+    const fees = replacementFees(previousFees, suggested, feeCeiling);
+    if (!fees) {
+      // Counted again from this block: the warning comes once every TX_REPLACE_AFTER_BLOCKS blocks.
+      await db.update(chainTransactions).set({ sentBlock: Number(head) }).where(eq(chainTransactions.id, row.id));
+      logger.warn("transaction not mined, and its fees are at the ceiling (TX_MAX_FEE_PER_GAS_GWEI): it waits for the base fee to fall", {
+        id: row.id,
+        kind: row.kind,
+        hash: row.txHash,
+        nonce: row.nonce,
+        maxFeePerGas: previousFees.maxFeePerGas.toString(),
+        suggestedMaxFeePerGas: suggested.maxFeePerGas.toString(),
+      });
+      return false;
+    }
+    const raw = await account.signTransaction({
+      chainId: chain.chainId,
+      type: "eip1559",
+      to: row.toAddress as Address,
+      data: row.calldata as Hex,
+      nonce: row.nonce!,
+      gas: previous.gas,
+      ...fees,
+    });
+    const hash = keccak256(raw);
+    if (!(await holdLease())) return true;
+    const [stored] = await db
+      .update(chainTransactions)
+      .set({
+        txHash: hash,
+        rawTransaction: raw,
+        replacedHashes: [...row.replacedHashes, row.txHash!],
+        sentBlock: Number(head),
+        sentAt: new Date(),
+        attempts: row.attempts + 1,
+        updatedAt: new Date(),
+      })
+      .where(and(eq(chainTransactions.id, row.id), eq(chainTransactions.status, "sent"), eq(chainTransactions.txHash, row.txHash!)))
+      .returning();
+    if (!stored) return true;
+    metrics.txReplacements.inc({ kind: row.kind });
+    logger.warn("transaction not mined in time; replaced with higher fees", {
+      id: row.id,
+      kind: row.kind,
+      ref: row.ref,
+      nonce: row.nonce,
+      blocks: Number(head - BigInt(row.sentBlock!)),
+      replaced: row.txHash,
+      hash,
+      maxFeePerGas: `${previousFees.maxFeePerGas} -> ${fees.maxFeePerGas}`,
+      maxPriorityFeePerGas: `${previousFees.maxPriorityFeePerGas} -> ${fees.maxPriorityFeePerGas}`,
+    });
+    if (!(await broadcast(row, raw, hash))) await markUnbroadcast(row.id, hash);
+    return true;
+  }
+
+  /** A stored transaction whose broadcast failed: broadcast again at the next tick, not REBROADCAST_AFTER_MS
+   * later. */
+  async function markUnbroadcast(id: string, hash: Hex) {
+    await db
+      .update(chainTransactions)
+      .set({ sentAt: null })
+      .where(and(eq(chainTransactions.id, id), eq(chainTransactions.txHash, hash)));
+  }
+
+  /** Fills the lowest nonce gap, if any: a nonce at or above the chain's confirmed count, below a stored
+   * unmined transaction, that no stored transaction holds and the node's pool does not either. Those above
+   * it could never be mined. */
+  async function fillNonceGap(head: bigint, confirmedNonce: number, pendingNonce: number) {
+    const held = await db
+      .select({ nonce: chainTransactions.nonce })
+      .from(chainTransactions)
+      .where(and(eq(chainTransactions.status, "sent"), sql`${chainTransactions.nonce} >= ${confirmedNonce}`))
+      .orderBy(asc(chainTransactions.nonce));
+    if (held.length === 0) return;
+    const nonces = new Set(held.map((r) => r.nonce!));
+    const highest = held[held.length - 1].nonce!;
+    let gap: number | undefined;
+    for (let n = confirmedNonce; n < highest; n++) {
+      if (!nonces.has(n)) {
+        gap = n;
+        break;
+      }
+    }
+    if (gap === undefined) return;
+    // The node's pending count runs up to its first missing nonce: above `gap`, the pool holds a transaction
+    // with that nonce (sent by other means), and it will be mined.
+    if (pendingNonce > gap) return;
+    if (!(await holdLease())) return;
+    const fees = cappedFees(await chain.publicClient.estimateFeesPerGas(), feeCeiling);
+    const raw = await account.signTransaction({
+      chainId: chain.chainId,
+      type: "eip1559",
+      to: account.address,
+      value: 0n,
+      data: "0x",
+      nonce: gap,
+      gas: 21_000n,
+      ...fees,
+    });
+    const hash = keccak256(raw);
+    const id = newId("ctx");
+    await db.insert(chainTransactions).values({
+      id,
+      kind: NONCE_GAP_KIND,
+      ref: `${NONCE_GAP_KIND}:${gap}:${id}`,
+      toAddress: account.address,
+      calldata: "0x",
+      status: "sent",
+      nonce: gap,
+      txHash: hash,
+      rawTransaction: raw,
+      sentBlock: Number(head),
+      sentAt: new Date(),
+      attempts: 1,
+    });
+    logger.warn("nonce gap below stored unmined transactions; filled with an empty transfer", {
+      nonce: gap,
+      confirmedNonce,
+      pendingNonce,
+      storedAbove: [...nonces].filter((n) => n > gap).length,
+      hash,
+    });
+    if (!(await broadcast({ id, kind: NONCE_GAP_KIND }, raw, hash))) await markUnbroadcast(id, hash);
   }
 
   async function explainRevert(row: ChainTransaction, blockNumber: bigint): Promise<string> {
     try {
       await chain.publicClient.call({
-        account: chain.relayerAccount.address,
+        account: account.address,
         to: row.toAddress as Address,
         data: row.calldata as Hex,
         blockNumber,
@@ -137,16 +370,30 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
     }
   }
 
-  async function sendQueued() {
+  /** The next nonce: after the chain's pending count, this process's last one, and every stored unmined
+   * transaction's (a node that lost its pool, e.g. restarted, reports a pending count below them). */
+  async function nonceForNext(): Promise<number> {
+    const [pending, [stored]] = await Promise.all([
+      chain.publicClient.getTransactionCount({ address: account.address, blockTag: "pending" }),
+      db.select({ highest: max(chainTransactions.nonce) }).from(chainTransactions).where(eq(chainTransactions.status, "sent")),
+    ]);
+    const afterStored = stored?.highest === null || stored?.highest === undefined ? 0 : stored.highest + 1;
+    return Math.max(pending, nextNonce ?? 0, afterStored);
+  }
+
+  async function sendQueued(ctx: TickContext, head: bigint) {
     const queued = await db
       .select()
       .from(chainTransactions)
       .where(eq(chainTransactions.status, "queued"))
-      .orderBy(asc(chainTransactions.createdAt))
+      // false sorts first: payments before anchoring, then oldest first.
+      .orderBy(inArray(chainTransactions.kind, [...DEFERRED_KINDS]), asc(chainTransactions.createdAt))
       .limit(50);
     for (const row of queued) {
       if (worker.isStopped()) return;
-      const account = chain.relayerAccount;
+      // Something was enqueued meanwhile (perhaps a payment, which must not wait behind this batch): the
+      // worker runs the next tick at once, which picks again.
+      if (ctx.woken()) return;
       let gas: bigint;
       try {
         gas = await chain.publicClient.estimateGas({
@@ -156,14 +403,13 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
         });
       } catch (error) {
         const reason = revertReason(error);
-        if (!reason) throw error; // the node is unreachable: leave it queued
+        if (!reason) throw error; // the node is unreachable or refused the call: leave it queued
         await finish(row, { status: "failed", lastError: reason.text });
         logger.warn("transaction would revert; not sent", { id: row.id, kind: row.kind, ref: row.ref, reason: reason.text });
         continue;
       }
-      const pending = await chain.publicClient.getTransactionCount({ address: account.address, blockTag: "pending" });
-      const nonce = Math.max(pending, nextNonce ?? 0);
-      const fees = await chain.publicClient.estimateFeesPerGas();
+      const nonce = await nonceForNext();
+      const fees = cappedFees(await chain.publicClient.estimateFeesPerGas(), feeCeiling);
       const raw = await account.signTransaction({
         chainId: chain.chainId,
         type: "eip1559",
@@ -171,8 +417,7 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
         data: row.calldata as Hex,
         nonce,
         gas: (gas * BigInt(Math.round(GAS_HEADROOM * 100))) / 100n,
-        maxFeePerGas: fees.maxFeePerGas,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        ...fees,
       });
       const hash = keccak256(raw);
       if (!(await holdLease())) return;
@@ -183,6 +428,7 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
           nonce,
           txHash: hash,
           rawTransaction: raw,
+          sentBlock: Number(head),
           sentAt: new Date(),
           attempts: row.attempts + 1,
           updatedAt: new Date(),
@@ -191,12 +437,8 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
         .returning();
       if (!claimed) continue;
       nextNonce = nonce + 1;
-      try {
-        await chain.publicClient.sendRawTransaction({ serializedTransaction: raw });
-        logger.info("transaction sent", { id: row.id, kind: row.kind, ref: row.ref, hash, nonce });
-      } catch (error) {
-        logger.warn("broadcast failed; will retry", { id: row.id, hash, error: (error as Error).message });
-      }
+      if (await broadcast(row, raw, hash)) logger.info("transaction sent", { id: row.id, kind: row.kind, ref: row.ref, hash, nonce });
+      else await markUnbroadcast(row.id, hash);
     }
   }
 
@@ -213,10 +455,15 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
   }
 
   /** One pass of the lease's holder; resolves with the delay before the next. */
-  async function tick(): Promise<number> {
-    if (!(await inFlight()).any) return SAFETY_POLL_MS;
-    await watchSent();
-    await sendQueued();
+  async function tick(ctx: TickContext): Promise<number> {
+    if (!(await inFlight()).any) {
+      failedTicks = 0;
+      return SAFETY_POLL_MS;
+    }
+    const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    await watchSent(head);
+    await sendQueued(ctx, head);
+    failedTicks = 0;
     const now = await inFlight();
     if (now.lastSent && now.lastSent.getTime() > Date.now() - WATCH_WINDOW_MS) return WATCH_MS;
     return now.any ? TICK_MS : SAFETY_POLL_MS;
@@ -226,8 +473,12 @@ export function createTxSender(deps: { database: Database; chain: PaymentsChain;
     name: "tx-sender",
     tick,
     onError(error) {
-      logger.warn("tx sender tick failed", { error: (error as Error).message });
-      return TICK_MS;
+      // Backs off while the RPC keeps failing (a rate limit, an outage): nothing was lost, what was queued
+      // stays queued and what was sent stays watched.
+      failedTicks++;
+      const delay = Math.min(TICK_MS * 2 ** (failedTicks - 1), MAX_BACKOFF_MS);
+      logger.warn("tx sender tick failed; backing off", { error: (error as Error).message, failedTicks, retryInMs: delay });
+      return delay;
     },
     wakeOn: { database, channels: [TX_CHANNEL] },
     lease: { lease, retryMs: TICK_MS, onLost: () => (nextNonce = undefined) },

@@ -48,7 +48,14 @@ export function createMetrics() {
 
     txRebroadcasts: new Counter({
       name: "payg_tx_rebroadcasts_total",
-      help: "Signed transactions broadcast again because they were not mined in time (the same signed transaction: the sender never replaces one with higher fees)",
+      help: "Signed transactions broadcast again because they were not mined in time (the same signed bytes; a fee bump is counted in payg_tx_replacements_total)",
+      registers,
+    }),
+
+    txReplacements: new Counter({
+      name: "payg_tx_replacements_total",
+      help: "Transactions replaced with the same nonce and higher fees because they stayed unmined for TX_REPLACE_AFTER_BLOCKS blocks, by kind",
+      labelNames: ["kind"] as const,
       registers,
     }),
 

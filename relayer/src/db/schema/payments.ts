@@ -155,8 +155,16 @@ export const chainTransactions = pgTable(
     calldata: text("calldata").notNull(),
     status: text("status", { enum: chainTransactionStatuses }).notNull().default("queued"),
     nonce: integer("nonce"),
+    /** The signed transaction the sender broadcasts now (after a fee bump, the replacement), and its hash;
+     * once final, the hash of the one mined. */
     txHash: text("tx_hash"),
     rawTransaction: text("raw_transaction"),
+    /** Hashes of the earlier signed versions of this nonce, replaced by a fee bump: any of them may still be
+     * the one mined. */
+    replacedHashes: jsonb("replaced_hashes").$type<string[]>().notNull().default([]),
+    /** The chain's latest block when the current signed version was first broadcast (fee bumps count from
+     * it). */
+    sentBlock: bigint("sent_block", { mode: "number" }),
     blockNumber: bigint("block_number", { mode: "number" }),
     attempts: integer("attempts").notNull().default(0),
     lastError: text("last_error"),
