@@ -42,6 +42,22 @@ export default defineConfig({
       chainType: "l1",
       url: process.env.RPC_URL ?? "http://127.0.0.1:8545",
     },
+    // `npm run rehearsal` (scripts/rehearsal.ts): a local node that behaves like Base Sepolia (its chain id,
+    // an OP-stack chain, a block every 2 s whatever is pending, EIP-1559 base fees), and the network
+    // Ignition deploys to on it, configured like `baseSepolia` below: its URL and deployer key are
+    // configuration variables (the environment or Hardhat's keystore).
+    rehearsalChain: {
+      type: "edr-simulated",
+      chainType: "op",
+      chainId: 84532,
+      mining: { auto: false, interval: 2_000 },
+    },
+    rehearsal: {
+      type: "http",
+      chainType: "op",
+      url: configVariable("REHEARSAL_RPC_URL"),
+      accounts: [configVariable("REHEARSAL_DEPLOYER_PRIVATE_KEY")],
+    },
     baseSepolia: {
       type: "http",
       chainType: "op",

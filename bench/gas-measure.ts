@@ -7,7 +7,9 @@
 // "warm" means the system has seen payments before (the split holds a balance, the legs have accrued,
 // the order bitmap word is in use): the state of a running service. A payer's first permit payment
 // also pays for its first permit nonce: both cases are shown. Payments go through the hand-registered
-// AssetSplit unless the name says "factory split" (the device's own AssetSplitClone).
+// AssetSplit unless the name says "factory split" (the device's own AssetSplitClone), in the test stablecoin
+// unless the name says "in RehearsalUsdc" (USDC's stand-in, which has EIP-3009: the authorization rail, beside
+// the permit rail in the same token).
 //
 // The figures are deterministic: the same transactions with the same calldata on every run. Orders get
 // fixed ids and a fixed expiry (an expiry taken from the clock would change the order's digest, so the
@@ -19,7 +21,9 @@ import {
   MAX_UINT256,
   USDC,
   assetKey,
+  authorizationPayment,
   deployPayments,
+  deployUsdcRail,
   factoryAs,
   makeOrder,
   networkHelpers,
@@ -39,6 +43,10 @@ export type GasFigure = { name: string; gas: number; note: string };
 export const REPEAT_PAYER = "payWithPermit, repeat payer";
 /** The repeat payer's `payWithPermit` through the device's own factory split. */
 export const FACTORY_REPEAT_PAYER = "payWithPermit through a factory split, repeat payer";
+/** The repeat payer's `payWithAuthorization` (EIP-3009) in RehearsalUsdc through a hand-registered split. */
+export const AUTHORIZATION_REPEAT_PAYER = "payWithAuthorization in RehearsalUsdc, repeat payer";
+/** The repeat payer's `payWithPermit` in RehearsalUsdc, the same scenario: the two gasless rails side by side. */
+export const USDC_PERMIT_REPEAT_PAYER = "payWithPermit in RehearsalUsdc, repeat payer";
 /** Creating a device's split. */
 export const CREATE_SPLIT = "AssetSplitFactory.createSplit";
 
@@ -233,6 +241,38 @@ async function measure(): Promise<GasFigure[]> {
     await gasOf(p.router.write.setSplitFactory([p.factory.address])),
     "admin; checks the factory's router and implementation",
   );
+
+  // The two gasless rails in USDC's stand-in, in the same scenario as the permit figures above (a split that
+  // another wallet paid through, a payer who paid before), shown beside them. Measured after the other
+  // payments, so that the contracts deployed for them move none of those figures.
+  const { usdc, usdcSplit } = await deployUsdcRail(p);
+  const usdcOrder = (amount: bigint) => order(amount, { token: usdc.address, split: usdcSplit.address });
+  await usdc.write.mint([stranger.account.address, USDC(100)]);
+  await (await viem.getContractAt("RehearsalUsdc", usdc.address, { client: { wallet: stranger } })).write.approve([
+    p.router.address,
+    MAX_UINT256,
+  ]);
+  const usdcWarmup = await usdcOrder(USDC(1));
+  await gasOf((await routerAs(p, stranger)).write.pay([usdcWarmup, await signVoucher(p, usdcWarmup)]));
+  await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, await usdcOrder(USDC(1.5)))));
+  await gasOf(asRelayer.write.payWithAuthorization(await authorizationPayment(p, await usdcOrder(USDC(1.5)))));
+  const usdcPermit: bigint[] = [];
+  const usdcAuthorization: bigint[] = [];
+  for (let i = 0; i < 5; i++) {
+    usdcPermit.push(await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, await usdcOrder(USDC(1.5))))));
+    usdcAuthorization.push(
+      await gasOf(asRelayer.write.payWithAuthorization(await authorizationPayment(p, await usdcOrder(USDC(1.5))))),
+    );
+  }
+  const usdcFigures: GasFigure[] = [
+    { name: USDC_PERMIT_REPEAT_PAYER, gas: Number(median(usdcPermit)), note: "median of 5; USDC's EIP-712 domain" },
+    {
+      name: AUTHORIZATION_REPEAT_PAYER,
+      gas: Number(median(usdcAuthorization)),
+      note: "median of 5; one EIP-3009 receive authorization, through the router to the split",
+    },
+  ];
+  figures.splice(figures.findIndex((f) => f.name === REPEAT_PAYER) + 1, 0, ...usdcFigures);
 
   const anchor = await viem.deployContract("TelemetryAnchor", [admin.account.address, 0, relayer.account.address]);
   const anchorAsRelayer = await viem.getContractAt("TelemetryAnchor", anchor.address, { client: { wallet: relayer } });

@@ -4,6 +4,7 @@ pragma solidity ^0.8.28;
 import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
 import {AccessControlDefaultAdminRules} from
     "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
+import {IERC3009} from "@openzeppelin/contracts/interfaces/draft-IERC3009.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {IERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Permit.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
@@ -29,13 +30,16 @@ import {SplitAddress} from "./libraries/SplitAddress.sol";
 ///   registration is needed and a voucher can only ever pay the device's own split;
 /// - a split registered by hand for the order's token ({registerSplit}).
 ///
-/// Three rails end in the same {OrderPaid} event:
+/// Four rails end in the same {OrderPaid} event:
 /// - {payWithPermit}: the payer signs one EIP-2612 permit; anyone (a relayer) submits the call and pays gas.
+/// - {payWithAuthorization}: the payer signs one EIP-3009 receive authorization (USDC's own gasless
+///   transfer); anyone submits the call and pays gas.
 /// - {pay}: the caller pays from an allowance it gave beforehand (smart-contract wallets).
 /// - {payCash}: an agent who took cash pays from its own stablecoin float.
 ///
-/// @dev The permit's `deadline` must equal {permitDeadline} of the order, the order's EIP-712 digest, so a
-/// permit signature can only ever pay the order it was signed for. That is what lets anyone relay it.
+/// @dev The permit's `deadline` must equal {permitDeadline} of the order, and the authorization's `nonce`
+/// {authorizationNonce} of the order: both are the order's EIP-712 digest, so a permit or authorization
+/// signature can only ever pay the order it was signed for. That is what lets anyone relay it.
 contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGuardTransient, EIP712 {
     using SafeERC20 for IERC20;
 
@@ -43,7 +47,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     enum Rail {
         Permit,
         Approval,
-        Cash
+        Cash,
+        Authorization
     }
 
     /// @notice A price-locked order, signed by the quote signer.
@@ -103,7 +108,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice Emitted for every paid order, whatever the rail.
     /// @param orderId The order's on-chain key.
     /// @param deviceId The device the order powers.
-    /// @param payer The account the tokens came from (the permit's owner, the caller, or the agent).
+    /// @param payer The account the tokens came from (the permit's or authorization's signer, the caller, or the
+    /// agent).
     /// @param token The stablecoin paid.
     /// @param split The {AssetSplit} that settled it.
     /// @param amount Amount in the token's base units.
@@ -161,6 +167,10 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice The permit neither executed nor was consumed earlier for this very order (with the allowance it
     /// set still in place).
     error InvalidPermit(address payer);
+    /// @notice The receive authorization did not deliver the order amount to this router: its signature, amount,
+    /// nonce or validity does not match the order, it was used or cancelled, the token refused the transfer
+    /// (a blocklisted account, a balance too low), or the token has no EIP-3009.
+    error InvalidAuthorization(address payer);
     /// @notice The split received a different amount than the order's (fee-on-transfer or rebasing token).
     error UnexpectedBalance(uint256 expected, uint256 received);
     /// @notice A split of address zero, or one whose asset is address zero.
@@ -211,6 +221,44 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
             ) revert InvalidPermit(payer);
         }
         _collect(order, payer, Rail.Permit);
+    }
+
+    /// @notice Pays `order` with one EIP-3009 receive authorization signed by `payer`, and settles it through its
+    /// split. Anyone may submit it. The authorization must move `order.amount` from `payer` to this router, be
+    /// valid after 0 and before `order.expiry`, and carry the nonce {authorizationNonce}(order). Only this
+    /// router can use it (the token lets only the payee submit a receive authorization), so nobody can spend it
+    /// on anything but this order; the payer can still void it with the token's `cancelAuthorization`.
+    /// @dev The token checks `block.timestamp < validBefore`: on this rail an order can be paid until the second
+    /// before its expiry. The tokens pass through this router within the call.
+    /// @param order The price-locked order.
+    /// @param voucherSignature The quote signer's signature of `order`.
+    /// @param payer The authorization's signer, who pays.
+    /// @param v Authorization signature `v`.
+    /// @param r Authorization signature `r`.
+    /// @param s Authorization signature `s`.
+    function payWithAuthorization(
+        PaymentOrder calldata order,
+        bytes calldata voucherSignature,
+        address payer,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external whenNotPaused nonReentrant {
+        bytes32 nonce = _acceptOrder(order, voucherSignature);
+        IERC20 token = IERC20(order.token);
+        // Read before the call, the router's balance slot is warm when the token credits it: the check costs
+        // little more than the call to balanceOf.
+        uint256 held = token.balanceOf(address(this));
+        try IERC3009(order.token).receiveWithAuthorization(
+            payer, address(this), order.amount, 0, order.expiry, nonce, v, r, s
+        ) {
+            // A token without EIP-3009 whose fallback accepts any call "succeeds" without moving anything: the
+            // router must not pay the split from tokens it holds by mistake.
+            if (token.balanceOf(address(this)) != held + order.amount) revert InvalidAuthorization(payer);
+        } catch {
+            revert InvalidAuthorization(payer);
+        }
+        _collect(order, payer, Rail.Authorization);
     }
 
     /// @notice Pays `order` from the caller's allowance to this router, and settles it through its split.
@@ -302,6 +350,12 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         return uint256(hashOrder(order));
     }
 
+    /// @notice The `nonce` a payer's receive authorization must carry to pay `order`: the order's EIP-712 digest.
+    /// @param order The order.
+    function authorizationNonce(PaymentOrder calldata order) external view returns (bytes32) {
+        return hashOrder(order);
+    }
+
     /// @notice Makes the router pay through every split `factory` creates, without registering them: an order
     /// whose split is the factory split of its device id and token ({SplitAddress}) is accepted. Replaces the
     /// previous factory, whose splits can then no longer be paid (their credits stay withdrawable). Address zero
@@ -345,7 +399,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     }
 
     /// @notice Sends tokens that were transferred to this router by mistake to `to`. The router never holds
-    /// tokens of its own (payments go straight from the payer to the split), so nothing owed is at stake.
+    /// tokens of its own (payments go straight from the payer to the split, or on the authorization rail through
+    /// the router within the payment's call), so nothing owed is at stake.
     /// @param token The token to recover.
     /// @param to The account to send it to.
     /// @param amount Amount in the token's base units.
@@ -416,12 +471,15 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         _usedBitmap[word] = bits | bit;
     }
 
-    /// @dev Moves the order amount from `payer` straight to the split, checks it arrived whole, and records
-    /// the settlement.
+    /// @dev Moves the order amount to the split, checks it arrived whole, and records the settlement of `payer`'s
+    /// payment. The amount comes straight from `payer` (its allowance to this router), or on the authorization
+    /// rail from this router, to which the authorization delivered it. The source follows from the rail, never
+    /// from an address a caller passes, so no other rail can spend tokens the router holds.
     function _collect(PaymentOrder calldata order, address payer, Rail rail) private {
         IERC20 token = IERC20(order.token);
         uint256 before = token.balanceOf(order.split);
-        token.safeTransferFrom(payer, order.split, order.amount);
+        if (rail == Rail.Authorization) token.safeTransfer(order.split, order.amount);
+        else token.safeTransferFrom(payer, order.split, order.amount);
         uint256 received = token.balanceOf(order.split) - before;
         if (received != order.amount) revert UnexpectedBalance(order.amount, received);
         IAssetSplit(order.split).settle(bytes32(order.orderId), order.amount);

@@ -11,6 +11,7 @@ export function emptyNetworkStats(chainId: number): typeof schema.networkStats.$
     permitPayments: 0,
     approvalPayments: 0,
     cashPayments: 0,
+    authorizationPayments: 0,
     settlements: 0,
     settledUsdMicro: 0n,
     firstPaymentAt: null,

@@ -8,9 +8,9 @@
 // views schema.
 import { index, onchainTable, primaryKey, relations } from "ponder";
 
-/** How an order was paid: PaymentRouter.Rail, by name. */
-export type Rail = "permit" | "approval" | "cash";
-export const RAILS: readonly Rail[] = ["permit", "approval", "cash"];
+/** How an order was paid: PaymentRouter.Rail, by name, in the enum's order. */
+export type Rail = "permit" | "approval" | "cash" | "authorization";
+export const RAILS: readonly Rail[] = ["permit", "approval", "cash", "authorization"];
 
 /** One row per paid order (PaymentRouter.OrderPaid). */
 export const orders = onchainTable(
@@ -198,6 +198,7 @@ export const networkStats = onchainTable("network_stats", (t) => ({
   permitPayments: t.integer().notNull(),
   approvalPayments: t.integer().notNull(),
   cashPayments: t.integer().notNull(),
+  authorizationPayments: t.integer().notNull(),
   /** All settlements (router payments and batch deposits) and their gross in micro-USD. */
   settlements: t.integer().notNull(),
   settledUsdMicro: t.bigint().notNull(),

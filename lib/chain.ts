@@ -26,15 +26,16 @@ export async function rpc<T = unknown>(url: string, method: string, params: unkn
   return body.result as T;
 }
 
-/** Starts a Hardhat node on 127.0.0.1:`port` and waits until it answers. */
-export async function startChain(opts: { port: number; logFile?: string; echo?: boolean }): Promise<{
+/** Starts a Hardhat node on 127.0.0.1:`port` and waits until it answers. `network`: the simulated network
+ * of hardhat.config.ts it runs (default Hardhat's `node`: automining, chain id 31337). */
+export async function startChain(opts: { port: number; network?: string; logFile?: string; echo?: boolean }): Promise<{
   service: Service;
   rpcUrl: string;
 }> {
   const service = startService(
     "chain",
     process.execPath,
-    [hardhatCli, "node", "--hostname", "127.0.0.1", "--port", String(opts.port)],
+    [hardhatCli, ...(opts.network ? ["--network", opts.network] : []), "node", "--hostname", "127.0.0.1", "--port", String(opts.port)],
     { cwd: repoRoot, env: hardhatEnv, logFile: opts.logFile, echo: opts.echo },
   );
   const rpcUrl = `http://127.0.0.1:${opts.port}`;
@@ -44,7 +45,7 @@ export async function startChain(opts: { port: number; logFile?: string; echo?: 
 
 const ignitionDeploy = path.join(repoRoot, "lib", "ignition-deploy.ts");
 
-/** Deploys ignition/modules/LocalStack.ts to the chain at `rpcUrl` as `deploymentId` with Ignition (see
+/** Deploys ignition/modules/LocalStack.ts (or `module`) to the chain at `rpcUrl` as `deploymentId` with Ignition (see
  * lib/ignition-deploy.ts) and writes its record to generated/deployments/ (unless the record there is the
  * same already: a running indexer may be reading it). A fresh deployment (the default) first removes any
  * earlier one with that id; otherwise Ignition continues the existing deployment, deploying only what it
@@ -53,17 +54,24 @@ const ignitionDeploy = path.join(repoRoot, "lib", "ignition-deploy.ts");
  * Ignition compiles what changed first, with the `default` build profile: the contracts the tests run are
  * the ones deployed, and the artifacts stay those of `hardhat build` (Ignition's usual `production` profile
  * compiles every contract in a job of its own, several times the work, and rewrites every artifact). */
-export async function deployLocalStack(opts: {
+export async function deployWithIgnition(opts: {
   rpcUrl: string;
   deploymentId: string;
   fresh?: boolean;
   logFile?: string;
   echo?: boolean;
+  /** Another module than LocalStack: its name (ignition/modules/<name>.ts), its parameters file, the
+   * Hardhat network to deploy to (configured with `env`), and the confirmations Ignition waits for. */
+  module?: { name: string; parameters: string; network: string; env: NodeJS.ProcessEnv; confirmations: number };
 }): Promise<DeploymentRecord> {
   if (opts.fresh !== false) await rm(path.join(deploymentsDir, opts.deploymentId), { recursive: true, force: true });
-  const deploy = startService("deploy", process.execPath, [ignitionDeploy, opts.deploymentId], {
+  const m = opts.module;
+  const args = m ? [ignitionDeploy, opts.deploymentId, m.name, m.parameters, m.network] : [ignitionDeploy, opts.deploymentId];
+  const deploy = startService("deploy", process.execPath, args, {
     cwd: repoRoot,
-    env: { ...hardhatEnv, RPC_URL: opts.rpcUrl, IGNITION_BLOCK_POLLING_MS: "50" },
+    env: m
+      ? { ...hardhatEnv, ...m.env, IGNITION_CONFIRMATIONS: String(m.confirmations), IGNITION_BLOCK_POLLING_MS: "250" }
+      : { ...hardhatEnv, RPC_URL: opts.rpcUrl, IGNITION_BLOCK_POLLING_MS: "50" },
     logFile: opts.logFile,
     echo: opts.echo,
   });

@@ -1,24 +1,35 @@
-// `hardhat ignition deploy` of ignition/modules/LocalStack.ts to the `localhost` network (RPC_URL), with the
-// `default` build profile, run through Hardhat's runtime-environment API rather than its command line: the
+// `hardhat ignition deploy` run through Hardhat's runtime-environment API rather than its command line: the
 // same task, with the same output, but Node loads the TypeScript config and modules itself, where the
 // command line first registers a TypeScript loader for every import after it (some 1.5 s of CPU per run).
-// lib/chain.ts (deployLocalStack) runs it as a child process. Usage: node lib/ignition-deploy.ts <deployment-id>
+// Deploys with the `default` build profile (lib/chain.ts says why). lib/chain.ts runs it as a child process.
+//
+// Usage: node lib/ignition-deploy.ts <deployment-id> [<module> <parameters file> <network>]
+//   Without the last three: ignition/modules/LocalStack.ts with ignition/parameters/local.json to the
+//   `localhost` network (RPC_URL). `npm run rehearsal` passes Payments, its parameters and `rehearsal`.
+// IGNITION_CONFIRMATIONS: the blocks Ignition waits on top of each transaction on a chain that does not
+// automine (Ignition's default: 5).
 import path from "node:path";
 import { createHardhatRuntimeEnvironment } from "hardhat/hre";
 import config from "../hardhat.config.ts";
 import { repoRoot } from "../ignition/deployment-records.ts";
 
-const deploymentId = process.argv[2];
-if (!deploymentId) throw new Error("usage: node lib/ignition-deploy.ts <deployment-id>");
+const [deploymentId, moduleName = "LocalStack", parameters = path.join(repoRoot, "ignition", "parameters", "local.json"), network = "localhost"] =
+  process.argv.slice(2);
+if (!deploymentId) throw new Error("usage: node lib/ignition-deploy.ts <deployment-id> [<module> <parameters file> <network>]");
+if (!/^[A-Za-z][A-Za-z0-9]*$/.test(moduleName)) throw new Error(`not a module name: ${moduleName}`);
 
+const confirmations = process.env.IGNITION_CONFIRMATIONS === undefined ? undefined : Number(process.env.IGNITION_CONFIRMATIONS);
+if (confirmations !== undefined && !(Number.isInteger(confirmations) && confirmations >= 1)) {
+  throw new Error(`IGNITION_CONFIRMATIONS must be a positive integer, got "${process.env.IGNITION_CONFIRMATIONS}"`);
+}
 const hre = await createHardhatRuntimeEnvironment(
-  config,
-  { network: "localhost", buildProfile: "default", config: path.join(repoRoot, "hardhat.config.ts") },
+  confirmations === undefined ? config : { ...config, ignition: { ...config.ignition, requiredConfirmations: confirmations } },
+  { network, buildProfile: "default", config: path.join(repoRoot, "hardhat.config.ts") },
   repoRoot,
 );
 const result = await hre.tasks.getTask(["ignition", "deploy"]).run({
-  modulePath: path.join(repoRoot, "ignition", "modules", "LocalStack.ts"),
-  parameters: path.join(repoRoot, "ignition", "parameters", "local.json"),
+  modulePath: path.join(repoRoot, "ignition", "modules", `${moduleName}.ts`),
+  parameters: path.resolve(parameters),
   deploymentId,
 });
 // The task prints why a deployment did not succeed, and sets the exit code.

@@ -34,7 +34,7 @@ import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import pg from "pg";
 import { type DeploymentRecord, loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
-import { deployLocalStack, isSameChain, rpc, startChain } from "../lib/chain.ts";
+import { deployWithIgnition, isSameChain, rpc, startChain } from "../lib/chain.ts";
 import { abisUpToDate, compileContracts, generateAbis } from "../lib/contracts.ts";
 import { type IndexerDatabase, createIndexerDatabase, resetLocalChainSyncData, startIndexer } from "../lib/indexer.ts";
 import { isListening, type Service, stopAllServices } from "../lib/processes.ts";
@@ -335,7 +335,7 @@ async function main() {
     await Promise.all([contracts, chainReady]);
     // On the same chain Ignition only deploys what the deployment lacks (contracts added since).
     const record = await step(sameChain ? "bringing the deployment up to date with Ignition" : "deploying the contracts with Ignition", () =>
-      deployLocalStack({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !sameChain, logFile: log("deploy") }),
+      deployWithIgnition({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !sameChain, logFile: log("deploy") }),
     );
     // Ignition compiled contracts changed since generated/abis.ts was written: write it again once nothing
     // reads it (the seed, an indexer started early), before the indexer and the relayer start.

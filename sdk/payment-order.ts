@@ -1,7 +1,7 @@
-// EIP-712 typed data of the payment router's price-locked order (the voucher) and of the EIP-2612 permit
-// that pays it. The order's fields are read from the generated router ABI, so they cannot drift from the
-// Solidity struct.
-import { parseSignature, type Address, type Hex, type LocalAccount, type TypedDataDomain } from "viem";
+// EIP-712 typed data of the payment router's price-locked order (the voucher) and of the EIP-2612 permit or
+// EIP-3009 receive authorization that pays it. The order's fields are read from the generated router ABI, so
+// they cannot drift from the Solidity struct.
+import { hashTypedData, parseSignature, type Address, type Hex, type LocalAccount, type TypedDataDomain } from "viem";
 import { paymentRouterAbi } from "../generated/abis.ts";
 
 type PayWithPermit = Extract<(typeof paymentRouterAbi)[number], { type: "function"; name: "payWithPermit" }>;
@@ -44,6 +44,13 @@ export function orderTypedData(chainId: number, router: Address, order: PaymentO
     primaryType: "PaymentOrder",
     message: order,
   } as const;
+}
+
+/** The order's EIP-712 digest under the router's domain: the router's `hashOrder(order)`, which is also the
+ * permit deadline (`permitDeadline`, as a number) and the authorization nonce (`authorizationNonce`) that bind a
+ * payer's signature to this one order. */
+export function orderDigest(chainId: number, router: Address, order: PaymentOrder): Hex {
+  return hashTypedData(orderTypedData(chainId, router, order));
 }
 
 /** EIP-2612 permit types. */
@@ -98,7 +105,65 @@ export function signOrderPermit(
   );
 }
 
-/** Splits a 65-byte signature into the `v`, `r`, `s` that `payWithPermit` takes. */
+/** EIP-3009 `ReceiveWithAuthorization` types (USDC's gasless transfer that only the payee may submit). */
+export const receiveAuthorizationTypes = {
+  ReceiveWithAuthorization: [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ],
+} as const;
+
+/** Typed data of the receive authorization a payer signs to pay an order with `payWithAuthorization`: `to` is
+ * the router, `value` the order amount, `validAfter` 0, `validBefore` the order's expiry and `nonce` the order's
+ * digest (the router's `authorizationNonce(order)`), which binds the authorization to that one order.
+ * `tokenDomain` is the token's own (USDC: its name and version "2"; USDC does not publish it by ERC-5267). */
+export function receiveAuthorizationTypedData(params: {
+  tokenDomain: TypedDataDomain;
+  from: Address;
+  to: Address;
+  value: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  nonce: Hex;
+}) {
+  const { tokenDomain, ...message } = params;
+  return {
+    domain: tokenDomain,
+    types: receiveAuthorizationTypes,
+    primaryType: "ReceiveWithAuthorization",
+    message,
+  } as const;
+}
+
+/** Signs the EIP-3009 receive authorization that pays `order` through the router's `payWithAuthorization`
+ * (USDC's own gasless rail): `order.amount` from the account to the router, valid before the order's expiry,
+ * with the order's digest as nonce. `tokenDomain` is the token's EIP-712 domain: for USDC its `name()` and
+ * version "2" (USDC does not publish its domain by ERC-5267). Split with permitSignatureParts, the signature
+ * goes into `payWithAuthorization(order, voucherSignature, account, v, r, s)`, which anyone may submit; only
+ * the router can use it (the token lets only the payee submit a receive authorization). */
+export function signOrderAuthorization(
+  account: Pick<LocalAccount, "address" | "signTypedData">,
+  params: { chainId: number; router: Address; order: PaymentOrder; tokenDomain: TypedDataDomain },
+): Promise<Hex> {
+  const { chainId, router, order, tokenDomain } = params;
+  return account.signTypedData(
+    receiveAuthorizationTypedData({
+      tokenDomain,
+      from: account.address,
+      to: router,
+      value: order.amount,
+      validAfter: 0n,
+      validBefore: order.expiry,
+      nonce: orderDigest(chainId, router, order),
+    }),
+  );
+}
+
+/** Splits a 65-byte signature into the `v`, `r`, `s` that `payWithPermit` and `payWithAuthorization` take. */
 export function permitSignatureParts(signature: Hex): { v: number; r: Hex; s: Hex } {
   const { v, r, s, yParity } = parseSignature(signature);
   return { v: Number(v ?? BigInt(yParity + 27)), r, s };

@@ -13,6 +13,7 @@ import {
   orders,
   participants,
   RAILS,
+  type Rail,
   settlements,
   splitParticipants,
   splits,
@@ -351,7 +352,7 @@ ponder.on("PaymentRouter:OrderPaid", async ({ event, context }) => {
       volumeUsdMicro: row.volumeUsdMicro + usdMicro,
     }));
 
-  const railColumn = `${rail}Payments` as "permitPayments" | "approvalPayments" | "cashPayments";
+  const railColumn = `${rail}Payments` as `${Rail}Payments`;
   await context.db
     .insert(networkStats)
     .values({

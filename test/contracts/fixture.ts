@@ -1,10 +1,12 @@
 // Shared deployment and signing helpers of the contract tests.
 import { network } from "hardhat";
-import { keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex } from "viem";
+import { keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex, type LocalAccount } from "viem";
 import {
   orderTypedData,
   permitSignatureParts,
   permitTypedData,
+  receiveAuthorizationTypedData,
+  signOrderAuthorization,
   type PaymentOrder,
 } from "../../sdk/payment-order.ts";
 
@@ -110,14 +112,16 @@ export async function signPermit(
   opts: { owner?: Wallet; value?: bigint; deadline?: bigint } = {},
 ) {
   const owner = opts.owner ?? p.accounts.payer;
-  // Every token of these tests is an OpenZeppelin ERC20Permit: the test stablecoin's ABI reads any of them.
+  // Every token of these tests is an OpenZeppelin ERC20Permit (domain version "1", the test stablecoin's ABI
+  // reads any of them) or RehearsalUsdc, whose `version()` gives USDC's "2".
   const erc20 = await viem.getContractAt("TestStablecoin", order.token);
+  const version = await (await viem.getContractAt("RehearsalUsdc", order.token)).read.version().catch(() => "1");
   const nonce = await erc20.read.nonces([owner.account.address]);
   const deadline = opts.deadline ?? (await p.router.read.permitDeadline([order]));
   const signature = await owner.signTypedData({
     account: owner.account,
     ...permitTypedData({
-      tokenDomain: { name: await erc20.read.name(), version: "1", chainId, verifyingContract: order.token },
+      tokenDomain: { name: await erc20.read.name(), version, chainId, verifyingContract: order.token },
       owner: owner.account.address,
       spender: p.router.address,
       value: opts.value ?? order.amount,
@@ -132,6 +136,68 @@ export async function signPermit(
 export async function permitPayment(p: Payments, order: PaymentOrder) {
   const permit = await signPermit(p, order);
   return [order, await signVoucher(p, order), permit.owner, permit.v, permit.r, permit.s] as const;
+}
+
+/** Deploys RehearsalUsdc (USDC's EIP-712 domain, EIP-2612, EIP-3009 and blocklist; the admin owns it) with an
+ * AssetSplit registered for it on the router, and funds the payer, for the authorization rail. Orders in it:
+ * `makeOrder(p, amount, { token: usdc.address, split: usdcSplit.address })`. */
+export async function deployUsdcRail(p: Payments) {
+  const usdc = await viem.deployContract("RehearsalUsdc", [p.accounts.admin.account.address]);
+  const usdcSplit = await deploySplitFor(p, usdc.address);
+  await usdc.write.mint([p.accounts.payer.account.address, USDC(1_000)]);
+  return { usdc, usdcSplit };
+}
+
+/** The token domain of RehearsalUsdc (and USDC) at `token`: its name and version "2", which the token does not
+ * publish by ERC-5267. */
+export async function usdcDomain(token: Address) {
+  const usdc = await viem.getContractAt("RehearsalUsdc", token);
+  return { name: await usdc.read.name(), version: "2", chainId, verifyingContract: token } as const;
+}
+
+/** The payer's EIP-3009 receive authorization of `order.amount` to the router, valid before the order's expiry,
+ * bound to `order` by its nonce (or with other values, to test the router's checks). */
+export async function signAuthorization(
+  p: Payments,
+  order: PaymentOrder,
+  opts: { from?: Wallet; to?: Address; value?: bigint; validBefore?: bigint; nonce?: Hex } = {},
+) {
+  const from = opts.from ?? p.accounts.payer;
+  const signature = await from.signTypedData({
+    account: from.account,
+    ...receiveAuthorizationTypedData({
+      tokenDomain: await usdcDomain(order.token),
+      from: from.account.address,
+      to: opts.to ?? p.router.address,
+      value: opts.value ?? order.amount,
+      validAfter: 0n,
+      validBefore: opts.validBefore ?? order.expiry,
+      nonce: opts.nonce ?? (await p.router.read.authorizationNonce([order])),
+    }),
+  });
+  return { ...permitSignatureParts(signature), from: from.account.address };
+}
+
+/** `wallet` as the signing account the SDK takes. */
+function sdkAccount(wallet: Wallet): Pick<LocalAccount, "address" | "signTypedData"> {
+  return {
+    address: wallet.account.address,
+    signTypedData: (typedData) => wallet.signTypedData({ account: wallet.account, ...typedData } as Parameters<Wallet["signTypedData"]>[0]),
+  };
+}
+
+/** Arguments of `payWithAuthorization` for `order`, signed by the quote signer and, with the SDK's
+ * signOrderAuthorization, by the payer. */
+export async function authorizationPayment(p: Payments, order: PaymentOrder) {
+  const { payer } = p.accounts;
+  const signature = await signOrderAuthorization(sdkAccount(payer), {
+    chainId,
+    router: p.router.address,
+    order,
+    tokenDomain: await usdcDomain(order.token),
+  });
+  const { v, r, s } = permitSignatureParts(signature);
+  return [order, await signVoucher(p, order), payer.account.address, v, r, s] as const;
 }
 
 /** The router as seen by another account. */
@@ -206,10 +272,12 @@ export async function deploySplitFor(
   return split;
 }
 
-/** The router's three rails, by the name the tests use, and their `Rail` enum value. */
+/** The router's rails that pay in the fixture's token, by the name the tests use, and their `Rail` enum value.
+ * The authorization rail (`Rail.Authorization`, 3) needs an EIP-3009 token: {@link deployUsdcRail}. */
 export const RAILS = ["permit", "approval", "cash"] as const;
 export type RailName = (typeof RAILS)[number];
 export const RAIL_ID: Record<RailName, number> = { permit: 0, approval: 1, cash: 2 };
+export const AUTHORIZATION_RAIL_ID = 3;
 
 /** The account `rail` pays from: the payer for the permit and approval rails, the agent for cash. */
 export function railPayer(p: Payments, rail: RailName): Wallet {

@@ -104,8 +104,12 @@ export async function assertTotalsMatchChain(stack: Stack, recipients: readonly 
   assert.equal(stats.volumeUsdMicro, sum(paid.map((log) => log.args.amount!)), "network volume");
   assert.equal(stats.settlements, settled.length, "network settlements");
   assert.equal(stats.settledUsdMicro, sum(settled.map((log) => log.args.gross!)), "network settled volume");
-  const byRail = [0, 1, 2].map((rail) => paid.filter((log) => log.args.rail === rail).length);
-  assert.deepEqual([stats.permitPayments, stats.approvalPayments, stats.cashPayments], byRail, "payments by rail");
+  const byRail = [0, 1, 2, 3].map((rail) => paid.filter((log) => log.args.rail === rail).length);
+  assert.deepEqual(
+    [stats.permitPayments, stats.approvalPayments, stats.cashPayments, stats.authorizationPayments],
+    byRail,
+    "payments by rail",
+  );
   assert.equal(stats.tokens.length, paid.length > 0 ? 1 : 0);
   if (paid.length > 0) {
     assert.equal(stats.tokens[0]!.volume, stats.volumeUsdMicro);

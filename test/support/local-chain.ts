@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import { deployLocalStack, rpc, startChain } from "../../lib/chain.ts";
+import { deployWithIgnition, rpc, startChain } from "../../lib/chain.ts";
 import { type DeploymentRecord, deploymentRecordPath, deploymentsDir, repoRoot } from "../../ignition/deployment-records.ts";
 import { type Service, freePort } from "../../lib/processes.ts";
 import { LOCAL_MNEMONIC, localAccount } from "../../lib/sample-data.ts";
@@ -68,7 +68,7 @@ export async function startLocalChain(
     if (recording) {
       record = await replayDeployment(rpcUrl, deploymentId, recording);
     } else {
-      record = await deployLocalStack({
+      record = await deployWithIgnition({
         rpcUrl,
         deploymentId,
         logFile: opts.logDir ? path.join(opts.logDir, `${deploymentId}.deploy.log`) : undefined,

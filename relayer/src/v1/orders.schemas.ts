@@ -77,7 +77,7 @@ export const Order = z
     paymentDetails: PaymentDetails.optional().openapi({ description: "Present while the order is pending" }),
     payment: z
       .object({
-        rail: z.enum(["permit", "approval", "cash"]),
+        rail: z.enum(["permit", "approval", "cash", "authorization"]),
         payer: Address,
         transactionHash: Hex,
         blockNumber: z.number().int(),
@@ -139,7 +139,7 @@ export const Receipt = z
     chain: z.string(),
     chainId: z.number().int(),
     payment: z.object({
-      rail: z.enum(["permit", "approval", "cash"]),
+      rail: z.enum(["permit", "approval", "cash", "authorization"]),
       payer: Address,
       transactionHash: Hex,
       blockNumber: z.number().int(),

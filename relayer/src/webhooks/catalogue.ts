@@ -7,8 +7,9 @@ type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/).openapi({ example: "0x90F79bf6EB2c4f870365E785982E1f101E93b906" });
 const TxHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
-const Rail = z.enum(["permit", "approval", "cash"]).openapi({
-  description: "permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash",
+const Rail = z.enum(["permit", "approval", "cash", "authorization"]).openapi({
+  description:
+    "permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer)",
 });
 const Timestamp = z.string().openapi({ description: "ISO 8601, UTC", example: "2026-01-01T12:00:00.000Z" });
 
@@ -63,7 +64,7 @@ export const EVENT_CATALOGUE = {
   "payment.succeeded": {
     summary: "An order was paid",
     fires:
-      "When the payment of an order is indexed on-chain, on any rail (a relayed permit, the wallet's own permit or approval, cash), and the order turns success. Once per order (again only if a chain reorganisation removed the payment and it was made anew).",
+      "When the payment of an order is indexed on-chain, on any rail (a relayed permit, the wallet's own permit or approval, cash, an EIP-3009 authorization), and the order turns success. Once per order (again only if a chain reorganisation removed the payment and it was made anew).",
     data: Payment.extend({ paidAt: Timestamp.openapi({ description: "The payment block's time" }) }),
   },
   "payment.confirmed": {

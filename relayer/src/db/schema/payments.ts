@@ -73,7 +73,7 @@ export const quotes = pgTable(
 export const orderOnchainIdSeq = pgSequence("order_onchain_id_seq", { startWith: 1 });
 
 export const orderStatuses = ["pending", "success", "expired"] as const;
-export const orderRails = ["permit", "approval", "cash"] as const;
+export const orderRails = ["permit", "approval", "cash", "authorization"] as const;
 
 export const orders = pgTable(
   "orders",

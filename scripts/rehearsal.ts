@@ -1,0 +1,360 @@
+// `npm run rehearsal`: the system on a local chain that behaves like Base Sepolia, deployed and run the way
+// the README's testnet section says, then a payment end to end with its timings.
+//
+// - The chain: a Hardhat node running hardhat.config.ts's `rehearsalChain` (chain id 84532, an OP-stack
+//   chain, no automine: a block every 2 s, EIP-1559 base fees).
+// - The token: RehearsalUsdc, which behaves like Circle's USDC v2.2 on Base Sepolia (name "USDC", version
+//   "2", 6 decimals, no ERC-5267, EIP-2612 permit, EIP-3009 authorizations, a blocklist). It is deployed
+//   first, as USDC exists before the system does.
+// - The contracts: ignition/modules/Payments.ts with a parameters file written for this chain (the token's
+//   address, the roles' accounts), deployed to the `rehearsal` network whose URL and deployer key are
+//   configuration variables (REHEARSAL_RPC_URL, REHEARSAL_DEPLOYER_PRIVATE_KEY: from the environment, as
+//   the testnet's are, or Hardhat's keystore). Ignition waits for one confirmation per transaction here
+//   (a public network: its default of 5).
+// - The indexer and the relayer in public-network mode: DEPLOYMENT=rehearsal-84532 (not chain-84532, the
+//   id the real testnet deployment is committed under), CHAIN_NAME=base-sepolia, CONFIRMATIONS=5.
+//
+// Then a wallet pays an order without gas (the rail the token offers: EIP-3009 when the order's payment
+// details carry an authorization to sign, else the EIP-2612 permit), the relayer submits it, and a signed
+// webhook receiver checks that payment.succeeded comes once the payment is mined and payment.confirmed only
+// once its block is CONFIRMATIONS deep. The last line says what passed and the timings; the exit code is 0
+// only if everything did. Everything runs on 127.0.0.1 and stops at the end.
+//
+// Environment: REHEARSAL_DIR (.local/rehearsal: data, logs), REHEARSAL_PORT_BASE (18540: the chain on it,
+// then the device cloud, the indexer, the relayer and the webhook receiver on the next four ports),
+// REHEARSAL_DEPLOYER_PRIVATE_KEY (default: the local node's first account), REHEARSAL_RESULT_FILE (also
+// write the figures there, as JSON).
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import http from "node:http";
+import path from "node:path";
+import { type Abi, type Address, type Hex, createPublicClient, createWalletClient, defineChain, http as viemHttp, parseAbi, type TransactionReceipt } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { repoRoot } from "../ignition/deployment-records.ts";
+import { deployWithIgnition, startChain } from "../lib/chain.ts";
+import { abisUpToDate, compileContracts, generateAbis } from "../lib/contracts.ts";
+import { createIndexerDatabase, startIndexer } from "../lib/indexer.ts";
+import { stopAllServices } from "../lib/processes.ts";
+import { step } from "../lib/progress.ts";
+import { createRelayerDatabase, registerSimulatedDevices, seedRelayer, startDeviceCloud, startRelayer } from "../lib/relayer.ts";
+import { SAMPLE_DEVICES, localAccount, localPrivateKey, sampleSeedSpec } from "../lib/sample-data.ts";
+import { signOrderPermit } from "../sdk/payment-order.ts";
+import { verifyWebhook } from "../sdk/webhooks.ts";
+
+export const REHEARSAL_CHAIN_ID = 84532;
+const DEPLOYMENT = "rehearsal-84532";
+const CHAIN_NAME = "base-sepolia";
+const CONFIRMATIONS = 5;
+const BLOCK_MS = 2_000;
+
+const dir = path.resolve(repoRoot, process.env.REHEARSAL_DIR || ".local/rehearsal");
+const logDir = path.join(dir, "logs");
+const log = (name: string) => path.join(logDir, `${name}.log`);
+const base = Number(process.env.REHEARSAL_PORT_BASE ?? 18_540);
+const ports = { chain: base, deviceCloud: base + 1, indexer: base + 2, relayer: base + 3, receiver: base + 4 };
+const rpcUrl = `http://127.0.0.1:${ports.chain}`;
+const rehearsalChain = defineChain({
+  id: REHEARSAL_CHAIN_ID,
+  name: "rehearsal",
+  nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+  rpcUrls: { default: { http: [rpcUrl] } },
+});
+
+const deployerKey = (process.env.REHEARSAL_DEPLOYER_PRIVATE_KEY as Hex | undefined) ?? localPrivateKey(0);
+const deployer = privateKeyToAccount(deployerKey);
+/** The local node's accounts, as in the local stack: 1 quote signer, 2 the relayer's hot wallet (agent,
+ * anchorer, split creator and manager), 4-6 the recipients, 7 the paying wallet. */
+const quoteSignerKey = localPrivateKey(1);
+const hotWalletKey = localPrivateKey(2);
+const hotWallet = localAccount(2).address;
+const walletKey = localPrivateKey(7);
+
+/** The figures the last line reports. */
+export type RehearsalResult = {
+  chainId: number;
+  blockMs: number;
+  confirmations: number;
+  readyS: number;
+  rail: "authorization" | "permit";
+  submittedToSuccessMs: number;
+  minedToSucceededWebhookMs: number;
+  minedToConfirmedWebhookMs: number;
+  /** Blocks on top of the payment's block when payment.confirmed arrived. */
+  confirmedDepth: number;
+  /** An agent's cash payment for another device, from the API call to the order's success. */
+  cashSubmittedToSuccessMs: number;
+};
+
+const tokenAbi = parseAbi([
+  "function mint(address to, uint256 amount)",
+  "function approve(address spender, uint256 amount) returns (bool)",
+  "function nonces(address owner) view returns (uint256)",
+  "function name() view returns (string)",
+  "function version() view returns (string)",
+]);
+
+// The script reads the API's answers by field name and checks what it needs as it goes.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function call<T = any>(method: string, url: string, body?: unknown, token?: string): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+async function deployToken(): Promise<Address> {
+  const artifact = JSON.parse(await readFile(path.join(repoRoot, "artifacts/contracts/rehearsal/RehearsalUsdc.sol/RehearsalUsdc.json"), "utf8")) as {
+    abi: Abi;
+    bytecode: Hex;
+  };
+  const client = createPublicClient({ transport: viemHttp(rpcUrl) });
+  const owner = createWalletClient({ account: deployer, chain: rehearsalChain, transport: viemHttp(rpcUrl) });
+  const hash = await owner.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode, args: [deployer.address] });
+  const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 250 });
+  const token = receipt.contractAddress!;
+  // 10,000 USDC to the paying wallet, 1,000,000 to the hot wallet's cash float.
+  const mints = [
+    await owner.writeContract({ address: token, abi: tokenAbi, functionName: "mint", args: [localAccount(7).address, 10_000_000_000n] }),
+    await owner.writeContract({ address: token, abi: tokenAbi, functionName: "mint", args: [hotWallet, 1_000_000_000_000n] }),
+  ];
+  for (const mint of mints) await client.waitForTransactionReceipt({ hash: mint, pollingInterval: 250 });
+  return token;
+}
+
+/** The parameters file of ignition/modules/Payments.ts for this chain, as ignition/parameters/base-sepolia.json
+ * is for the testnet. */
+async function writeParameters(token: Address): Promise<string> {
+  const file = path.join(dir, "payments-parameters.json");
+  const parameters = {
+    Payments: {
+      token,
+      admin: deployer.address,
+      adminTransferDelay: 0,
+      assetOwnerRecipient: localAccount(4).address,
+      operatorRecipient: localAccount(5).address,
+      protocolRecipient: localAccount(6).address,
+      bps: [5000, 4000, 1000],
+      quoteSigner: localAccount(1).address,
+      agent: hotWallet,
+      anchorer: hotWallet,
+      splitCreator: hotWallet,
+      splitManager: hotWallet,
+      pauser: deployer.address,
+    },
+  };
+  await writeFile(file, `${JSON.stringify(parameters, null, 2)}\n`);
+  return file;
+}
+
+async function main(): Promise<RehearsalResult> {
+  const began = performance.now();
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(logDir, { recursive: true });
+
+  if (!(await abisUpToDate())) {
+    await step("building contracts and generated code", async () => {
+      await compileContracts({ logFile: log("build") });
+      await generateAbis({ logFile: log("build") });
+    });
+  }
+  const relayerDb = path.join(dir, "relayer-db");
+  const indexerDb = path.join(dir, "indexer-db");
+  const templates = path.join(dir, "database-templates");
+  const databases = Promise.all([createRelayerDatabase(relayerDb, templates), createIndexerDatabase(indexerDb, templates)]);
+  databases.catch(() => undefined);
+
+  const spec = sampleSeedSpec();
+  const relayerOptions = {
+    port: ports.relayer,
+    deploymentId: DEPLOYMENT,
+    rpcUrl,
+    indexerUrl: `http://127.0.0.1:${ports.indexer}`,
+    deviceCloudUrl: `http://127.0.0.1:${ports.deviceCloud}`,
+    database: { kind: "pglite" as const, directory: relayerDb },
+    quoteSignerPrivateKey: quoteSignerKey,
+    relayerPrivateKey: hotWalletKey,
+    jwtSecret: randomBytes(32).toString("base64url"),
+    env: {
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64url"),
+      CHAIN_NAME,
+      CONFIRMATIONS: String(CONFIRMATIONS),
+      WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${ports.receiver}`,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
+    },
+    logFile: log("relayer"),
+  };
+  // Beside the chain and the deployment: the sample tenant's seed and the device cloud.
+  const seeding = databases.then(() => step("seeding the sample tenant", () => seedRelayer(relayerOptions, [spec])));
+  seeding.catch(() => undefined);
+  const deviceCloud = step(`starting the device-cloud simulator on port ${ports.deviceCloud}`, async () => {
+    const cloud = await startDeviceCloud({ port: ports.deviceCloud, timeScale: 60, logFile: log("device-cloud") });
+    await registerSimulatedDevices(cloud.url, SAMPLE_DEVICES);
+  });
+  deviceCloud.catch(() => undefined);
+
+  await step(`starting a chain like Base Sepolia on port ${ports.chain} (chain id ${REHEARSAL_CHAIN_ID}, a block every ${BLOCK_MS / 1000} s)`, () =>
+    startChain({ port: ports.chain, network: "rehearsalChain", logFile: log("chain") }),
+  );
+  const token = await step("deploying the USDC-like token (name USDC, version 2, EIP-2612, EIP-3009, blocklist)", deployToken);
+  const parameters = await writeParameters(token);
+  const record = await step("deploying ignition/modules/Payments.ts to the `rehearsal` network with Ignition", () =>
+    deployWithIgnition({
+      rpcUrl,
+      deploymentId: DEPLOYMENT,
+      logFile: log("deploy"),
+      module: {
+        name: "Payments",
+        parameters,
+        network: "rehearsal",
+        // Ignition asks before deploying to a chain that is not local; on the testnet a person answers.
+        env: { REHEARSAL_RPC_URL: rpcUrl, REHEARSAL_DEPLOYER_PRIVATE_KEY: deployerKey, HARDHAT_IGNITION_CONFIRM_DEPLOYMENT: "true" },
+        confirmations: 1,
+      },
+    }),
+  );
+  const router = record.contracts.PaymentRouter!.address as Address;
+  const approved = step("the hot wallet approves the router for its cash float", async () => {
+    const client = createPublicClient({ transport: viemHttp(rpcUrl) });
+    const wallet = createWalletClient({ account: privateKeyToAccount(hotWalletKey), chain: rehearsalChain, transport: viemHttp(rpcUrl) });
+    const hash = await wallet.writeContract({ address: token, abi: tokenAbi, functionName: "approve", args: [router, 2n ** 256n - 1n] });
+    await client.waitForTransactionReceipt({ hash, pollingInterval: 250 });
+  });
+  approved.catch(() => undefined);
+  await step(`starting the indexer on port ${ports.indexer} (DEPLOYMENT=${DEPLOYMENT})`, async () => {
+    await databases;
+    await startIndexer({ deploymentId: DEPLOYMENT, rpcUrl, port: ports.indexer, database: { kind: "pglite", directory: indexerDb }, resetLocalChainSyncData: false, logFile: log("indexer") });
+  });
+  const [[seeded]] = await Promise.all([seeding, deviceCloud, approved]);
+  const relayer = await step(`starting the relayer on port ${ports.relayer} (CHAIN_NAME=${CHAIN_NAME}, CONFIRMATIONS=${CONFIRMATIONS})`, () => startRelayer(relayerOptions));
+  const readyS = (performance.now() - began) / 1000;
+  const api = `${relayer.url}/v1`;
+
+  // A signed-webhook receiver: each event with the time it arrived and the chain's head then.
+  const chain = createPublicClient({ transport: viemHttp(rpcUrl) });
+  const arrivals: Array<{ type: string; at: number; head: bigint; data: Record<string, unknown> }> = [];
+  let secret = "";
+  const receiver = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const at = performance.now();
+    try {
+      const event = verifyWebhook({ secret, body: Buffer.concat(chunks), headers: req.headers });
+      res.writeHead(204).end();
+      arrivals.push({ type: event.type, at, head: await chain.getBlockNumber({ cacheTime: 0 }), data: event.data });
+    } catch {
+      res.writeHead(400).end();
+    }
+  });
+  await new Promise<void>((resolve) => receiver.listen(ports.receiver, "127.0.0.1", resolve));
+  try {
+    const { token: jwt } = await call("POST", `${api}/auth/login`, { email: spec.user.email, password: spec.user.password });
+    const subscription = await call("POST", `${api}/webhooks/subscriptions`, { url: `http://127.0.0.1:${ports.receiver}/hooks`, eventTypes: ["payment.*"], description: "rehearsal" }, jwt);
+    secret = subscription.secret;
+
+    const deviceId = seeded.devices[0]!;
+    // The device's split is created by the relayer at its start: quotes answer 409 until it is on the chain.
+    const quote = await until(
+      `a quote for ${deviceId}`,
+      async () => {
+        const response = await fetch(`${api}/quote`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ deviceId, chain: CHAIN_NAME, token: "USDC", tier: "30m" }),
+        });
+        return response.status === 201 ? response.json() : undefined;
+      },
+      60_000,
+      500,
+    );
+    const order = await call("POST", `${api}/orders`, { deviceId, chain: CHAIN_NAME, token: "USDC", amountUsd: quote.amountUsd, quoteId: quote.quoteId });
+    const details = order.paymentDetails;
+    const wallet = privateKeyToAccount(walletKey);
+    const rail: RehearsalResult["rail"] = "permit";
+    const nonce = await chain.readContract({ address: details.token.address, abi: tokenAbi, functionName: "nonces", args: [wallet.address] });
+    const signature = await signOrderPermit(wallet, details.permit, nonce);
+
+    const submitted = performance.now();
+    const relay = await call("POST", details.relay.url, { owner: wallet.address, signature });
+    if (relay.status !== "queued" && relay.status !== "sent" && relay.status !== "mined") throw new Error(`the relay answered ${JSON.stringify(relay)}`);
+    // Mined: when the payment's receipt is first seen (polled every 100 ms).
+    const hash = await until("the relayer's transaction", async () => (await call("GET", `${api}/orders/${order.id}`)).relay?.transactionHash as Hex | undefined, 60_000);
+    let receipt: TransactionReceipt | undefined;
+    let minedAt = 0;
+    await until(
+      "the payment mined",
+      async () => {
+        const current = (await call("GET", `${api}/orders/${order.id}`)).relay?.transactionHash as Hex;
+        receipt = await chain.getTransactionReceipt({ hash: current ?? hash });
+        minedAt = performance.now();
+        return receipt;
+      },
+      90_000,
+    );
+    if (receipt!.status !== "success") throw new Error(`the payment transaction reverted (${receipt!.transactionHash})`);
+    const success = await until("the order's success", async () => ((await call("GET", `${api}/orders/${order.id}`)).status === "success" ? performance.now() : undefined), 60_000);
+    const confirmed = await until("payment.confirmed", async () => arrivals.find((a) => a.type === "payment.confirmed" && a.data.orderId === order.id), 90_000);
+    const succeeded = arrivals.find((a) => a.type === "payment.succeeded" && a.data.orderId === order.id);
+    if (!succeeded) throw new Error("payment.confirmed arrived without payment.succeeded");
+    const depth = Number(confirmed.head - receipt!.blockNumber);
+    if (depth < CONFIRMATIONS) {
+      throw new Error(`payment.confirmed arrived when the payment's block was ${depth} deep (CONFIRMATIONS=${CONFIRMATIONS})`);
+    }
+    if (confirmed.at < succeeded.at) throw new Error("payment.confirmed arrived before payment.succeeded");
+
+    // A cash payment by an agent for another device: the relayer pays it from the hot wallet's float.
+    const agentKey = seeded.createdKeys.find((k) => k.role === "agent")!.key;
+    const cashDevice = seeded.devices[1]!;
+    const cashQuote = await call("POST", `${api}/quote`, { deviceId: cashDevice, chain: CHAIN_NAME, token: "USDC", tier: "30m" });
+    const cashOrder = await call("POST", `${api}/orders`, { deviceId: cashDevice, chain: CHAIN_NAME, token: "USDC", amountUsd: cashQuote.amountUsd, quoteId: cashQuote.quoteId });
+    const cashSubmitted = performance.now();
+    await call("POST", `${api}/orders/${cashOrder.id}/cash`, undefined, agentKey);
+    const cashSuccess = await until("the cash order's success", async () => ((await call("GET", `${api}/orders/${cashOrder.id}`)).status === "success" ? performance.now() : undefined), 60_000);
+    return {
+      chainId: REHEARSAL_CHAIN_ID,
+      blockMs: BLOCK_MS,
+      confirmations: CONFIRMATIONS,
+      readyS,
+      rail,
+      submittedToSuccessMs: success - submitted,
+      minedToSucceededWebhookMs: succeeded.at - minedAt,
+      minedToConfirmedWebhookMs: confirmed.at - minedAt,
+      confirmedDepth: depth,
+      cashSubmittedToSuccessMs: cashSuccess - cashSubmitted,
+    };
+  } finally {
+    receiver.close();
+  }
+}
+
+if (import.meta.main) {
+  let code = 0;
+  try {
+    const r = await main();
+    if (process.env.REHEARSAL_RESULT_FILE) await writeFile(process.env.REHEARSAL_RESULT_FILE, `${JSON.stringify(r, null, 2)}\n`);
+    process.stdout.write(
+      `rehearsal passed: chain ${r.chainId}, a block every ${r.blockMs / 1000} s, CONFIRMATIONS=${r.confirmations}; ready in ${r.readyS.toFixed(1)} s; ` +
+        `${r.rail} payment submitted -> success ${(r.submittedToSuccessMs / 1000).toFixed(1)} s, mined -> payment.succeeded webhook ${Math.round(r.minedToSucceededWebhookMs)} ms, ` +
+        `mined -> payment.confirmed webhook ${(r.minedToConfirmedWebhookMs / 1000).toFixed(1)} s (${r.confirmedDepth} blocks deep); ` +
+        `cash payment -> success ${(r.cashSubmittedToSuccessMs / 1000).toFixed(1)} s\n`,
+    );
+  } catch (error) {
+    code = 1;
+    process.stdout.write(`rehearsal failed: ${(error as Error).message} (logs in ${path.relative(repoRoot, logDir)}/)\n`);
+  }
+  await stopAllServices().catch(() => undefined);
+  process.exit(code);
+}
