@@ -14,8 +14,9 @@
 // - The indexer and the relayer in public-network mode: DEPLOYMENT=rehearsal-84532 (not chain-84532, the
 //   id the real testnet deployment is committed under), CHAIN_NAME=base-sepolia, CONFIRMATIONS=5.
 //
-// Then a wallet pays an order without gas (the rail the token offers: EIP-3009 when the order's payment
-// details carry an authorization to sign, else the EIP-2612 permit), the relayer submits it, and a signed
+// Then a wallet pays an order without gas by USDC's own rail (an EIP-3009 receive authorization, which the
+// order's payment details offer because the token has it; another wallet's signature is refused first),
+// the relayer submits it, an agent pays another order in cash, and a signed
 // webhook receiver checks that payment.succeeded comes once the payment is mined and payment.confirmed only
 // once its block is CONFIRMATIONS deep. The last line says what passed and the timings; the exit code is 0
 // only if everything did. Everything runs on 127.0.0.1 and stops at the end.
@@ -38,7 +39,7 @@ import { stopAllServices } from "../lib/processes.ts";
 import { step } from "../lib/progress.ts";
 import { createRelayerDatabase, registerSimulatedDevices, seedRelayer, startDeviceCloud, startRelayer } from "../lib/relayer.ts";
 import { SAMPLE_DEVICES, localAccount, localPrivateKey, sampleSeedSpec } from "../lib/sample-data.ts";
-import { signOrderPermit } from "../sdk/payment-order.ts";
+import { signOrderAuthorization } from "../sdk/payment-order.ts";
 import { verifyWebhook } from "../sdk/webhooks.ts";
 
 export const REHEARSAL_CHAIN_ID = 84532;
@@ -283,12 +284,24 @@ async function main(): Promise<RehearsalResult> {
     const order = await call("POST", `${api}/orders`, { deviceId, chain: CHAIN_NAME, token: "USDC", amountUsd: quote.amountUsd, quoteId: quote.quoteId });
     const details = order.paymentDetails;
     const wallet = privateKeyToAccount(walletKey);
-    const rail: RehearsalResult["rail"] = "permit";
-    const nonce = await chain.readContract({ address: details.token.address, abi: tokenAbi, functionName: "nonces", args: [wallet.address] });
-    const signature = await signOrderPermit(wallet, details.permit, nonce);
+    // The token has EIP-3009, so the order offers USDC's own rail; the permit stays for tokens without it.
+    if (!details.authorization) throw new Error("the order's paymentDetails offer no EIP-3009 authorization although the token has it");
+    const rail: RehearsalResult["rail"] = "authorization";
+    const paymentOrder = {
+      orderId: BigInt(details.order.orderId),
+      deviceId: details.order.deviceId,
+      token: details.order.token,
+      split: details.order.split,
+      amount: BigInt(details.order.amount),
+      expiry: BigInt(details.order.expiry),
+    };
+    const signature = await signOrderAuthorization(wallet, { chainId: details.chainId, router: details.router, order: paymentOrder, tokenDomain: details.authorization.domain });
+    const forged = await signOrderAuthorization(privateKeyToAccount(localPrivateKey(8)), { chainId: details.chainId, router: details.router, order: paymentOrder, tokenDomain: details.authorization.domain });
+    const refused = await fetch(details.authorization.relay.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ from: wallet.address, signature: forged }) });
+    if (refused.status !== 422) throw new Error(`another wallet's signature was answered ${refused.status}, not 422`);
 
     const submitted = performance.now();
-    const relay = await call("POST", details.relay.url, { owner: wallet.address, signature });
+    const relay = await call("POST", details.authorization.relay.url, { from: wallet.address, signature });
     if (relay.status !== "queued" && relay.status !== "sent" && relay.status !== "mined") throw new Error(`the relay answered ${JSON.stringify(relay)}`);
     // Mined: when the payment's receipt is first seen (polled every 100 ms).
     const hash = await until("the relayer's transaction", async () => (await call("GET", `${api}/orders/${order.id}`)).relay?.transactionHash as Hex | undefined, 60_000);
@@ -306,6 +319,8 @@ async function main(): Promise<RehearsalResult> {
     );
     if (receipt!.status !== "success") throw new Error(`the payment transaction reverted (${receipt!.transactionHash})`);
     const success = await until("the order's success", async () => ((await call("GET", `${api}/orders/${order.id}`)).status === "success" ? performance.now() : undefined), 60_000);
+    const paid = await call("GET", `${api}/orders/${order.id}`);
+    if (paid.payment?.rail !== rail) throw new Error(`the order was paid on rail ${paid.payment?.rail}, not ${rail}`);
     const confirmed = await until("payment.confirmed", async () => arrivals.find((a) => a.type === "payment.confirmed" && a.data.orderId === order.id), 90_000);
     const succeeded = arrivals.find((a) => a.type === "payment.succeeded" && a.data.orderId === order.id);
     if (!succeeded) throw new Error("payment.confirmed arrived without payment.succeeded");

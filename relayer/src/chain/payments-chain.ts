@@ -2,7 +2,11 @@
 // device, has its own split the factory creates), the stablecoin they settle in (read from the chain, never
 // configured by hand), the quote signer that locks order prices, and the relayer's hot wallet.
 import {
+  AbiDecodingDataSizeTooSmallError,
   type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  ContractFunctionZeroDataError,
   type Hex,
   type PublicClient,
   createPublicClient,
@@ -16,6 +20,8 @@ import {
   parseAbi,
   toHex,
   type Transport,
+  zeroAddress,
+  zeroHash,
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { assetSplitFactoryAbi, paymentRouterAbi } from "../../../generated/abis.ts";
@@ -33,12 +39,17 @@ export type StablecoinInfo = {
   factory: Address;
   /** The token's EIP-712 domain, for the permits wallets sign. */
   domain: { name: string; version: string; chainId: number; verifyingContract: Address };
+  /** Whether the token has EIP-3009 (USDC's transfers by signed authorization): its orders can be paid on
+   * the authorization rail (PaymentRouter.payWithAuthorization) as well as by permit. Read from the chain
+   * (the token answers authorizationState), never from a list of names. */
+  eip3009: boolean;
 };
 
 const permitExtrasAbi = parseAbi([
   "function DOMAIN_SEPARATOR() view returns (bytes32)",
   "function version() view returns (string)",
   "function nonces(address owner) view returns (uint256)",
+  "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
   "function eip712Domain() view returns (bytes1 fields, string name, string version, uint256 chainId, address verifyingContract, bytes32 salt, uint256[] extensions)",
 ]);
 
@@ -77,8 +88,29 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
       publicClient.readContract({ address, abi: erc20Abi, functionName: "decimals" }),
       publicClient.readContract({ address, abi: erc20Abi, functionName: "name" }),
     ]);
-    const domain = await readPermitDomain(address, name, deployment.chainId);
-    return { symbol, address, decimals, factory, domain };
+    const [domain, eip3009] = await Promise.all([readPermitDomain(address, name, deployment.chainId), hasEip3009(address)]);
+    return { symbol, address, decimals, factory, domain, eip3009 };
+  }
+
+  /** Whether `token` answers EIP-3009's authorizationState. A revert or an answer that is not a bool (a
+   * token without it, or one whose fallback accepts any call) is a no; a failure to reach the chain is
+   * thrown, so that it is asked again rather than remembered as a no. */
+  async function hasEip3009(token: Address): Promise<boolean> {
+    try {
+      await publicClient.readContract({ address: token, abi: permitExtrasAbi, functionName: "authorizationState", args: [zeroAddress, zeroHash] });
+      return true;
+    } catch (error) {
+      const answered =
+        error instanceof BaseError &&
+        error.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError || e instanceof AbiDecodingDataSizeTooSmallError);
+      if (answered) return false;
+      throw error;
+    }
+  }
+
+  /** Whether `authorizer` has used or cancelled the EIP-3009 authorization `nonce` at `token`. */
+  function authorizationUsed(token: Address, authorizer: Address, nonce: Hex): Promise<boolean> {
+    return publicClient.readContract({ address: token, abi: permitExtrasAbi, functionName: "authorizationState", args: [authorizer, nonce] });
   }
 
   async function readPermitDomain(address: Address, fallbackName: string, chainId: number) {
@@ -188,6 +220,7 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     },
     permitNonce: (token: Address, owner: Address): Promise<bigint> =>
       publicClient.readContract({ address: token, abi: permitExtrasAbi, functionName: "nonces", args: [owner] }),
+    authorizationUsed,
     balanceOf: (token: Address, owner: Address): Promise<bigint> =>
       publicClient.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] }),
   };

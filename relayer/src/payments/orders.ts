@@ -2,8 +2,8 @@
 // carries the quote signer's EIP-712 voucher, which is the same lock on-chain.
 import type { z } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
-import type { Address, Hex } from "viem";
-import { permitTypes } from "../../../sdk/payment-order.ts";
+import { type Address, type Hex, toHex } from "viem";
+import { permitTypes, receiveAuthorizationTypes } from "../../../sdk/payment-order.ts";
 import type { Db } from "../db/client.ts";
 import { chainTransactions, devices, orderOnchainIdSeq, orders, quotes } from "../db/schema.ts";
 import { recordOrderEvent } from "../events/record.ts";
@@ -216,6 +216,29 @@ export async function paymentDetails(services: Services, order: OrderRow) {
       url: `${base}/v1/orders/${order.id}/permit`,
       body: '{"owner": "<wallet address>", "signature": "<65-byte permit signature>"}',
     },
+    // USDC's own gasless rail, where the token has it: an authorization that pays this order only, once,
+    // and that a wallet shows with its real expiry.
+    ...(token.eip3009
+      ? {
+          authorization: {
+            domain: token.domain,
+            types: { ReceiveWithAuthorization: [...receiveAuthorizationTypes.ReceiveWithAuthorization] },
+            primaryType: "ReceiveWithAuthorization" as const,
+            message: {
+              to: order.routerAddress,
+              value: order.tokenAmount,
+              validAfter: "0",
+              validBefore: voucher.expiry.toString(),
+              nonce: toHex(deadline, { size: 32 }),
+            },
+            relay: {
+              method: "POST" as const,
+              url: `${base}/v1/orders/${order.id}/authorization`,
+              body: '{"from": "<wallet address>", "signature": "<65-byte authorization signature>"}',
+            },
+          },
+        }
+      : {}),
     scanToPay: { uri: `${base}/pay/${order.id}`, qrCodeUrl: `${base}/pay/${order.id}/qr.svg` },
   };
 }

@@ -1,9 +1,9 @@
-// The relayer's payment rails: a wallet signs only the permit and the relayer submits payWithPermit from
-// its own account, paying the gas; or an agent confirms cash and the relayer pays through the cash rail
-// from its float. Each order gets at most one relayer transaction, whatever the number of requests.
-import { type Address, type Hex, encodeFunctionData, getAddress, parseSignature, recoverTypedDataAddress } from "viem";
+// The relayer's payment rails: a wallet signs only the permit (or, where the token has EIP-3009, a receive
+// authorization) and the relayer submits payWithPermit (payWithAuthorization) from its own account, paying
+// the gas; or an agent confirms cash and the relayer pays through the cash rail from its float. Each order gets at most one relayer transaction, whatever the number of requests.
+import { type Address, type Hex, encodeFunctionData, getAddress, parseSignature, recoverTypedDataAddress, toHex } from "viem";
 import { paymentRouterAbi } from "../../../generated/abis.ts";
-import { permitTypedData } from "../../../sdk/payment-order.ts";
+import { permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/payment-order.ts";
 import { and, eq, inArray } from "drizzle-orm";
 import { enqueueTransaction } from "../chain/tx-sender.ts";
 import { chainTransactions } from "../db/schema.ts";
@@ -37,7 +37,10 @@ async function simulate(services: Services, data: Hex) {
 
 /** The relayer transaction already under way for the order on the same rail, if any: repeating a request
  * returns it. A failed one does not count (the order may be retried); one on the other rail is a conflict. */
-async function activeRelay(services: Services, order: OrderRow, kind: "pay_with_permit" | "pay_cash") {
+type RelayKind = "pay_with_permit" | "pay_with_authorization" | "pay_cash";
+const RAIL_OF: Record<RelayKind, "permit" | "authorization" | "cash"> = { pay_with_permit: "permit", pay_with_authorization: "authorization", pay_cash: "cash" };
+
+async function activeRelay(services: Services, order: OrderRow, kind: RelayKind) {
   const [row] = await services.db.select().from(chainTransactions).where(eq(chainTransactions.ref, order.id));
   if (!row || row.status === "failed" || row.status === "reverted") return undefined;
   if (row.kind !== kind) {
@@ -47,13 +50,13 @@ async function activeRelay(services: Services, order: OrderRow, kind: "pay_with_
   return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
 }
 
-async function enqueue(services: Services, order: OrderRow, kind: "pay_with_permit" | "pay_cash", data: Hex, actor: Record<string, unknown>) {
+async function enqueue(services: Services, order: OrderRow, kind: RelayKind, data: Hex, actor: Record<string, unknown>) {
   return services.db.transaction(async (tx) => {
     await tx
       .delete(chainTransactions)
       .where(and(eq(chainTransactions.ref, order.id), inArray(chainTransactions.status, ["failed", "reverted"])));
     const { row, created } = await enqueueTransaction(tx, { kind, ref: order.id, to: services.chain.router, data });
-    if (created) await recordOrderEvent(tx, order.id, "payment.submitted", { rail: kind === "pay_cash" ? "cash" : "permit", ...actor });
+    if (created) await recordOrderEvent(tx, order.id, "payment.submitted", { rail: RAIL_OF[kind], ...actor });
     return row;
   });
 }
@@ -105,6 +108,62 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   });
   await simulate(services, data);
   const row = await enqueue(services, order, "pay_with_permit", data, { payer: owner });
+  services.txSender.wake();
+  return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
+}
+
+/** POST /v1/orders/{id}/authorization: checks the EIP-3009 receive authorization off-chain, simulates the
+ * payment, queues it. */
+export async function relayAuthorization(services: Services, order: OrderRow, body: { from: string; signature: string }) {
+  const active = await activeRelay(services, order, "pay_with_authorization");
+  if (active) return active;
+  await assertPayable(services, order);
+  const from = getAddress(body.from);
+  const voucher = voucherOf(order);
+  const chain = services.chain;
+  const token = [...(await chain.stablecoins()).values()].find((t) => t.address === voucher.token);
+  if (!token) throw errors.unavailable(`token ${voucher.token} is no longer accepted`);
+  if (!token.eip3009) {
+    throw errors.invalid(`token ${token.symbol} has no EIP-3009 authorizations: pay by permit (paymentDetails.permit)`, [
+      { path: "signature", message: "this order's token takes permits only" },
+    ]);
+  }
+  const nonce = toHex(chain.permitDeadline(voucher), { size: 32 });
+  const signature = body.signature as Hex;
+  const signer = await recoverTypedDataAddress({
+    ...receiveAuthorizationTypedData({
+      tokenDomain: token.domain,
+      from,
+      to: chain.router,
+      value: voucher.amount,
+      validAfter: 0n,
+      validBefore: voucher.expiry,
+      nonce,
+    }),
+    signature,
+  }).catch(() => undefined);
+  if (signer !== from) {
+    throw errors.invalid("the signature is not the wallet's signature of this order's authorization", [
+      { path: "signature", message: "does not recover to `from` for the authorization in paymentDetails.authorization" },
+    ]);
+  }
+  const [used, balance] = await Promise.all([chain.authorizationUsed(voucher.token, from, nonce), chain.balanceOf(voucher.token, from)]).catch(() => {
+    throw errors.unavailable("the chain is not reachable; retry shortly");
+  });
+  if (used) {
+    throw errors.conflict("authorization_used", "the wallet's authorization for this order was used or cancelled at the token");
+  }
+  if (balance < voucher.amount) {
+    throw errors.invalid("the wallet's balance does not cover the order", [{ path: "from", message: `balance ${balance} < amount ${voucher.amount}` }]);
+  }
+  const { r, s, v, yParity } = parseSignature(signature);
+  const data = encodeFunctionData({
+    abi: paymentRouterAbi,
+    functionName: "payWithAuthorization",
+    args: [voucher, order.voucherSignature as Hex, from as Address, Number(v ?? BigInt(yParity + 27)), r, s],
+  });
+  await simulate(services, data);
+  const row = await enqueue(services, order, "pay_with_authorization", data, { payer: from });
   services.txSender.wake();
   return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
 }

@@ -56,6 +56,27 @@ export const PaymentDetails = z
           "EIP-2612 permit typed data to sign; add `owner` (the paying wallet) and `nonce` (the token's nonces(owner)) to the message.",
       }),
     relay: z.object({ method: z.literal("POST"), url: z.string(), body: z.string() }),
+    authorization: z
+      .object({
+        domain: z.object({ name: z.string(), version: z.string(), chainId: z.number().int(), verifyingContract: Address }),
+        types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+        primaryType: z.literal("ReceiveWithAuthorization"),
+        message: z.object({
+          to: Address.openapi({ description: "The router: only it can use the authorization" }),
+          value: z.string(),
+          validAfter: z.string(),
+          validBefore: z.string().openapi({ description: "The order's expiry (unix seconds): the authorization is valid before it" }),
+          nonce: Hex.openapi({ description: "The order's EIP-712 digest: it binds the authorization to this order, once" }),
+        }),
+        relay: z.object({ method: z.literal("POST"), url: z.string(), body: z.string() }),
+      })
+      .optional()
+      .openapi({
+        description:
+          "Present when the token has EIP-3009 (USDC): the ReceiveWithAuthorization typed data to sign; add `from` (the paying " +
+          "wallet) to the message and POST the signature to `relay.url`. The relayer submits PaymentRouter.payWithAuthorization " +
+          "and pays the gas. Tokens with only EIP-2612 have `permit` only.",
+      }),
     scanToPay: z.object({ uri: z.string(), qrCodeUrl: z.string() }),
   })
   .openapi("PaymentDetails");
@@ -109,6 +130,16 @@ export const PermitSubmission = z
   })
   .strict()
   .openapi("PermitSubmission");
+
+export const AuthorizationSubmission = z
+  .object({
+    from: Address.openapi({ description: "The paying wallet (the authorization's `from`)" }),
+    signature: Hex.refine((s) => s.length === 132, "a 65-byte signature").openapi({
+      description: "The wallet's EIP-712 signature of the authorization in paymentDetails.authorization",
+    }),
+  })
+  .strict()
+  .openapi("AuthorizationSubmission");
 
 export const RelayAccepted = z
   .object({

@@ -9,10 +9,10 @@ import { rateLimit } from "../http/middleware.ts";
 import { createOrder, findOrder, findOrderWithRelay, orderView } from "../payments/orders.ts";
 import { orderReceipt } from "../payments/receipt.ts";
 import { cancelOrder } from "../payments/cancellation.ts";
-import { relayCash, relayPermit } from "../payments/relay.ts";
+import { relayAuthorization, relayCash, relayPermit } from "../payments/relay.ts";
 import type { Identity } from "../http/env.ts";
 import type { Services } from "../services.ts";
-import { CancellationAccepted, Order, OrderRequest, PermitSubmission, Receipt, RelayAccepted } from "./orders.schemas.ts";
+import { AuthorizationSubmission, CancellationAccepted, Order, OrderRequest, PermitSubmission, Receipt, RelayAccepted } from "./orders.schemas.ts";
 import { OrderIdParam } from "./shared-schemas.ts";
 
 export function orderRoutes(services: Services) {
@@ -105,6 +105,33 @@ export function orderRoutes(services: Services) {
     async (c) => {
       const order = await findOrder(services, c.req.valid("param").id);
       return c.json(await relayPermit(services, order, c.req.valid("json")), 202);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/orders/{id}/authorization",
+      tags: ["Payments"],
+      summary: "Relay a wallet's EIP-3009 receive authorization (USDC): the relayer submits payWithAuthorization and pays the gas",
+      description:
+        "Offered when paymentDetails has `authorization` (the token has EIP-3009). The signature is checked off-chain " +
+        "(signer, unused nonce, balance) and the payment simulated before it is queued. The authorization pays this " +
+        "order only (its nonce is the order's digest), once, before the order's expiry; only the router can use it. " +
+        "One transaction per order: repeating the request returns the transaction under way.",
+      middleware: [rateLimit({ capacity: 30, perSecond: 5 })] as const,
+      request: {
+        params: OrderIdParam,
+        body: { content: { "application/json": { schema: AuthorizationSubmission } }, required: true },
+      },
+      responses: {
+        202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
+        ...errorResponses(400, 404, 409, 422, 429, 503),
+      },
+    }),
+    async (c) => {
+      const order = await findOrder(services, c.req.valid("param").id);
+      return c.json(await relayAuthorization(services, order, c.req.valid("json")), 202);
     },
   );
 

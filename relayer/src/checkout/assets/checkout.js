@@ -2,8 +2,11 @@
 // library) and follows the order's event stream to the end.
 //
 //   1. eth_requestAccounts, eth_chainId (wallet_switchEthereumChain if needed)
-//   2. the token's nonces(owner), read with eth_call through the wallet
-//   3. eth_signTypedData_v4 of paymentDetails.permit with owner and nonce filled in
+//   2. where the token has EIP-3009 (USDC: paymentDetails.authorization), eth_signTypedData_v4 of that
+//      ReceiveWithAuthorization with `from` filled in (the wallet shows the order's expiry), then
+//      POST /v1/orders/{id}/authorization {from, signature}: the service submits payWithAuthorization;
+//   3. otherwise the token's nonces(owner), read with eth_call through the wallet, eth_signTypedData_v4 of
+//      paymentDetails.permit with owner and nonce filled in, then
 //   4. POST /v1/orders/{id}/permit {owner, signature}: the service submits payWithPermit
 //   5. GET /v1/orders/{id}/events (SSE): payment.succeeded, then device.powered_on
 "use strict";
@@ -144,28 +147,16 @@
       step("connect", "done");
 
       step("sign", "active");
-      const nonceHex = await wallet.request({
-        method: "eth_call",
-        params: [{ to: details.token.address, data: NONCES_SELECTOR + owner.slice(2).toLowerCase().padStart(64, "0") }, "latest"],
-      });
-      const nonce = BigInt(nonceHex === "0x" ? "0x0" : nonceHex).toString();
-      const permit = details.permit;
-      const typedData = {
-        types: { EIP712Domain: domainTypes(permit.domain), ...permit.types },
-        domain: permit.domain,
-        primaryType: permit.primaryType,
-        message: { owner, spender: permit.message.spender, value: permit.message.value, nonce, deadline: permit.message.deadline },
-      };
-      const signature = await wallet.request({ method: "eth_signTypedData_v4", params: [owner, JSON.stringify(typedData)] });
+      const submission = details.authorization ? await signAuthorization(wallet, details.authorization, owner) : await signPermit(wallet, details, owner);
       step("sign", "done");
 
       step("confirm", "active");
       setStatus("pending", "Submitting the payment…");
       follow();
-      const response = await fetch(`/v1/orders/${orderId}/permit`, {
+      const response = await fetch(submission.url, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ owner, signature }),
+        body: JSON.stringify(submission.body),
       });
       const body = await response.json().catch(() => ({}));
       if (!response.ok) throw new Error(body.error ? body.error.message : `the service answered ${response.status}`);
@@ -177,6 +168,36 @@
       for (const item of steps.querySelectorAll("li.active")) item.className = "failed";
       payButton.disabled = false;
     }
+  }
+
+  /** USDC's own rail: one ReceiveWithAuthorization that only the router can use, for this order only. */
+  async function signAuthorization(wallet, authorization, from) {
+    const typedData = {
+      types: { EIP712Domain: domainTypes(authorization.domain), ...authorization.types },
+      domain: authorization.domain,
+      primaryType: authorization.primaryType,
+      message: { from, ...authorization.message },
+    };
+    const signature = await wallet.request({ method: "eth_signTypedData_v4", params: [from, JSON.stringify(typedData)] });
+    return { url: `/v1/orders/${orderId}/authorization`, body: { from, signature } };
+  }
+
+  /** The EIP-2612 permit of the order, with the wallet's current nonce at the token. */
+  async function signPermit(wallet, details, owner) {
+    const nonceHex = await wallet.request({
+      method: "eth_call",
+      params: [{ to: details.token.address, data: NONCES_SELECTOR + owner.slice(2).toLowerCase().padStart(64, "0") }, "latest"],
+    });
+    const nonce = BigInt(nonceHex === "0x" ? "0x0" : nonceHex).toString();
+    const permit = details.permit;
+    const typedData = {
+      types: { EIP712Domain: domainTypes(permit.domain), ...permit.types },
+      domain: permit.domain,
+      primaryType: permit.primaryType,
+      message: { owner, spender: permit.message.spender, value: permit.message.value, nonce, deadline: permit.message.deadline },
+    };
+    const signature = await wallet.request({ method: "eth_signTypedData_v4", params: [owner, JSON.stringify(typedData)] });
+    return { url: `/v1/orders/${orderId}/permit`, body: { owner, signature } };
   }
 
   function tick() {
