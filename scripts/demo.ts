@@ -1,5 +1,6 @@
 // `npm run demo`: the mission as a user sees it, against the stack `npm start` runs (.local/stack.json).
-// A quote, an order, one EIP-2612 signature, the relayer pays, the order's event stream shows success, the
+// A quote, an order, one signature (an EIP-3009 authorization where the token has it, USDC; else an EIP-2612
+// permit), the relayer pays, the order's event stream shows success, the
 // device powers on, the 50/40/10 split appears with its transaction, a signed webhook arrives at a local
 // receiver and verifies, the public stats move; then a cash payment by an agent for a device of another
 // asset owner, split by that device's own split into its own owner and operator; then a telemetry batch in
@@ -11,7 +12,7 @@ import { createPublicClient, http as viemHttp, parseAbi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { repoRoot } from "../ignition/deployment-records.ts";
 import { serverSentEvents } from "../sdk/event-stream.ts";
-import { signOrderPermit } from "../sdk/payment-order.ts";
+import { signOrderAuthorization, signOrderPermit } from "../sdk/payment-order.ts";
 import { verifyWebhook } from "../sdk/webhooks.ts";
 
 type StackFile = {
@@ -131,19 +132,33 @@ try {
 
   const details = order.paymentDetails;
   const wallet = privateKeyToAccount(stack.testWallet.privateKey);
-  const chain = createPublicClient({ transport: viemHttp(stack.endpoints.rpc) });
-  const nonce = await chain.readContract({
-    address: details.token.address,
-    abi: parseAbi(["function nonces(address) view returns (uint256)"]),
-    functionName: "nonces",
-    args: [wallet.address],
-  });
-  const signature = await signOrderPermit(wallet, details.permit, nonce);
-  say("The wallet signs one EIP-2612 permit", `${wallet.address}, nonce ${nonce}; it sends no transaction and pays no gas`);
+  let submit: () => Promise<{ status: string }>;
+  if (details.authorization) {
+    // The token has EIP-3009 (USDC): one receive authorization for this order, valid until its expiry.
+    const signature = await signOrderAuthorization(wallet, {
+      chainId: details.chainId,
+      router: details.router,
+      order: { ...details.order, orderId: BigInt(details.order.orderId), amount: BigInt(details.order.amount), expiry: BigInt(details.order.expiry) },
+      tokenDomain: details.authorization.domain,
+    });
+    say("The wallet signs one EIP-3009 receive authorization", `${wallet.address}, valid before ${order.expiresAt}; it sends no transaction and pays no gas`);
+    submit = () => call("POST", details.authorization.relay.url, { from: wallet.address, signature });
+  } else {
+    const chain = createPublicClient({ transport: viemHttp(stack.endpoints.rpc) });
+    const nonce = await chain.readContract({
+      address: details.token.address,
+      abi: parseAbi(["function nonces(address) view returns (uint256)"]),
+      functionName: "nonces",
+      args: [wallet.address],
+    });
+    const signature = await signOrderPermit(wallet, details.permit, nonce);
+    say("The wallet signs one EIP-2612 permit (the token has no EIP-3009)", `${wallet.address}, nonce ${nonce}; it sends no transaction and pays no gas`);
+    submit = () => call("POST", details.relay.url, { owner: wallet.address, signature });
+  }
 
   const streaming = follow(`${api}/orders/${order.id}/events`, (event) => event === "device.powered_on");
-  const relay = await call("POST", details.relay.url, { owner: wallet.address, signature });
-  say("The relayer submits payWithPermit and pays the gas", `relay ${relay.status}`);
+  const relay = await submit();
+  say(`The relayer submits ${details.authorization ? "payWithAuthorization" : "payWithPermit"} and pays the gas`, `relay ${relay.status}`);
   say("The order's event stream (opened before paying)", (await streaming).join(" -> "));
 
   const status = await call("GET", `${api}/devices/${deviceId}/status`);
