@@ -6,21 +6,28 @@ import {AccessControlDefaultAdminRules} from
 import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 
 /// @title TelemetryAnchor
-/// @notice Anchors the Merkle roots of metered-energy telemetry batches, so that anyone can later prove
+/// @notice Anchors metered-energy telemetry batches, many in one transaction, so that anyone can later prove
 /// that a reading was part of a batch the service attested, and when.
 ///
-/// The service builds one Merkle tree per accepted batch of meter readings (OpenZeppelin's standard tree:
-/// sorted pairs, leaves `keccak256(bytes.concat(keccak256(abi.encode(values))))`). Each leaf binds one
-/// reading to the chain id, the project, the device and the batch's sequence number, so a leaf proves
-/// nothing about any other chain, project, device or batch. The anchorer submits the root once per batch; a
-/// batch (a project, a device and a batch sequence number) can never be anchored twice.
+/// Two levels of OpenZeppelin standard trees (sorted pairs, leaves `keccak256(bytes.concat(keccak256(
+/// abi.encode(values))))`):
+/// - a batch's tree has one leaf per accepted reading ({readingLeaf}), binding the reading to the chain id, the
+///   project, the device and the batch's sequence number: its root is the batch root;
+/// - a batches tree has one leaf per batch ({batchLeaf}): project, device, batch sequence, batch root and
+///   number of readings. The anchorer submits its root, the batches root, once ({anchorBatches}).
 ///
-/// A reading is verified from its fields ({verifyReading}): the contract builds the double-hashed leaf itself,
-/// so an inner node of a tree (a single hash of two nodes) never verifies as a reading.
+/// A reading is verified from its fields and its batch's fields ({verifyReading}): the contract builds both
+/// double-hashed leaves itself, so an inner node of either tree (a single hash of two nodes) never verifies
+/// as a reading or as a batch.
 ///
-/// Only the root is stored (one slot: what {verifyReading} and the once-per-batch rule need); the number of
-/// readings is in the {BatchAnchored} event and the time in its block, which is where an indexer or an
-/// auditor reads them. Storing them too would cost another slot, about 22,000 gas per batch.
+/// What the contract promises: a reading that verifies was in a batch whose leaf is in a batches root the
+/// anchorer anchored, in the block of its {BatchesAnchored} event. What it cannot promise any more: that a
+/// batch (a project, a device and a batch sequence number) was anchored only once, or with one root. Only
+/// whether a batches root is anchored is stored (one slot per transaction, whatever its number of batches);
+/// no per-batch slot is, so that rule is the service's (it puts each batch into exactly one batches tree).
+/// An auditor checks it from the events: for every {BatchesAnchored}, rebuild the batches tree from the
+/// service's evidence (or any proofs it was shown) and check that no (project, device, batch sequence) appears
+/// in two leaves, and that the number of leaves is the event's `batches`.
 ///
 /// @dev Project and device ids are the keccak256 of their UTF-8 identifiers.
 contract TelemetryAnchor is AccessControlDefaultAdminRules {
@@ -40,32 +47,36 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
         string supersedesReadingId;
     }
 
+    /// @notice A telemetry batch as its leaf in a batches tree binds it.
+    /// @param projectId keccak256 of the project's identifier.
+    /// @param deviceId keccak256 of the device's identifier.
+    /// @param root The Merkle root of the batch's readings.
+    /// @param batchSequence The batch's sequence number among the device's attested batches (from 1).
+    /// @param readings How many readings (leaves) the batch's tree has.
+    struct Batch {
+        bytes32 projectId;
+        bytes32 deviceId;
+        bytes32 root;
+        uint64 batchSequence;
+        uint32 readings;
+    }
+
     /// @notice Role allowed to anchor batches (the service's hot wallet).
     bytes32 public constant ANCHORER_ROLE = keccak256("ANCHORER_ROLE");
 
-    mapping(bytes32 projectId => mapping(bytes32 deviceId => mapping(uint64 batchSequence => bytes32 root))) private
-        _roots;
+    mapping(bytes32 batchesRoot => bool anchored) private _anchored;
 
-    /// @notice Emitted once for every anchored batch.
-    /// @param projectId keccak256 of the project's identifier.
-    /// @param deviceId keccak256 of the device's identifier.
-    /// @param batchSequence The batch's sequence number among the device's attested batches (from 1).
-    /// @param root The Merkle root of the batch's readings.
-    /// @param readings How many readings (leaves) the tree has.
-    event BatchAnchored(
-        bytes32 indexed projectId,
-        bytes32 indexed deviceId,
-        uint64 indexed batchSequence,
-        bytes32 root,
-        uint32 readings
-    );
+    /// @notice Emitted once for every anchored batches root.
+    /// @param batchesRoot The Merkle root of the batches tree.
+    /// @param batches How many batches (leaves) the tree has.
+    event BatchesAnchored(bytes32 indexed batchesRoot, uint32 batches);
 
-    /// @notice The batch was anchored already (with `root`).
-    error BatchAlreadyAnchored(bytes32 projectId, bytes32 deviceId, uint64 batchSequence, bytes32 root);
-    /// @notice A root of zero (zero marks a batch that is not anchored).
+    /// @notice The batches root was anchored already.
+    error BatchesRootAlreadyAnchored(bytes32 batchesRoot);
+    /// @notice A root of zero.
     error EmptyRoot();
-    /// @notice A batch without readings.
-    error NoReadings();
+    /// @notice A batches tree without batches.
+    error NoBatches();
     /// @notice An initial anchorer of address zero.
     error InvalidAnchorer(address anchorer);
 
@@ -80,51 +91,51 @@ contract TelemetryAnchor is AccessControlDefaultAdminRules {
         _grantRole(ANCHORER_ROLE, initialAnchorer);
     }
 
-    /// @notice Anchors the Merkle root of one telemetry batch. Only for the anchorer role.
-    /// @param projectId keccak256 of the project's identifier (bound into every leaf, and part of the batch's key).
-    /// @param deviceId keccak256 of the device's identifier.
-    /// @param batchSequence The batch's sequence number among the device's attested batches.
-    /// @param root The Merkle root of the batch's readings.
-    /// @param readings How many readings the tree has.
-    function anchor(bytes32 projectId, bytes32 deviceId, uint64 batchSequence, bytes32 root, uint32 readings)
-        external
-        onlyRole(ANCHORER_ROLE)
-    {
-        if (root == bytes32(0)) revert EmptyRoot();
-        if (readings == 0) revert NoReadings();
-        mapping(uint64 batchSequence => bytes32 root) storage batches = _roots[projectId][deviceId];
-        bytes32 existing = batches[batchSequence];
-        if (existing != bytes32(0)) revert BatchAlreadyAnchored(projectId, deviceId, batchSequence, existing);
-        batches[batchSequence] = root;
-        emit BatchAnchored(projectId, deviceId, batchSequence, root, readings);
+    /// @notice Anchors the root of a batches tree ({batchLeaf} leaves). Only for the anchorer role.
+    /// @param batchesRoot The Merkle root of the batches tree.
+    /// @param batchCount How many batches the tree has (recorded in the event only).
+    function anchorBatches(bytes32 batchesRoot, uint32 batchCount) external onlyRole(ANCHORER_ROLE) {
+        if (batchesRoot == bytes32(0)) revert EmptyRoot();
+        if (batchCount == 0) revert NoBatches();
+        if (_anchored[batchesRoot]) revert BatchesRootAlreadyAnchored(batchesRoot);
+        _anchored[batchesRoot] = true;
+        emit BatchesAnchored(batchesRoot, batchCount);
     }
 
-    /// @notice The Merkle root a batch was anchored with (zero if it is not anchored). Its number of readings
-    /// and its time are in its {BatchAnchored} event.
-    /// @param projectId keccak256 of the project's identifier.
-    /// @param deviceId keccak256 of the device's identifier.
-    /// @param batchSequence The batch's sequence number among the device's attested batches.
-    function rootOf(bytes32 projectId, bytes32 deviceId, uint64 batchSequence) external view returns (bytes32) {
-        return _roots[projectId][deviceId][batchSequence];
+    /// @notice Whether `batchesRoot` is anchored. Its number of batches and its time are in its
+    /// {BatchesAnchored} event.
+    /// @param batchesRoot The Merkle root of a batches tree.
+    function isAnchored(bytes32 batchesRoot) external view returns (bool) {
+        return _anchored[batchesRoot];
     }
 
-    /// @notice Whether `reading` is one of the readings of the anchored batch, by its Merkle `proof`. False for
-    /// a batch that is not anchored.
-    /// @param projectId keccak256 of the project's identifier.
-    /// @param deviceId keccak256 of the device's identifier.
-    /// @param batchSequence The batch's sequence number among the device's attested batches.
+    /// @notice Whether `reading` is one of the readings of `batch`, and `batch` one of the batches of an
+    /// anchored batches root, by their Merkle proofs. False for a batch in no anchored batches root.
     /// @param reading The reading's fields.
-    /// @param proof The Merkle proof of the reading's leaf ({readingLeaf}) in the batch's tree.
+    /// @param readingProof The Merkle proof of the reading's leaf ({readingLeaf}) in the batch's tree
+    /// (to `batch.root`).
+    /// @param batch The batch's fields (its leaf in the batches tree, {batchLeaf}).
+    /// @param batchProof The Merkle proof of the batch's leaf in the batches tree.
     function verifyReading(
-        bytes32 projectId,
-        bytes32 deviceId,
-        uint64 batchSequence,
         Reading calldata reading,
-        bytes32[] calldata proof
+        bytes32[] calldata readingProof,
+        Batch calldata batch,
+        bytes32[] calldata batchProof
     ) external view returns (bool) {
-        bytes32 root = _roots[projectId][deviceId][batchSequence];
-        return root != bytes32(0)
-            && MerkleProof.verifyCalldata(proof, root, readingLeaf(projectId, deviceId, batchSequence, reading));
+        bytes32 leaf = readingLeaf(batch.projectId, batch.deviceId, batch.batchSequence, reading);
+        if (batch.root == bytes32(0)) return false;
+        if (MerkleProof.processProofCalldata(readingProof, leaf) != batch.root) return false;
+        return _anchored[MerkleProof.processProofCalldata(batchProof, batchLeaf(batch))];
+    }
+
+    /// @notice The leaf of `batch` in a batches tree: `keccak256(bytes.concat(keccak256(abi.encode(projectId,
+    /// deviceId, batchSequence, root, readings))))` (in that order, not the struct's), OpenZeppelin's
+    /// standard-tree leaf. (The chain id is bound in every reading's leaf, hence in the batch's root.)
+    /// @param batch The batch's fields.
+    function batchLeaf(Batch calldata batch) public pure returns (bytes32) {
+        bytes memory values =
+            abi.encode(batch.projectId, batch.deviceId, batch.batchSequence, batch.root, batch.readings);
+        return keccak256(bytes.concat(keccak256(values)));
     }
 
     /// @notice The leaf of `reading` in its batch's tree on this chain: `keccak256(bytes.concat(keccak256(

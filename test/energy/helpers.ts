@@ -1,10 +1,10 @@
 // Helpers of the energy sandbox's end-to-end suites: HTTP calls to /energy/v1 as an integrator makes them
 // (form-encoded token request, bearer JSON calls, raw bodies), a meter that produces plausible readings,
-// the envelope check, and the Merkle root a batch must anchor, computed independently of the relayer.
+// the envelope check, and the Merkle trees a batch and an anchor must have, computed independently of the relayer.
 import assert from "node:assert/strict";
 import { createPrivateKey, sign } from "node:crypto";
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
-import { keccak256, toHex } from "viem";
+import { type Hex, keccak256, toHex } from "viem";
 import type { Stack } from "../support/stack.ts";
 import type { UncheckedJson } from "../support/unchecked-json.ts";
 
@@ -164,6 +164,35 @@ export function expectedTree(
     r.supersedes_reading_id ?? "",
   ]);
   return StandardMerkleTree.of(values, LEAF_TYPES);
+}
+
+/** The documented leaf encoding of a batches tree, and the tree one anchor transaction must anchor. */
+export const BATCH_LEAF_TYPES = ["bytes32", "bytes32", "uint64", "bytes32", "uint32"];
+
+/** A batch's fields as its batches-tree leaf and TelemetryAnchor.verifyReading take them. */
+export type BatchFields = { projectId: Hex; deviceId: Hex; batchSequence: bigint; root: Hex; readings: number };
+
+export function batchFields(projectId: string, deviceId: string, batchSequence: number, root: string, readings: number): BatchFields {
+  return { projectId: keccak256(toHex(projectId)), deviceId: keccak256(toHex(deviceId)), batchSequence: BigInt(batchSequence), root: root as Hex, readings };
+}
+
+export function expectedBatchesTree(batches: BatchFields[]) {
+  return StandardMerkleTree.of(
+    batches.map((b) => [b.projectId, b.deviceId, b.batchSequence, b.root, b.readings]),
+    BATCH_LEAF_TYPES,
+  );
+}
+
+/** A reading as TelemetryAnchor.verifyReading takes it, from the reading as sent. */
+export function readingFields(r: Reading) {
+  return {
+    readingId: r.reading_id,
+    sequenceNumber: BigInt(r.sequence_number),
+    meterEpoch: BigInt(r.meter_epoch),
+    energyWhCumulative: BigInt(r.energy_wh_cumulative),
+    deviceTsMs: BigInt(Date.parse(r.device_ts)),
+    supersedesReadingId: r.supersedes_reading_id ?? "",
+  };
 }
 
 /** Polls `check` until it returns a value other than undefined; fails after `timeoutMs`. */

@@ -86,6 +86,10 @@ for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
         });
         assert.equal(report.anchoring.contract, stack.chain.record.contracts.TelemetryAnchor?.address);
         assert.equal(report.anchoring.chain_id, stack.chain.record.chainId);
+        assert.deepEqual(report.anchoring.batch_leaf_encoding, ["bytes32", "bytes32", "uint64", "bytes32", "uint32"]);
+        assert.equal(report.anchoring.batch_leaf_values.length, 5);
+        assert.equal(report.anchoring.max_batches_per_anchor, 1000);
+        assert.match(report.anchoring.verification, /verifyReading/);
         assert.ok(report.sample_data.projects.length >= 2);
         assert.ok(report.sample_data.evidence.some((e: { live: boolean }) => e.live));
       });
@@ -307,7 +311,10 @@ for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
           const { energy_evidence, legal_evidence, settlement_evidence, distribution_evidence } = e.clusters;
           assert.ok(Number.isInteger(energy_evidence.readings));
           assert.match(energy_evidence.merkle_root, /^0x[0-9a-f]{64}$/);
-          assert.deepEqual(Object.keys(energy_evidence.anchor).sort(), ["chain", "status", "tx"]);
+          assert.deepEqual(Object.keys(energy_evidence).sort(), ["anchor", "batch_sequence", "device_id", "merkle_root", "readings"]);
+          assert.deepEqual(Object.keys(energy_evidence.anchor).sort(), ["batch_proof", "batches_root", "chain", "status", "tx"]);
+          assert.match(energy_evidence.anchor.batches_root, /^0x[0-9a-f]{64}$/);
+          assert.ok(Array.isArray(energy_evidence.anchor.batch_proof));
           assert.equal(energy_evidence.anchor.status, "anchored");
           assert.ok(Array.isArray(legal_evidence.documents) && legal_evidence.documents.every((x: unknown) => typeof x === "string"));
           assert.equal(legal_evidence.status, "verified");

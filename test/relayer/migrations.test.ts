@@ -141,7 +141,7 @@ for (const kind of selectedDatabaseKinds()) {
 
       const old = await fresh("legacy3");
       await legacyMigrate(old, ["0001_accounts_and_payments.sql", "0002_webhooks.sql", "0003_energy.sql"]);
-      assert.deepEqual(await migrate(old), ["0001_sessions", "0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail"], "0000_baseline adopted, the later ones applied");
+      assert.deepEqual(await migrate(old), ["0001_sessions", "0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail", "0005_telemetry_batch_anchors"], "0000_baseline adopted, the later ones applied");
       assert.deepEqual(await old.rawTransaction((tx) => describeCurrent(tx)), reference);
       assert.deepEqual(await migrate(old), []);
 
@@ -152,7 +152,7 @@ for (const kind of selectedDatabaseKinds()) {
         "0003_energy.sql",
         "0004_sessions.sql",
       ]);
-      assert.deepEqual(await migrate(older), ["0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail"], "0000_baseline and 0001_sessions adopted, the later ones applied");
+      assert.deepEqual(await migrate(older), ["0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail", "0005_telemetry_batch_anchors"], "0000_baseline and 0001_sessions adopted, the later ones applied");
       assert.deepEqual(await older.rawTransaction((tx) => describeCurrent(tx)), reference);
       const recorded = await older.rawTransaction((tx) => tx.query<{ name: string }>(`select name from ${MIGRATIONS_TABLE}`));
       assert.ok(["0000_baseline", "0001_sessions"].every((tag) => recorded.some((r) => r.name === tag)));

@@ -112,11 +112,15 @@ export function energyOpenApiDocument(api: SandboxApi, services: Services) {
         "Versioning: the base address carries /v1 and GET /version reports the specification version. Within v1 " +
           "changes are additive (new optional fields); the sandbox has no deprecation schedule of its own.",
         "",
-        "Attestation: every attested batch's readings become a Merkle tree (OpenZeppelin's standard tree) whose root " +
-          "the TelemetryAnchor contract anchors (event BatchAnchored(projectId, deviceId, batchSequence, root, readings)). " +
-          "Each leaf is abi.encode(chain id, keccak256(project_id), keccak256(device_id), batch sequence, reading_id, " +
+        "Attestation: every attested batch's readings become a Merkle tree (OpenZeppelin's standard tree), the batch " +
+          "root. Each leaf is abi.encode(chain id, keccak256(project_id), keccak256(device_id), batch sequence, reading_id, " +
           "sequence_number, meter_epoch, energy_wh_cumulative, device_ts in Unix milliseconds, supersedes_reading_id or " +
-          '""), hashed twice with keccak256. GET /capabilities names the chain and the contract.',
+          '""), hashed twice with keccak256. The batches waiting are then the leaves of a batches tree (same kind; each leaf ' +
+          "abi.encode(keccak256(project_id), keccak256(device_id), batch sequence, batch root, readings)) whose root the " +
+          "TelemetryAnchor contract anchors in one transaction (event BatchesAnchored(batchesRoot, batches)). The energy " +
+          "cluster of a project's latest evidence gives the batch's root, device, batch sequence, batches root and proof; " +
+          "TelemetryAnchor.verifyReading(reading, readingProof, batch, batchProof) checks a reading through both trees. " +
+          "GET /capabilities names the chain and the contract and spells the verification out.",
       ].join("\n"),
     },
     servers: [{ url: `${services.config.publicBaseUrl}${ENERGY_BASE_PATH}`, description: "Sandbox" }],

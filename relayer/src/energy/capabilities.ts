@@ -1,7 +1,8 @@
 // GET /capabilities: what this environment implements, simulates and omits, built from the same constants
 // and deployment the code runs with.
 import type { Services } from "../services.ts";
-import { LEAF_ENCODING } from "./anchoring/merkle.ts";
+import { MAX_BATCHES_PER_ANCHOR } from "./anchoring/anchor-worker.ts";
+import { BATCH_LEAF_ENCODING, LEAF_ENCODING } from "./anchoring/merkle.ts";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "./telemetry/idempotency.ts";
 import { ANCHOR_EXPECTED_SECONDS } from "./telemetry/ingest.ts";
 import { MIN_HISTORY, Z_AT_SCORE_ONE } from "./telemetry/anomaly.ts";
@@ -85,9 +86,11 @@ export function capabilities(services: Services) {
             name: "attestation",
             description:
               `The readings of each attested batch become a Merkle tree (OpenZeppelin standard tree, leaves bound to chain id, project, ` +
-              `device and batch sequence) whose root TelemetryAnchor ${anchor} anchors on ${config.CHAIN_NAME} (chain id ${chain.chainId}), ` +
-              `asynchronously (expected within ${ANCHOR_EXPECTED_SECONDS} s). The status (pending, anchored, failed) shows in the energy ` +
-              "cluster of the project's latest evidence, and on chain in TelemetryAnchor's BatchAnchored event.",
+              `device and batch sequence), the batch root. The batches waiting (up to ${MAX_BATCHES_PER_ANCHOR}) become the leaves of a ` +
+              `batches tree whose root TelemetryAnchor ${anchor} anchors on ${config.CHAIN_NAME} (chain id ${chain.chainId}) in one ` +
+              `transaction, one at a time: asynchronously (expected within ${ANCHOR_EXPECTED_SECONDS} s). The status (pending, anchored, ` +
+              "failed), the batches root and the batch's proof show in the energy cluster of the project's latest evidence, and on " +
+              "chain in TelemetryAnchor's BatchesAnchored event.",
           },
         ]
       : []),
@@ -172,6 +175,22 @@ export function capabilities(services: Services) {
         "device_ts in Unix milliseconds",
         'supersedes_reading_id ("" if none)',
       ],
+      batch_leaf_encoding: [...BATCH_LEAF_ENCODING],
+      batch_leaf_values: [
+        "keccak256(device's project_id)",
+        "keccak256(device_id)",
+        "batch sequence",
+        "batch root (merkle_root)",
+        "readings (the batch's leaves)",
+      ],
+      max_batches_per_anchor: MAX_BATCHES_PER_ANCHOR,
+      verification:
+        "A reading is verified on chain with TelemetryAnchor.verifyReading(reading, readingProof, batch, batchProof), a view. " +
+        "reading: the reading's fields as sent (device_ts in Unix milliseconds, supersedes_reading_id or \"\"). readingProof: " +
+        "its proof in the batch's tree, rebuilt from the batch's readings (leaf_encoding). batch: {projectId: keccak256(project_id), " +
+        "deviceId: keccak256(energy_evidence.device_id), root: energy_evidence.merkle_root, batchSequence: " +
+        "energy_evidence.batch_sequence, readings: energy_evidence.readings}. batchProof: energy_evidence.anchor.batch_proof. " +
+        "It is true once energy_evidence.anchor.batches_root is anchored (TelemetryAnchor.isAnchored, event BatchesAnchored).",
     },
     sample_data: {
       projects: SAMPLE_PROJECTS.map((p) => p.project_id),

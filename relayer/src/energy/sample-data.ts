@@ -118,13 +118,19 @@ export const SAMPLE_DISTRIBUTIONS: SampleDistribution[] = [
   distribution("dst_kariakoo_2026_02", "prj_kariakoo_cold", 1, "TZS", 1_204_500_000, 4_000),
 ];
 
-export type EnergyAnchor = { chain: string; tx: string; status: string };
+export type EnergyAnchor = { chain: string; tx: string; status: string; batches_root: string; batch_proof: string[] };
 export type SampleEvidence = {
   evidence_ref: string;
   project_id: string;
   distribution_id: string;
   clusters: {
-    energy_evidence: { readings: number; merkle_root: string; anchor: EnergyAnchor };
+    energy_evidence: {
+      readings: number;
+      merkle_root: string;
+      device_id: string | null;
+      batch_sequence: number | null;
+      anchor: EnergyAnchor;
+    };
     legal_evidence: { documents: string[]; status: string };
     settlement_evidence: { bank_confirmation: string; status: string };
     distribution_evidence: { audit_trail: string; status: string };
@@ -144,7 +150,15 @@ function sampleEvidence(d: SampleDistribution, readings: number): SampleEvidence
       energy_evidence: {
         readings,
         merkle_root: keccak256(toHex(`sample merkle root ${slug}`)),
-        anchor: { chain: SAMPLE_ANCHOR_CHAIN, tx: keccak256(toHex(`sample anchor tx ${slug}`)), status: "anchored" },
+        device_id: null,
+        batch_sequence: null,
+        anchor: {
+          chain: SAMPLE_ANCHOR_CHAIN,
+          tx: keccak256(toHex(`sample anchor tx ${slug}`)),
+          status: "anchored",
+          batches_root: keccak256(toHex(`sample batches root ${slug}`)),
+          batch_proof: [],
+        },
       },
       legal_evidence: {
         documents: [`doc://${d.project_id}/power-purchase-agreement.pdf`, `doc://${d.project_id}/unit-holder-register-${slug}.pdf`],

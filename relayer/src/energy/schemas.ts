@@ -201,7 +201,7 @@ export const BatchAccepted = z
       status: z.enum(["pending", "anchored", "failed"]).openapi({
         description:
           "pending at ingest: the batch's readings become a Merkle tree whose root the relayer anchors on " +
-          "chain (TelemetryAnchor.anchor), asynchronously. The status then becomes anchored (or failed) in the " +
+          "chain with the other batches waiting (TelemetryAnchor.anchorBatches), asynchronously. The status then becomes anchored (or failed) in the " +
           "energy_evidence cluster of the project's latest evidence. A batch with no accepted reading has " +
           "nothing to anchor and is failed at once.",
       }),
@@ -290,19 +290,37 @@ export const Evidence = z
       energy_evidence: z
         .object({
           readings: z.int().openapi({ description: "Readings (leaves) under merkle_root." }),
-          merkle_root: z.string(),
+          merkle_root: z.string().openapi({ description: "The root of the batch's tree of readings (the batch root)." }),
+          device_id: z.string().nullable().openapi({
+            description: "The batch's device (its leaf in the batches tree binds keccak256 of it). null in historical sample evidence.",
+          }),
+          batch_sequence: z.int().nullable().openapi({
+            description: "The batch's sequence among the device's attested batches, from 1 (bound in every leaf). null in historical sample evidence.",
+          }),
           anchor: z.object({
             chain: z.string(),
             tx: z.string().openapi({ description: "Transaction hash; an empty string while no transaction is sent." }),
             status: z.string().openapi({ description: "pending, anchored or failed." }),
+            batches_root: z.string().openapi({
+              description:
+                "The root of the batches tree that one TelemetryAnchor.anchorBatches transaction anchored (event " +
+                "BatchesAnchored), with this batch as one of its leaves; an empty string until the batch is put into " +
+                "an anchor. Illustrative in historical sample evidence.",
+            }),
+            batch_proof: z.array(z.string()).openapi({
+              description:
+                "The Merkle proof of this batch's leaf (keccak256(project_id), keccak256(device_id), batch_sequence, " +
+                "merkle_root, readings) in the batches tree: with a reading's proof in the batch's tree, what " +
+                "TelemetryAnchor.verifyReading takes. Empty until the batch is put into an anchor (and for a tree of one batch).",
+            }),
           }),
         })
         .openapi({
           description:
             "Historical evidence shows fixed sample values (chain `sample`: illustrative, on no chain). A " +
             "project's latest evidence is live: once one of its devices has an attested batch with a Merkle " +
-            "root, this cluster describes the project's latest such batch (its readings, root, and anchor on the " +
-            "relayer's chain, pending until the transaction is final).",
+            "root, this cluster describes the project's latest such batch (its readings, root, device, batch " +
+            "sequence, and anchor on the relayer's chain, pending until the transaction is final).",
         }),
       legal_evidence: z.object({ documents: z.array(z.string()), status: z.string().openapi({ example: "verified" }) }),
       settlement_evidence: z.object({ bank_confirmation: z.string(), status: z.string().openapi({ example: "confirmed" }) }),
@@ -388,6 +406,10 @@ export const Capabilities = z
       contract: z.string().nullable().openapi({ description: "TelemetryAnchor's address; null: not deployed, batches fail." }),
       leaf_encoding: z.array(z.string()),
       leaf_values: z.array(z.string()),
+      batch_leaf_encoding: z.array(z.string()).openapi({ description: "ABI types of a leaf of the batches tree." }),
+      batch_leaf_values: z.array(z.string()).openapi({ description: "What each value of a batches-tree leaf is." }),
+      max_batches_per_anchor: z.int().openapi({ description: "The most batches one anchor transaction takes." }),
+      verification: z.string().openapi({ description: "How to verify a reading on chain from the evidence." }),
     }),
     sample_data: z.object({
       projects: z.array(z.string()),

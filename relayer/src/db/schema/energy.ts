@@ -62,6 +62,27 @@ export const batchSignatures = ["valid", "invalid", "absent"] as const;
 export const anomalyStatuses = ["provisional", "confirmed"] as const;
 export const attestationStatuses = ["pending", "anchored", "failed", "not_attested"] as const;
 
+export const anchorStatuses = ["pending", "anchored", "failed"] as const;
+
+/** One TelemetryAnchor.anchorBatches transaction: the root of the batches tree it anchors (every energy_batches
+ * row with this anchor_id is one of its leaves). Its chain transaction's ref is the anchor_id. */
+export const energyAnchors = pgTable(
+  "energy_anchors",
+  {
+    anchorId: text("anchor_id").primaryKey(),
+    batchesRoot: text("batches_root").notNull(),
+    batches: integer("batches").notNull(),
+    /** pending until the transaction is final, then anchored (mined) or failed. */
+    status: text("status", { enum: anchorStatuses }).notNull().default("pending"),
+    txHash: text("tx_hash"),
+    blockNumber: bigint("block_number", { mode: "number" }),
+    error: text("error"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    finalAt: timestamp("final_at", { withTimezone: true }),
+  },
+  (t) => [checkOneOf("energy_anchors", t.status, anchorStatuses), unique("energy_anchors_batches_root_uq").on(t.batchesRoot)],
+);
+
 /** One row per ingested batch that stored readings (or was answered 200). */
 export const energyBatches = pgTable(
   "energy_batches",
@@ -85,6 +106,10 @@ export const energyBatches = pgTable(
     attestationStatus: text("attestation_status", { enum: attestationStatuses }).notNull(),
     expectedAt: timestamp("expected_at", { withTimezone: true }),
     merkleRoot: text("merkle_root"),
+    /** The anchor (batches tree) the batch went into: set once, when that anchor's transaction is queued. */
+    anchorId: text("anchor_id"),
+    /** The Merkle proof of the batch's leaf in its anchor's batches tree. */
+    batchProof: jsonb("batch_proof").$type<string[]>(),
     anchorTxHash: text("anchor_tx_hash"),
     anchorBlockNumber: bigint("anchor_block_number", { mode: "number" }),
     anchorError: text("anchor_error"),
@@ -103,6 +128,11 @@ export const energyBatches = pgTable(
     index("energy_batches_unrooted_idx")
       .on(t.receivedAt)
       .where(sql`attestation_status = 'pending' and merkle_root is null`),
+    foreignKeyTo("energy_batches", t.anchorId, energyAnchors.anchorId),
+    index("energy_batches_unanchored_idx")
+      .on(t.receivedAt)
+      .where(sql`attestation_status = 'pending' and merkle_root is not null and anchor_id is null`),
+    index("energy_batches_anchor_idx").on(t.anchorId).where(sql`anchor_id is not null`),
     index("energy_batches_project_rooted_idx").on(t.projectId, t.receivedAt).where(sql`merkle_root is not null`),
     index("energy_batches_provisional_idx").on(t.receivedAt).where(sql`anomaly_status = 'provisional'`),
   ],

@@ -77,3 +77,34 @@ export function batchTree(binding: BatchBinding, readings: LeafReading[]): Simpl
 export function batchRoot(binding: BatchBinding, readings: LeafReading[]): Hex {
   return batchTree(binding, readings).root as Hex;
 }
+
+// The batches tree: what one TelemetryAnchor.anchorBatches transaction anchors. Another OpenZeppelin
+// standard tree, one leaf per batch, hashed the same way:
+//   keccak256(project_id), keccak256(device_id), batch sequence, batch root, readings (the batch's leaves).
+// The chain id is in every reading's leaf, hence in the batch root.
+export const BATCH_LEAF_ENCODING = ["bytes32", "bytes32", "uint64", "bytes32", "uint32"] as const;
+
+const batchLeafParameters = parseAbiParameters(BATCH_LEAF_ENCODING.join(", "));
+
+/** A batch as its leaf in a batches tree binds it. */
+export type BatchLeaf = { projectId: string; deviceId: string; batchSequence: number; root: Hex; readings: number };
+
+export type BatchLeafValues = [Hex, Hex, bigint, Hex, number];
+
+/** The leaf values of one batch (as StandardMerkleTree takes them, in BATCH_LEAF_ENCODING). */
+export function batchLeafValues(batch: BatchLeaf): BatchLeafValues {
+  return [idKey(batch.projectId), idKey(batch.deviceId), BigInt(batch.batchSequence), batch.root, batch.readings];
+}
+
+/** The standard tree's leaf hash of a batch. */
+export function batchLeafHash(batch: BatchLeaf): Hex {
+  return keccak256(keccak256(encodeAbiParameters(batchLeafParameters, batchLeafValues(batch))));
+}
+
+/** The batches tree of `batches`: its root, and each batch's proof (in the order of `batches`). */
+export function batchesTree(batches: BatchLeaf[]): { root: Hex; proofs: Hex[][] } {
+  if (batches.length === 0) throw new Error("a batches tree needs at least one batch");
+  const leaves = batches.map(batchLeafHash);
+  const tree = SimpleMerkleTree.of(leaves);
+  return { root: tree.root as Hex, proofs: leaves.map((leaf) => tree.getProof(leaf) as Hex[]) };
+}

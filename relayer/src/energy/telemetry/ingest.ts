@@ -13,7 +13,8 @@ import { type DeviceState, type Evaluation, type SupersededReading, evaluateBatc
 import { claimIdempotencyKey, requestFingerprint, storeIdempotentResponse } from "./idempotency.ts";
 import { verifyDeviceSignature } from "./signature.ts";
 
-/** Channel on which the anchor worker is woken when a batch awaits its Merkle root. */
+/** Channel on which the anchor worker is woken when a batch awaits its Merkle root (and when an anchor
+ * transaction is final: the next one can go). */
 export const BATCHES_CHANNEL = "energy_batches";
 /** attestation.expected_at: receipt plus this. */
 export const ANCHOR_EXPECTED_SECONDS = 30;
