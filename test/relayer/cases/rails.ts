@@ -3,7 +3,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createPublicClient, http } from "viem";
-import { localAccount } from "../../../lib/sample-data.ts";
+import { privateKeyToAccount } from "viem/accounts";
+import { localAccount, localPrivateKey } from "../../../lib/sample-data.ts";
+import { signOrderAuthorization } from "../../../sdk/payment-order.ts";
 import { createOrder, pay, readEventStream, signPermit, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
 import { expectError } from "./expect.ts";
@@ -113,6 +115,31 @@ export function railCases(stack: () => Stack) {
       const still = await s.api("GET", `/v1/orders/${order.id}`);
       assert.equal(still.body.status, "pending");
       assert.equal(still.body.relay, null, "nothing was queued");
+    });
+
+    it("offers no EIP-3009 authorization for a token with only a permit, and refuses one with 422", async () => {
+      // The local stack's test stablecoin has EIP-2612 and no EIP-3009: the relayer asked the token
+      // (authorizationState reverts) and offers the permit only. An authorization signed anyway, with the
+      // token's domain, is refused before anything is queued; the order is still payable by permit.
+      const s = stack();
+      const order = await createOrder(s);
+      const details = order.paymentDetails;
+      assert.equal(details.authorization, undefined, "no authorization rail for a permit-only token");
+      assert.equal(details.permit.primaryType, "Permit");
+      const wallet = privateKeyToAccount(localPrivateKey(7));
+      const signature = await signOrderAuthorization(wallet, {
+        chainId: details.chainId,
+        router: details.router,
+        order: { ...details.order, orderId: BigInt(details.order.orderId), amount: BigInt(details.order.amount), expiry: BigInt(details.order.expiry) },
+        tokenDomain: details.permit.domain,
+      });
+      const refused = await s.api("POST", `/v1/orders/${order.id}/authorization`, { body: { from: wallet.address, signature } });
+      expectError(refused, 422, "invalid_parameters");
+      assert.match(refused.body.error.message, /no EIP-3009/);
+      const still = await s.api("GET", `/v1/orders/${order.id}`);
+      assert.equal(still.body.relay, null, "nothing was queued");
+      assert.equal((await pay(s, order, "relayed-permit")).status, 202, "the permit still pays it");
+      await waitForOrder(s, order.id, (o) => o.status === "success");
     });
 
     it("takes cash confirmations only from an agent key of the order's tenant", async () => {
