@@ -24,12 +24,23 @@
 // Environment: REHEARSAL_DIR (.local/rehearsal: data, logs), REHEARSAL_PORT_BASE (18540: the chain on it,
 // then the device cloud, the indexer, the relayer and the webhook receiver on the next four ports),
 // REHEARSAL_DEPLOYER_PRIVATE_KEY (default: the local node's first account), REHEARSAL_RESULT_FILE (also
-// write the figures there, as JSON).
+// write the figures there, as JSON), REHEARSAL_KEEP (after the last line, keep everything running with an
+// unpaid order whose checkout page a browser wallet can pay, until Ctrl-C or SIGTERM).
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
-import { type Abi, type Address, type Hex, createPublicClient, createWalletClient, defineChain, http as viemHttp, parseAbi, type TransactionReceipt } from "viem";
+import {
+  type Abi,
+  type Address,
+  type Hex,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http as viemHttp,
+  parseAbi,
+  type TransactionReceipt,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { repoRoot } from "../ignition/deployment-records.ts";
 import { deployWithIgnition, startChain } from "../lib/chain.ts";
@@ -84,6 +95,8 @@ export type RehearsalResult = {
   confirmedDepth: number;
   /** An agent's cash payment for another device, from the API call to the order's success. */
   cashSubmittedToSuccessMs: number;
+  /** With REHEARSAL_KEEP: where the running rehearsal answers, and an unpaid order's checkout page. */
+  kept?: { relayerUrl: string; rpcUrl: string; orderId: string; checkoutUrl: string };
 };
 
 const tokenAbi = parseAbi([
@@ -99,7 +112,10 @@ const tokenAbi = parseAbi([
 async function call<T = any>(method: string, url: string, body?: unknown, token?: string): Promise<T> {
   const response = await fetch(url, {
     method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -118,7 +134,9 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 }
 
 async function deployToken(): Promise<Address> {
-  const artifact = JSON.parse(await readFile(path.join(repoRoot, "artifacts/contracts/rehearsal/RehearsalUsdc.sol/RehearsalUsdc.json"), "utf8")) as {
+  const artifact = JSON.parse(
+    await readFile(path.join(repoRoot, "artifacts/contracts/rehearsal/RehearsalUsdc.sol/RehearsalUsdc.json"), "utf8"),
+  ) as {
     abi: Abi;
     bytecode: Hex;
   };
@@ -207,8 +225,9 @@ async function main(): Promise<RehearsalResult> {
   });
   deviceCloud.catch(() => undefined);
 
-  await step(`starting a chain like Base Sepolia on port ${ports.chain} (chain id ${REHEARSAL_CHAIN_ID}, a block every ${BLOCK_MS / 1000} s)`, () =>
-    startChain({ port: ports.chain, network: "rehearsalChain", logFile: log("chain") }),
+  await step(
+    `starting a chain like Base Sepolia on port ${ports.chain} (chain id ${REHEARSAL_CHAIN_ID}, a block every ${BLOCK_MS / 1000} s)`,
+    () => startChain({ port: ports.chain, network: "rehearsalChain", logFile: log("chain") }),
   );
   const token = await step("deploying the USDC-like token (name USDC, version 2, EIP-2612, EIP-3009, blocklist)", deployToken);
   const parameters = await writeParameters(token);
@@ -237,10 +256,20 @@ async function main(): Promise<RehearsalResult> {
   approved.catch(() => undefined);
   await step(`starting the indexer on port ${ports.indexer} (DEPLOYMENT=${DEPLOYMENT})`, async () => {
     await databases;
-    await startIndexer({ deploymentId: DEPLOYMENT, rpcUrl, port: ports.indexer, database: { kind: "pglite", directory: indexerDb }, resetLocalChainSyncData: false, logFile: log("indexer") });
+    await startIndexer({
+      deploymentId: DEPLOYMENT,
+      rpcUrl,
+      port: ports.indexer,
+      database: { kind: "pglite", directory: indexerDb },
+      resetLocalChainSyncData: false,
+      logFile: log("indexer"),
+    });
   });
   const [[seeded]] = await Promise.all([seeding, deviceCloud, approved]);
-  const relayer = await step(`starting the relayer on port ${ports.relayer} (CHAIN_NAME=${CHAIN_NAME}, CONFIRMATIONS=${CONFIRMATIONS})`, () => startRelayer(relayerOptions));
+  const relayer = await step(
+    `starting the relayer on port ${ports.relayer} (CHAIN_NAME=${CHAIN_NAME}, CONFIRMATIONS=${CONFIRMATIONS})`,
+    () => startRelayer(relayerOptions),
+  );
   const readyS = (performance.now() - began) / 1000;
   const api = `${relayer.url}/v1`;
 
@@ -263,7 +292,12 @@ async function main(): Promise<RehearsalResult> {
   await new Promise<void>((resolve) => receiver.listen(ports.receiver, "127.0.0.1", resolve));
   try {
     const { token: jwt } = await call("POST", `${api}/auth/login`, { email: spec.user.email, password: spec.user.password });
-    const subscription = await call("POST", `${api}/webhooks/subscriptions`, { url: `http://127.0.0.1:${ports.receiver}/hooks`, eventTypes: ["payment.*"], description: "rehearsal" }, jwt);
+    const subscription = await call(
+      "POST",
+      `${api}/webhooks/subscriptions`,
+      { url: `http://127.0.0.1:${ports.receiver}/hooks`, eventTypes: ["payment.*"], description: "rehearsal" },
+      jwt,
+    );
     secret = subscription.secret;
 
     const deviceId = seeded.devices[0]!;
@@ -281,7 +315,13 @@ async function main(): Promise<RehearsalResult> {
       60_000,
       500,
     );
-    const order = await call("POST", `${api}/orders`, { deviceId, chain: CHAIN_NAME, token: "USDC", amountUsd: quote.amountUsd, quoteId: quote.quoteId });
+    const order = await call("POST", `${api}/orders`, {
+      deviceId,
+      chain: CHAIN_NAME,
+      token: "USDC",
+      amountUsd: quote.amountUsd,
+      quoteId: quote.quoteId,
+    });
     const details = order.paymentDetails;
     const wallet = privateKeyToAccount(walletKey);
     // The token has EIP-3009, so the order offers USDC's own rail; the permit stays for tokens without it.
@@ -295,16 +335,35 @@ async function main(): Promise<RehearsalResult> {
       amount: BigInt(details.order.amount),
       expiry: BigInt(details.order.expiry),
     };
-    const signature = await signOrderAuthorization(wallet, { chainId: details.chainId, router: details.router, order: paymentOrder, tokenDomain: details.authorization.domain });
-    const forged = await signOrderAuthorization(privateKeyToAccount(localPrivateKey(8)), { chainId: details.chainId, router: details.router, order: paymentOrder, tokenDomain: details.authorization.domain });
-    const refused = await fetch(details.authorization.relay.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ from: wallet.address, signature: forged }) });
+    const signature = await signOrderAuthorization(wallet, {
+      chainId: details.chainId,
+      router: details.router,
+      order: paymentOrder,
+      tokenDomain: details.authorization.domain,
+    });
+    const forged = await signOrderAuthorization(privateKeyToAccount(localPrivateKey(8)), {
+      chainId: details.chainId,
+      router: details.router,
+      order: paymentOrder,
+      tokenDomain: details.authorization.domain,
+    });
+    const refused = await fetch(details.authorization.relay.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ from: wallet.address, signature: forged }),
+    });
     if (refused.status !== 422) throw new Error(`another wallet's signature was answered ${refused.status}, not 422`);
 
     const submitted = performance.now();
     const relay = await call("POST", details.authorization.relay.url, { from: wallet.address, signature });
-    if (relay.status !== "queued" && relay.status !== "sent" && relay.status !== "mined") throw new Error(`the relay answered ${JSON.stringify(relay)}`);
+    if (relay.status !== "queued" && relay.status !== "sent" && relay.status !== "mined")
+      throw new Error(`the relay answered ${JSON.stringify(relay)}`);
     // Mined: when the payment's receipt is first seen (polled every 100 ms).
-    const hash = await until("the relayer's transaction", async () => (await call("GET", `${api}/orders/${order.id}`)).relay?.transactionHash as Hex | undefined, 60_000);
+    const hash = await until(
+      "the relayer's transaction",
+      async () => (await call("GET", `${api}/orders/${order.id}`)).relay?.transactionHash as Hex | undefined,
+      60_000,
+    );
     let receipt: TransactionReceipt | undefined;
     let minedAt = 0;
     await until(
@@ -318,10 +377,18 @@ async function main(): Promise<RehearsalResult> {
       90_000,
     );
     if (receipt!.status !== "success") throw new Error(`the payment transaction reverted (${receipt!.transactionHash})`);
-    const success = await until("the order's success", async () => ((await call("GET", `${api}/orders/${order.id}`)).status === "success" ? performance.now() : undefined), 60_000);
+    const success = await until(
+      "the order's success",
+      async () => ((await call("GET", `${api}/orders/${order.id}`)).status === "success" ? performance.now() : undefined),
+      60_000,
+    );
     const paid = await call("GET", `${api}/orders/${order.id}`);
     if (paid.payment?.rail !== rail) throw new Error(`the order was paid on rail ${paid.payment?.rail}, not ${rail}`);
-    const confirmed = await until("payment.confirmed", async () => arrivals.find((a) => a.type === "payment.confirmed" && a.data.orderId === order.id), 90_000);
+    const confirmed = await until(
+      "payment.confirmed",
+      async () => arrivals.find((a) => a.type === "payment.confirmed" && a.data.orderId === order.id),
+      90_000,
+    );
     const succeeded = arrivals.find((a) => a.type === "payment.succeeded" && a.data.orderId === order.id);
     if (!succeeded) throw new Error("payment.confirmed arrived without payment.succeeded");
     const depth = Number(confirmed.head - receipt!.blockNumber);
@@ -334,11 +401,28 @@ async function main(): Promise<RehearsalResult> {
     const agentKey = seeded.createdKeys.find((k) => k.role === "agent")!.key;
     const cashDevice = seeded.devices[1]!;
     const cashQuote = await call("POST", `${api}/quote`, { deviceId: cashDevice, chain: CHAIN_NAME, token: "USDC", tier: "30m" });
-    const cashOrder = await call("POST", `${api}/orders`, { deviceId: cashDevice, chain: CHAIN_NAME, token: "USDC", amountUsd: cashQuote.amountUsd, quoteId: cashQuote.quoteId });
+    const cashOrder = await call("POST", `${api}/orders`, {
+      deviceId: cashDevice,
+      chain: CHAIN_NAME,
+      token: "USDC",
+      amountUsd: cashQuote.amountUsd,
+      quoteId: cashQuote.quoteId,
+    });
     const cashSubmitted = performance.now();
     await call("POST", `${api}/orders/${cashOrder.id}/cash`, undefined, agentKey);
-    const cashSuccess = await until("the cash order's success", async () => ((await call("GET", `${api}/orders/${cashOrder.id}`)).status === "success" ? performance.now() : undefined), 60_000);
+    const cashSuccess = await until(
+      "the cash order's success",
+      async () => ((await call("GET", `${api}/orders/${cashOrder.id}`)).status === "success" ? performance.now() : undefined),
+      60_000,
+    );
+    // With REHEARSAL_KEEP, an order left open for a person (or a browser test) to pay on its checkout page.
+    const open = process.env.REHEARSAL_KEEP
+      ? await call("POST", `${api}/quote`, { deviceId: seeded.devices[2]!, chain: CHAIN_NAME, token: "USDC", tier: "1h" }).then((q) =>
+          call("POST", `${api}/orders`, { deviceId: seeded.devices[2]!, chain: CHAIN_NAME, token: "USDC", amountUsd: q.amountUsd, quoteId: q.quoteId }),
+        )
+      : undefined;
     return {
+      ...(open ? { kept: { relayerUrl: relayer.url, rpcUrl, orderId: open.id, checkoutUrl: open.paymentDetails.scanToPay.uri } } : {}),
       chainId: REHEARSAL_CHAIN_ID,
       blockMs: BLOCK_MS,
       confirmations: CONFIRMATIONS,
@@ -366,6 +450,13 @@ if (import.meta.main) {
         `mined -> payment.confirmed webhook ${(r.minedToConfirmedWebhookMs / 1000).toFixed(1)} s (${r.confirmedDepth} blocks deep); ` +
         `cash payment -> success ${(r.cashSubmittedToSuccessMs / 1000).toFixed(1)} s\n`,
     );
+    if (r.kept) {
+      process.stdout.write(`kept running: the relayer at ${r.kept.relayerUrl}, an unpaid order at ${r.kept.checkoutUrl}; Ctrl-C stops it\n`);
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+    }
   } catch (error) {
     code = 1;
     process.stdout.write(`rehearsal failed: ${(error as Error).message} (logs in ${path.relative(repoRoot, logDir)}/)\n`);

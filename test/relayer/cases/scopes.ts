@@ -25,21 +25,25 @@ export function send(
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...req.headers };
     if (req.body !== undefined) headers["content-length"] = String(Buffer.byteLength(req.body));
-    const request = http.request(new URL(req.path, s.relayerUrl), { method: req.method, headers, localAddress: req.from, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("error", reject);
-      res.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        let json: UncheckedJson;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-    });
+    const request = http.request(
+      new URL(req.path, s.relayerUrl),
+      { method: req.method, headers, localAddress: req.from, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("error", reject);
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let json: UncheckedJson;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
     request.on("error", reject);
     const timeoutMs = req.timeoutMs ?? 60_000;
     request.setTimeout(timeoutMs, () => request.destroy(new Error(`${req.method} ${req.path}: no complete answer within ${timeoutMs} ms`)));
@@ -88,6 +92,7 @@ const TABLE = new Map<string, Rule>([
   ["GET /orders/{id}/events", { access: PUBLIC, ok: 200 }],
   ["GET /orders/{id}/receipt", { access: PUBLIC, ok: 200 }],
   ["POST /orders/{id}/permit", { access: PUBLIC, ok: 422 }],
+  ["POST /orders/{id}/authorization", { access: PUBLIC, ok: 422 }],
   // The order is paid already: an agent of its tenant passes and is told so; another tenant's is 404.
   ["POST /orders/{id}/cash", { access: "agentKey", ok: 409, otherTenant: 404 }],
   // The same paid order: a developer key of its tenant passes and is told it is paid; another tenant's is 404.
@@ -314,39 +319,43 @@ export function scopeCases(stack: () => Stack, other: () => { key: string; agent
     });
 
     for (const kind of KINDS) {
-      it(`answers every operation as the access table says: ${kind === "none" ? "no credential" : kind}`, { timeout: 300_000 }, async () => {
-        const s = stack();
-        const problems: string[] = [];
-        for (const { key, path, method, op } of operations()) {
-          const rule = TABLE.get(key);
-          if (!rule) continue;
-          const headers = await headersOf(s, kind, key);
-          let body: string | undefined;
-          if (op.requestBody) {
-            headers["content-type"] = "application/json";
-            body = JSON.stringify(rule.body ?? {});
-          }
-          const res = await send(s, { method, path: pathOf(s, path), headers, body, from: from(kind) });
-          const v = verdict(rule.access, kind);
-          const expected = v !== "allowed" ? v : OTHER_TENANT_KINDS.has(kind) ? (rule.otherTenant ?? rule.ok) : rule.ok;
-          if (res.status !== expected) {
-            problems.push(`${key}: ${res.status}, expected ${expected}: ${res.text.slice(0, 160)}`);
-            continue;
-          }
-          if (expected === 401 || expected === 403) {
-            const code = expected === 401 ? "unauthorized" : "forbidden";
-            if (res.json?.error?.code !== code || !/^req_[0-9A-Z]{26}$/.test(res.json?.requestId ?? "")) {
-              problems.push(`${key}: ${expected} without the envelope's ${code}: ${res.text.slice(0, 160)}`);
+      it(
+        `answers every operation as the access table says: ${kind === "none" ? "no credential" : kind}`,
+        { timeout: 300_000 },
+        async () => {
+          const s = stack();
+          const problems: string[] = [];
+          for (const { key, path, method, op } of operations()) {
+            const rule = TABLE.get(key);
+            if (!rule) continue;
+            const headers = await headersOf(s, kind, key);
+            let body: string | undefined;
+            if (op.requestBody) {
+              headers["content-type"] = "application/json";
+              body = JSON.stringify(rule.body ?? {});
             }
+            const res = await send(s, { method, path: pathOf(s, path), headers, body, from: from(kind) });
+            const v = verdict(rule.access, kind);
+            const expected = v !== "allowed" ? v : OTHER_TENANT_KINDS.has(kind) ? (rule.otherTenant ?? rule.ok) : rule.ok;
+            if (res.status !== expected) {
+              problems.push(`${key}: ${res.status}, expected ${expected}: ${res.text.slice(0, 160)}`);
+              continue;
+            }
+            if (expected === 401 || expected === 403) {
+              const code = expected === 401 ? "unauthorized" : "forbidden";
+              if (res.json?.error?.code !== code || !/^req_[0-9A-Z]{26}$/.test(res.json?.requestId ?? "")) {
+                problems.push(`${key}: ${expected} without the envelope's ${code}: ${res.text.slice(0, 160)}`);
+              }
+            }
+            if (rule.access === PUBLIC && /key_[0-9A-Z]{26}/.test(res.text)) problems.push(`${key}: a public answer shows an API key id`);
           }
-          if (rule.access === PUBLIC && /key_[0-9A-Z]{26}/.test(res.text)) problems.push(`${key}: a public answer shows an API key id`);
-        }
-        for (const path of ["/v1/openapi.json", "/v1/docs"]) {
-          const res = await send(s, { method: "GET", path, headers: await headersOf(s, kind, path), from: from(kind) });
-          if (res.status !== 200) problems.push(`GET ${path}: ${res.status}`);
-        }
-        assert.deepEqual(problems, []);
-      });
+          for (const path of ["/v1/openapi.json", "/v1/docs"]) {
+            const res = await send(s, { method: "GET", path, headers: await headersOf(s, kind, path), from: from(kind) });
+            if (res.status !== 200) problems.push(`GET ${path}: ${res.status}`);
+          }
+          assert.deepEqual(problems, []);
+        },
+      );
     }
   });
 }
