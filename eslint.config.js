@@ -36,7 +36,20 @@ export const ruleSettings = [
 ];
 
 export default defineConfig(
-  globalIgnores(["node_modules/**", "artifacts/**", "cache/**", "generated/**", "coverage/**", ".local/**", "**/.ponder/**", "indexer/generated/**", "ignition/deployments/**", "test-results/**", "bench/results/**", ".scratch/**"]),
+  globalIgnores([
+    "node_modules/**",
+    "artifacts/**",
+    "cache/**",
+    "generated/**",
+    "coverage/**",
+    ".local/**",
+    "**/.ponder/**",
+    "indexer/generated/**",
+    "ignition/deployments/**",
+    "test-results/**",
+    "bench/results/**",
+    ".scratch/**",
+  ]),
   {
     files: ["**/*.ts", "**/*.js"],
     languageOptions: { parser: tseslint.parser, ecmaVersion: "latest", sourceType: "module" },

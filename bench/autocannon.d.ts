@@ -1,6 +1,18 @@
 // The part of autocannon's programmatic API the benchmarks use (the package ships no types).
 declare module "autocannon" {
-  type Histogram = { average: number; mean: number; stddev: number; min: number; max: number; total: number; p50: number; p90: number; p99: number; p99_9?: number; [percentile: string]: number | undefined };
+  type Histogram = {
+    average: number;
+    mean: number;
+    stddev: number;
+    min: number;
+    max: number;
+    total: number;
+    p50: number;
+    p90: number;
+    p99: number;
+    p99_9?: number;
+    [percentile: string]: number | undefined;
+  };
   export type Result = {
     url: string;
     connections: number;

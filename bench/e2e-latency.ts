@@ -52,7 +52,9 @@ import {
 const payments = Number(option("payments", "200"));
 const warmup = Number(option("warmup", "5"));
 const pollMs = Number(option("poll-ms", "5"));
-const rails = option("rails", "wallet-permit,relayed-permit").split(",").map((r) => r.trim()) as Rail[];
+const rails = option("rails", "wallet-permit,relayed-permit")
+  .split(",")
+  .map((r) => r.trim()) as Rail[];
 for (const rail of rails) {
   if (rail !== "wallet-permit" && rail !== "relayed-permit") throw new Error(`--rails: unknown rail ${rail}`);
 }
@@ -238,7 +240,14 @@ async function runRail(stack: Stack, rail: Rail, receiver: Awaited<ReturnType<ty
           abi: paymentRouterAbi,
           functionName: "payWithPermit",
           args: [
-            { orderId: BigInt(o.orderId), deviceId: o.deviceId, token: o.token, split: o.split, amount: BigInt(o.amount), expiry: BigInt(o.expiry) },
+            {
+              orderId: BigInt(o.orderId),
+              deviceId: o.deviceId,
+              token: o.token,
+              split: o.split,
+              amount: BigInt(o.amount),
+              expiry: BigInt(o.expiry),
+            },
             details.voucherSignature,
             wallet.address,
             v,
@@ -354,7 +363,10 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
       const r = analyse(samples);
       results[kind][rail] = { ...r, samples: samples.length };
       console.log(`\n${kind} ${rail} (n=${samples.length})                      p50      p90      p99      max  ms`);
-      for (const [from, table] of [["mined", r.fromMined], ["submitted", r.fromSubmitted]] as const) {
+      for (const [from, table] of [
+        ["mined", r.fromMined],
+        ["submitted", r.fromSubmitted],
+      ] as const) {
         for (const stage of STAGES) {
           if (from === "mined" && stage === "mined") continue;
           const s = table[stage];
@@ -385,7 +397,10 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
   }
 }
 console.log("\ntargets (webhook, from mined): p50 <= 250 ms, p99 <= 1,000 ms");
-for (const t of targets) console.log(`  ${t.met ? "met   " : "MISSED"} ${t.name}: ${fmt(t.value)} ${t.unit} (${t.kind === "atMost" ? "<=" : ">="} ${fmt(t.limit)})`);
+for (const t of targets)
+  console.log(
+    `  ${t.met ? "met   " : "MISSED"} ${t.name}: ${fmt(t.value)} ${t.unit} (${t.kind === "atMost" ? "<=" : ">="} ${fmt(t.limit)})`,
+  );
 const file = await writeResult("e2e-latency", {
   startedAt,
   machine: machineAtStart,

@@ -156,17 +156,16 @@ async function relayerBackends(stack: Stack): Promise<number[]> {
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ pid: number }>(
-      "select pid from pg_stat_activity where client_port = any($1::int[])",
-      [ports],
-    );
+    const { rows } = await client.query<{ pid: number }>("select pid from pg_stat_activity where client_port = any($1::int[])", [ports]);
     return rows.map((r) => r.pid);
   } finally {
     await client.end();
   }
 }
 
-console.log(`energy sandbox ingest: batches of ${batchSize} readings; ${machine()}; os.availableParallelism() = ${os.availableParallelism()}`);
+console.log(
+  `energy sandbox ingest: batches of ${batchSize} readings; ${machine()}; os.availableParallelism() = ${os.availableParallelism()}`,
+);
 const summary: string[] = [];
 const startedAt = new Date().toISOString();
 const machineAtStart = machineInfo();
@@ -293,11 +292,21 @@ for (const kind of benchDatabases()) {
     console.log(rssLine);
     summary.push(latencyLine, throughputLine, cpuLine, drainLine, rssLine);
     figures[kind] = {
-      latencyToAnchoredMs: { p50: Math.round(percentile(toAnchored, 0.5)), p90: Math.round(percentile(toAnchored, 0.9)), max: Math.round(Math.max(...toAnchored)), n: toAnchored.length },
+      latencyToAnchoredMs: {
+        p50: Math.round(percentile(toAnchored, 0.5)),
+        p90: Math.round(percentile(toAnchored, 0.9)),
+        max: Math.round(Math.max(...toAnchored)),
+        n: toAnchored.length,
+      },
       readingsPerSecond: Math.round(perSecond),
       batchesPerSecond: Math.round((batches / elapsed) * 10) / 10,
       requestMs: { p50: Math.round(percentile(requestMs, 0.5)), p99: Math.round(percentile(requestMs, 0.99)) },
-      cpu: { relayerCores: Math.round((relayerCpu / elapsed) * 100) / 100, postgresCores: Math.round((postgresCpu / elapsed) * 100) / 100, msPer1000Readings: Math.round(perThousand * 10000) / 10, idleCapacityReadingsPerSecond: Math.round(idleCapacity) },
+      cpu: {
+        relayerCores: Math.round((relayerCpu / elapsed) * 100) / 100,
+        postgresCores: Math.round((postgresCpu / elapsed) * 100) / 100,
+        msPer1000Readings: Math.round(perThousand * 10000) / 10,
+        idleCapacityReadingsPerSecond: Math.round(idleCapacity),
+      },
       anchoring: { anchoredDuringIngest: anchoredDuringIngest, catchUpBatchesPerSecond: Math.round((drained / drainSeconds) * 10) / 10 },
       relayerRss: ingestRss,
     };
@@ -306,8 +315,14 @@ for (const kind of benchDatabases()) {
       value: `${fmt(perSecond)} readings/s; request p50 ${fmt(percentile(requestMs, 0.5))} ms, p99 ${fmt(percentile(requestMs, 0.99))} ms; ${(perThousand * 1000).toFixed(1)} ms CPU per 1,000 readings`,
       ...(kind === "postgres" ? { target: ">= 50,000 readings/s", met: perSecond >= 50_000 } : {}),
     });
-    headlines.push({ label: `${kind} batch latency to anchored (idle)`, value: `p50 ${fmt(percentile(toAnchored, 0.5))} ms, p90 ${fmt(percentile(toAnchored, 0.9))} ms` });
-    headlines.push({ label: `${kind} relayer RSS during ingest`, value: `steady ${fmt(ingestRss.steadyMiB)} MiB, peak ${fmt(ingestRss.peakMiB)} MiB` });
+    headlines.push({
+      label: `${kind} batch latency to anchored (idle)`,
+      value: `p50 ${fmt(percentile(toAnchored, 0.5))} ms, p90 ${fmt(percentile(toAnchored, 0.9))} ms`,
+    });
+    headlines.push({
+      label: `${kind} relayer RSS during ingest`,
+      value: `steady ${fmt(ingestRss.steadyMiB)} MiB, peak ${fmt(ingestRss.peakMiB)} MiB`,
+    });
     if (kind === "postgres") targets.push(target("postgres telemetry ingest", Math.round(perSecond), "atLeast", 50_000, "readings/s"));
   } finally {
     await stack.stop();
@@ -317,5 +332,7 @@ for (const kind of benchDatabases()) {
 console.log("\nsummary");
 for (const line of summary) console.log(`  ${line}`);
 console.log("target: at least 50,000 readings/s on PostgreSQL");
-console.log(`wrote ${await writeResult("energy-ingest", { startedAt, machine: machineAtStart, settings: { seconds, warmupSeconds, latencySamples, drainSeconds, batchSize, relayerLogLevel: "warn" }, results: figures, headlines, targets })}`);
+console.log(
+  `wrote ${await writeResult("energy-ingest", { startedAt, machine: machineAtStart, settings: { seconds, warmupSeconds, latencySamples, drainSeconds, batchSize, relayerLogLevel: "warn" }, results: figures, headlines, targets })}`,
+);
 process.exit(0);

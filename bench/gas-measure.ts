@@ -61,8 +61,7 @@ const targetNote = (name: string) => `target <= ${GAS_TARGETS[name].toLocaleStri
 /** 2099-12-31T23:59:59Z: four non-zero bytes, as a real expiry has. */
 const EXPIRY = 4_102_444_799n;
 
-const gasOf = async (hash: Promise<Hex>) =>
-  (await publicClient.waitForTransactionReceipt({ hash: await hash })).gasUsed;
+const gasOf = async (hash: Promise<Hex>) => (await publicClient.waitForTransactionReceipt({ hash: await hash })).gasUsed;
 const median = (xs: bigint[]) => [...xs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[Math.floor(xs.length / 2)]!;
 
 /** Measures every figure on the in-process chain, which must be as Hardhat started it (nothing mined), and
@@ -169,7 +168,10 @@ async function measure(): Promise<GasFigure[]> {
   record(
     "AssetSplit.setLegs",
     await gasOf(
-      p.split.write.setLegs([[assetOwner.account.address, operator.account.address, stranger.account.address], [5000, 4000, 1000]]),
+      p.split.write.setLegs([
+        [assetOwner.account.address, operator.account.address, stranger.account.address],
+        [5000, 4000, 1000],
+      ]),
     ),
     "admin; checkpoints the accruals, then replaces a recipient",
   );
@@ -202,11 +204,7 @@ async function measure(): Promise<GasFigure[]> {
 
   // The split factory: a device's split, payments through it, and its administration.
   const deviceKey = assetKey("device-1");
-  const createHash = (await factoryAs(p, relayer)).write.createSplit([
-    deviceKey,
-    assetOwner.account.address,
-    operator.account.address,
-  ]);
+  const createHash = (await factoryAs(p, relayer)).write.createSplit([deviceKey, assetOwner.account.address, operator.account.address]);
   record(CREATE_SPLIT, await gasOf(createHash), `split creator; an EIP-1167 clone, initialised; ${targetNote(CREATE_SPLIT)}`);
   const clone = await viem.getContractAt("AssetSplitClone", await p.factory.read.predictSplit([deviceKey]));
   const factoryOrder = (amount: bigint) => order(amount, { split: clone.address, deviceId: deviceKey });
@@ -220,9 +218,11 @@ async function measure(): Promise<GasFigure[]> {
   record(FACTORY_REPEAT_PAYER, median(factoryRepeat), `median of 5; ${targetNote(FACTORY_REPEAT_PAYER)}`);
   record(
     "AssetSplitClone.withdraw (with checkpoint)",
-    await gasOf((await viem.getContractAt("AssetSplitClone", clone.address, { client: { wallet: operator } })).write.withdraw([
-      operator.account.address,
-    ])),
+    await gasOf(
+      (await viem.getContractAt("AssetSplitClone", clone.address, { client: { wallet: operator } })).write.withdraw([
+        operator.account.address,
+      ]),
+    ),
     "the first: moves the three legs' accruals to their recipients, then pays out",
   );
   record(
@@ -248,10 +248,9 @@ async function measure(): Promise<GasFigure[]> {
   const { usdc, usdcSplit } = await deployUsdcRail(p);
   const usdcOrder = (amount: bigint) => order(amount, { token: usdc.address, split: usdcSplit.address });
   await usdc.write.mint([stranger.account.address, USDC(100)]);
-  await (await viem.getContractAt("RehearsalUsdc", usdc.address, { client: { wallet: stranger } })).write.approve([
-    p.router.address,
-    MAX_UINT256,
-  ]);
+  await (
+    await viem.getContractAt("RehearsalUsdc", usdc.address, { client: { wallet: stranger } })
+  ).write.approve([p.router.address, MAX_UINT256]);
   const usdcWarmup = await usdcOrder(USDC(1));
   await gasOf((await routerAs(p, stranger)).write.pay([usdcWarmup, await signVoucher(p, usdcWarmup)]));
   await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, await usdcOrder(USDC(1.5)))));
@@ -260,9 +259,7 @@ async function measure(): Promise<GasFigure[]> {
   const usdcAuthorization: bigint[] = [];
   for (let i = 0; i < 5; i++) {
     usdcPermit.push(await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, await usdcOrder(USDC(1.5))))));
-    usdcAuthorization.push(
-      await gasOf(asRelayer.write.payWithAuthorization(await authorizationPayment(p, await usdcOrder(USDC(1.5))))),
-    );
+    usdcAuthorization.push(await gasOf(asRelayer.write.payWithAuthorization(await authorizationPayment(p, await usdcOrder(USDC(1.5))))));
   }
   const usdcFigures: GasFigure[] = [
     { name: USDC_PERMIT_REPEAT_PAYER, gas: Number(median(usdcPermit)), note: "median of 5; USDC's EIP-712 domain" },

@@ -53,7 +53,9 @@ const seconds = Number(option("seconds", "10"));
 const warmupSeconds = Number(option("warmup", "3"));
 const connections = Number(option("connections", "50"));
 const orderCount = Number(option("orders", "100"));
-const routeNames = option("routes", "stats,order-pending,order-paid,quote").split(",").map((r) => r.trim());
+const routeNames = option("routes", "stats,order-pending,order-paid,quote")
+  .split(",")
+  .map((r) => r.trim());
 
 type Route = {
   name: string;
@@ -136,7 +138,7 @@ async function startBare(body: string) {
     cwd: repoRoot,
     env: { BARE_BODY: body },
     onLine: (line) => {
-      if (line.startsWith("{\"port\"")) port = (JSON.parse(line) as { port: number }).port;
+      if (line.startsWith('{"port"')) port = (JSON.parse(line) as { port: number }).port;
     },
   });
   await waitUntil("the bare Hono server", async () => port > 0 && (await fetch(`http://127.0.0.1:${port}/bare`)).ok, {
@@ -163,7 +165,13 @@ async function newOrders(stack: Stack, count: number): Promise<string[]> {
     const deviceId = stack.sample.devices[i % stack.sample.devices.length].id;
     const quote = await post(stack, "/v1/quote", { deviceId, chain: "local", token: "USDC", tier: "1h" });
     if (quote.status !== 201) throw new Error(`quote: ${quote.status} ${quote.text}`);
-    const order = await post(stack, "/v1/orders", { deviceId, chain: "local", token: "USDC", amountUsd: quote.body.amountUsd, quoteId: quote.body.quoteId });
+    const order = await post(stack, "/v1/orders", {
+      deviceId,
+      chain: "local",
+      token: "USDC",
+      amountUsd: quote.body.amountUsd,
+      quoteId: quote.body.quoteId,
+    });
     if (order.status !== 201) throw new Error(`order: ${order.status} ${order.text}`);
     ids.push(order.body.id);
   }
@@ -238,7 +246,9 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
         serverCores: round2(server / wall),
         loadGeneratorCores: round2((raw as Result & { loadGeneratorCpuSeconds: number }).loadGeneratorCpuSeconds / wall),
         benchCores: round2((bench.user + bench.system) / 1e6 / wall),
-        machineBusyCores: round2((machineUse.busy - cpu0.machine.busy) / (machineUse.total - cpu0.machine.total) * os.availableParallelism()),
+        machineBusyCores: round2(
+          ((machineUse.busy - cpu0.machine.busy) / (machineUse.total - cpu0.machine.total)) * os.availableParallelism(),
+        ),
       };
       const errors = result.non2xx + result.errors + result.timeouts;
       console.log(
@@ -246,7 +256,9 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
           `p50 ${fmt(result.latencyMs.p50, 1)} ms  p99 ${fmt(result.latencyMs.p99, 1)} ms  ` +
           `CPU: server ${fmt(result.cpu.serverCores, 2)}, load generator ${fmt(result.cpu.loadGeneratorCores, 2)}, ` +
           `this process ${fmt(result.cpu.benchCores, 2)}, whole machine ${fmt(result.cpu.machineBusyCores, 2)} of ${os.availableParallelism()} cores` +
-          (errors > 0 ? `  (non-2xx ${result.non2xx}: ${JSON.stringify(result.statusCodes)}, errors ${result.errors}, timeouts ${result.timeouts})` : ""),
+          (errors > 0
+            ? `  (non-2xx ${result.non2xx}: ${JSON.stringify(result.statusCodes)}, errors ${result.errors}, timeouts ${result.timeouts})`
+            : ""),
       );
       return result;
     };
@@ -270,7 +282,9 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
     const peak = Math.max(...windows.filter((w) => w.label !== "bare").map((w) => w.peakMiB));
     results[kind] = { routes: routeResults, bare: bareResults, relayerRssIdleMiB: idle, relayerRssPeakMiB: peak };
 
-    console.log(`\n  ${kind}: bare Hono route ${fmt(bareRps)} req/s on average (${bareResults.map((b) => fmt(b.requestsPerSecond)).join(", ")})`);
+    console.log(
+      `\n  ${kind}: bare Hono route ${fmt(bareRps)} req/s on average (${bareResults.map((b) => fmt(b.requestsPerSecond)).join(", ")})`,
+    );
     console.log(`  route            req/s   bare   ratio   p50 ms   p99 ms   relayer RSS steady/peak MiB`);
     for (const r of routeResults) {
       const route = routes.find((x) => x.name === r.route)!;

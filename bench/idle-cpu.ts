@@ -36,7 +36,10 @@ const TARGET_PERCENT = 2;
 
 /** CPU seconds of `pid` and of every process below it. */
 function treeCpuSeconds(pid: number): number {
-  return [pid, ...descendants(pid)].map(cpuSecondsOf).filter(Number.isFinite).reduce((a, b) => a + b, 0);
+  return [pid, ...descendants(pid)]
+    .map(cpuSecondsOf)
+    .filter(Number.isFinite)
+    .reduce((a, b) => a + b, 0);
 }
 
 type Figures = { relayer: number; indexer: number; chain: number; total: number };

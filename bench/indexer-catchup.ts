@@ -21,12 +21,13 @@ const perBlock = Number(option("per-block", "1"));
 const buckets = option("buckets", "");
 const logDir = testLogDir("bench");
 
-console.log(
-  `indexer catch-up: ${payments} payments, ${perBlock} per block, ${buckets || "default"} RPC buckets; ${machine()}`,
-);
+console.log(`indexer catch-up: ${payments} payments, ${perBlock} per block, ${buckets || "default"} RPC buckets; ${machine()}`);
 const startedAt = new Date().toISOString();
 const machineAtStart = machineInfo();
-const figures: Record<string, { backfillSeconds: number; backfillEventsPerSecond: number; totalSeconds: number; totalEventsPerSecond: number; readySeconds: number }> = {};
+const figures: Record<
+  string,
+  { backfillSeconds: number; backfillEventsPerSecond: number; totalSeconds: number; totalEventsPerSecond: number; readySeconds: number }
+> = {};
 const headlines: Headline[] = [];
 const targets: Target[] = [];
 const chainStarting = startLocalChain({ label: "catchup", logDir });
@@ -38,7 +39,7 @@ try {
   const sentIds = new Set<bigint>();
   const fillStart = performance.now();
   if (perBlock > 1) await chain.rpc("evm_setAutomine", [false]);
-  for (let sent = 0; sent < payments; ) {
+  for (let sent = 0; sent < payments;) {
     const batch = Math.min(perBlock, payments - sent);
     const prepared = await Promise.all(Array.from({ length: batch }, () => payer.prepare()));
     for (const { order } of prepared) sentIds.add(order.orderId);
@@ -121,7 +122,8 @@ try {
           value: `${(events / backfillS).toFixed(0)} events/s (${backfillS.toFixed(1)} s); spawn to all readable ${(events / totalS).toFixed(0)} events/s`,
           ...(kind === "postgres" ? { target: ">= 500 events/s", met: events / backfillS >= 500 } : {}),
         });
-        if (kind === "postgres") targets.push(target("postgres indexer backfill", Math.round(events / backfillS), "atLeast", 500, "events/s"));
+        if (kind === "postgres")
+          targets.push(target("postgres indexer backfill", Math.round(events / backfillS), "atLeast", 500, "events/s"));
       } finally {
         await service.stop();
         forgetIndexer();
@@ -136,5 +138,7 @@ try {
   await chain.stop();
   forgetChain();
 }
-console.log(`wrote ${await writeResult("indexer-catchup", { startedAt, machine: machineAtStart, settings: { payments, perBlock, buckets: buckets || "default" }, results: figures, headlines, targets })}`);
+console.log(
+  `wrote ${await writeResult("indexer-catchup", { startedAt, machine: machineAtStart, settings: { payments, perBlock, buckets: buckets || "default" }, results: figures, headlines, targets })}`,
+);
 process.exit(0);

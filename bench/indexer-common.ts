@@ -63,7 +63,10 @@ export function percentile(values: number[], q: number): number {
 
 export function machine(): string {
   const cpus = os.cpus();
-  const load = os.loadavg().map((l) => l.toFixed(1)).join(" ");
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ");
   return `${os.availableParallelism()} cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load average ${load}`;
 }
 

@@ -69,7 +69,10 @@ for (const kind of benchDatabases()) {
         target: "p50 <= 150 ms, p99 <= 500 ms",
         met: s.p50 <= 150 && s.p99 <= 500,
       });
-      targets.push(target(`${kind} indexer latency p50`, s.p50, "atMost", 150, "ms"), target(`${kind} indexer latency p99`, s.p99, "atMost", 500, "ms"));
+      targets.push(
+        target(`${kind} indexer latency p50`, s.p50, "atMost", 150, "ms"),
+        target(`${kind} indexer latency p99`, s.p99, "atMost", 500, "ms"),
+      );
     } finally {
       await service.stop();
       forgetIndexer();
@@ -82,5 +85,7 @@ for (const kind of benchDatabases()) {
   }
 }
 console.log(`targets: p50 <= 150 ms, p99 <= 500 ms`);
-console.log(`wrote ${await writeResult("indexer-latency", { startedAt, machine: machineAtStart, settings: { payments, pollMs, warmup }, results: figures, headlines, targets })}`);
+console.log(
+  `wrote ${await writeResult("indexer-latency", { startedAt, machine: machineAtStart, settings: { payments, pollMs, warmup }, results: figures, headlines, targets })}`,
+);
 process.exit(0);

@@ -107,13 +107,18 @@ const BENCHMARKS: Bench[] = [
   },
 ];
 
-const list = (value: string) => value.split(",").map((s) => s.trim()).filter(Boolean);
+const list = (value: string) =>
+  value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 const only = list(option("only", ""));
 const skip = list(option("skip", ""));
 const dbOption = option("db", "");
 const quick = process.argv.includes("--quick");
 for (const name of [...only, ...skip]) {
-  if (!BENCHMARKS.some((b) => b.name === name)) throw new Error(`unknown benchmark ${name}; known: ${BENCHMARKS.map((b) => b.name).join(", ")}`);
+  if (!BENCHMARKS.some((b) => b.name === name))
+    throw new Error(`unknown benchmark ${name}; known: ${BENCHMARKS.map((b) => b.name).join(", ")}`);
 }
 if (dbOption && !["postgres", "pglite", "both"].includes(dbOption)) throw new Error(`--db must be postgres, pglite or both`);
 
@@ -241,13 +246,25 @@ async function finish(code: number): Promise<never> {
     console.log(line);
   };
   say(`\n${"=".repeat(100)}`);
-  say(`summary: ${runStarted.toISOString()} to ${finishedAt.toISOString()} (${((finishedAt.getTime() - runStarted.getTime()) / 60_000).toFixed(1)} min)`);
+  say(
+    `summary: ${runStarted.toISOString()} to ${finishedAt.toISOString()} (${((finishedAt.getTime() - runStarted.getTime()) / 60_000).toFixed(1)} min)`,
+  );
   say(`machine: ${machineAtStart.cores} cores (${machineAtStart.cpuModel}), ${machineAtStart.memGiB} GiB, node ${machineAtStart.node}`);
-  say(`load average at start ${machineAtStart.loadAverage.join(" ")}, at end ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} (the machine may be shared)`);
+  say(
+    `load average at start ${machineAtStart.loadAverage.join(" ")}, at end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} (the machine may be shared)`,
+  );
   for (const o of outcomes) {
     const status = o.exitCode === 0 ? "" : o.exitCode === null ? "  [killed]" : `  [FAILED: exit ${o.exitCode}]`;
-    say(`\n${o.benchmark}${o.database ? ` (${o.database})` : ""}, ${o.seconds} s, load ${o.loadAverage.start[0]} -> ${o.loadAverage.end[0]}${status}`);
-    if (o.headlines.length === 0) say(`  no figures (${o.resultFile ? "none reported" : "no result file written"}; see bench/results/${o.benchmark}${o.database ? `-${o.database}` : ""}.log)`);
+    say(
+      `\n${o.benchmark}${o.database ? ` (${o.database})` : ""}, ${o.seconds} s, load ${o.loadAverage.start[0]} -> ${o.loadAverage.end[0]}${status}`,
+    );
+    if (o.headlines.length === 0)
+      say(
+        `  no figures (${o.resultFile ? "none reported" : "no result file written"}; see bench/results/${o.benchmark}${o.database ? `-${o.database}` : ""}.log)`,
+      );
     const width = Math.max(0, ...o.headlines.map((h) => h.label.length));
     for (const h of o.headlines) {
       const verdict = h.met === undefined ? "" : h.met ? "  met" : "  MISSED";
@@ -257,13 +274,20 @@ async function finish(code: number): Promise<never> {
   const targets = outcomes.flatMap((o) => o.targets);
   const missed = targets.filter((t) => !t.met);
   const failed = outcomes.filter((o) => o.exitCode !== 0);
-  say(`\ntargets: ${targets.length - missed.length} of ${targets.length} met${missed.length ? `; missed: ${missed.map((t) => t.name).join(", ")}` : ""}`);
-  if (failed.length) say(`benchmarks that failed: ${failed.map((o) => `${o.benchmark}${o.database ? ` (${o.database})` : ""}`).join(", ")}`);
+  say(
+    `\ntargets: ${targets.length - missed.length} of ${targets.length} met${missed.length ? `; missed: ${missed.map((t) => t.name).join(", ")}` : ""}`,
+  );
+  if (failed.length)
+    say(`benchmarks that failed: ${failed.map((o) => `${o.benchmark}${o.database ? ` (${o.database})` : ""}`).join(", ")}`);
   const summary = {
     startedAt: runStarted.toISOString(),
     finishedAt: finishedAt.toISOString(),
     interrupted,
-    machine: { ...machineAtStart, loadAverageAtStart: machineAtStart.loadAverage, loadAverageAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
+    machine: {
+      ...machineAtStart,
+      loadAverageAtStart: machineAtStart.loadAverage,
+      loadAverageAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    },
     options: { only, skip, db: dbOption || "default", quick },
     benchmarks: outcomes,
     targets: { total: targets.length, met: targets.length - missed.length, missed: missed.map((t) => t.name) },

@@ -38,7 +38,9 @@ import {
   writeResult,
 } from "./common.ts";
 
-const processCounts = option("processes", "1,3").split(",").map((n) => Number(n.trim()));
+const processCounts = option("processes", "1,3")
+  .split(",")
+  .map((n) => Number(n.trim()));
 const paymentCount = Number(option("payments", "150"));
 const walletCount = Number(option("wallets", "50"));
 const seconds = Number(option("seconds", "5"));
@@ -105,7 +107,15 @@ async function payments(cluster: RelayerCluster): Promise<{ run: PaymentRun; ord
   );
   if (latencies.length !== paymentCount) throw new Error(`${latencies.length} of ${paymentCount} payments succeeded`);
   const wall = (lastSuccess - firstSubmit) / 1000;
-  return { run: { payments: paymentCount, seconds: Math.round(wall * 10) / 10, perSecond: Math.round((paymentCount / wall) * 10) / 10, latencyMs: summarize(latencies) }, orderIds };
+  return {
+    run: {
+      payments: paymentCount,
+      seconds: Math.round(wall * 10) / 10,
+      perSecond: Math.round((paymentCount / wall) * 10) / 10,
+      latencyMs: summarize(latencies),
+    },
+    orderIds,
+  };
 }
 
 async function http(cluster: RelayerCluster, orderIds: string[]): Promise<HttpRun[]> {
@@ -161,7 +171,10 @@ for (const processes of processCounts) {
       value: `${fmt(run.perSecond, 1)} payments/s; submitted -> success p50 ${fmt(run.latencyMs.p50)} ms, p99 ${fmt(run.latencyMs.p99)} ms`,
     });
     for (const h of httpRuns) {
-      headlines.push({ label: `postgres ${processes} relayer(s) ${h.route}`, value: `${fmt(h.requestsPerSecond)} req/s; p50 ${fmt(h.p50, 1)} ms, p99 ${fmt(h.p99, 1)} ms` });
+      headlines.push({
+        label: `postgres ${processes} relayer(s) ${h.route}`,
+        value: `${fmt(h.requestsPerSecond)} req/s; p50 ${fmt(h.p50, 1)} ms, p99 ${fmt(h.p99, 1)} ms`,
+      });
     }
   } finally {
     await cluster.stop();

@@ -54,7 +54,10 @@ async function freshTree(dir: string): Promise<void> {
   if (tree) {
     await cp(path.resolve(tree), dir, { recursive: true, filter: (source) => path.basename(source) !== "node_modules" });
   } else {
-    const listed = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: repoRoot, encoding: "utf8" });
+    const listed = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+    });
     for (const file of listed.split("\0").filter(Boolean)) {
       // A tracked file deleted in the working tree is listed too.
       await cp(path.join(repoRoot, file), path.join(dir, file)).catch((error: NodeJS.ErrnoException) => {
@@ -125,7 +128,9 @@ async function stop(running: Running): Promise<void> {
 }
 
 function report(s: Start) {
-  console.log(`  ${s.kind.padEnd(9)} ready in ${fmt(s.seconds, 1).padStart(5)} s, ${fmt(s.cpuSeconds, 1).padStart(5)} CPU s, load ${s.load.join(" ")}`);
+  console.log(
+    `  ${s.kind.padEnd(9)} ready in ${fmt(s.seconds, 1).padStart(5)} s, ${fmt(s.cpuSeconds, 1).padStart(5)} CPU s, load ${s.load.join(" ")}`,
+  );
   for (const [title, seconds] of Object.entries(s.steps)) console.log(`              ${fmt(seconds, 1).padStart(5)} s  ${title}`);
 }
 
@@ -136,7 +141,12 @@ const starts: Start[] = [];
 for (let run = 1; run <= runs; run++) {
   const dir = path.join(os.tmpdir(), `payg-start-time-${process.pid}-${run}`);
   await freshTree(dir);
-  const ports = { CHAIN_PORT: await freePort(), DEVICE_CLOUD_PORT: await freePort(), INDEXER_PORT: await freePort(), RELAYER_PORT: await freePort() };
+  const ports = {
+    CHAIN_PORT: await freePort(),
+    DEVICE_CLOUD_PORT: await freePort(),
+    INDEXER_PORT: await freePort(),
+    RELAYER_PORT: await freePort(),
+  };
   const env = {
     ...process.env,
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
@@ -157,7 +167,8 @@ for (let run = 1; run <= runs; run++) {
     console.log(`\nrun ${run} (${dir})`);
     for (const kind of ["fresh", "newChain", "sameChain"] as const) {
       // The chain the later starts share: started after the fresh start, which runs a chain of its own.
-      if (kind === "newChain") chain = await startChain({ port: ports.CHAIN_PORT, logFile: path.join(dir, ".local", "external-chain.log") });
+      if (kind === "newChain")
+        chain = await startChain({ port: ports.CHAIN_PORT, logFile: path.join(dir, ".local", "external-chain.log") });
       const result = await start(kind, dir, env);
       running = result.running;
       starts.push(result.start);
@@ -185,7 +196,9 @@ for (const kind of ["fresh", "newChain", "sameChain"] as const) {
   const seconds = median(kind, "seconds");
   const cpu = median(kind, "cpuSeconds");
   const limit = kind === "newChain" ? undefined : TARGETS[kind];
-  console.log(`  ${label[kind].padEnd(28)} ${fmt(seconds, 1).padStart(5)} s  (${fmt(cpu, 1)} CPU s)${limit ? `  target <= ${limit} s` : ""}`);
+  console.log(
+    `  ${label[kind].padEnd(28)} ${fmt(seconds, 1).padStart(5)} s  (${fmt(cpu, 1)} CPU s)${limit ? `  target <= ${limit} s` : ""}`,
+  );
   headlines.push({
     label: `npm start ready, ${label[kind]}`,
     value: `${fmt(seconds, 1)} s (${fmt(cpu, 1)} CPU s; median of ${runs})`,

@@ -99,7 +99,10 @@ async function startReceiver() {
     waitFor(count: number, timeoutMs: number): Promise<void> {
       if (received >= count) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`received ${received} of ${count} deliveries in ${timeoutMs / 1000} s`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`received ${received} of ${count} deliveries in ${timeoutMs / 1000} s`)),
+          timeoutMs,
+        );
         waiter = {
           count,
           resolve: () => {
@@ -137,7 +140,10 @@ type Phase = {
 const startedAt = new Date().toISOString();
 const machineAtStart = machineInfo();
 console.log(`webhook dispatch: ${fmt(eventCount)} test pings to one receiver answering 204; ${machine()}`);
-const results: Record<string, { burst: Phase & { queueSeconds: number; drainDeliveriesPerSecond: number }; steady: Phase & { rate: number } }> = {};
+const results: Record<
+  string,
+  { burst: Phase & { queueSeconds: number; drainDeliveriesPerSecond: number }; steady: Phase & { rate: number } }
+> = {};
 const headlines: Headline[] = [];
 
 for (const kind of benchDatabases(["postgres", "pglite"])) {

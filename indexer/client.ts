@@ -173,22 +173,32 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
   }
 
   async function ordersAfter(checkpoint: string | undefined, limit: number): Promise<PaidOrder[]> {
-    return rowsOf(await timed(db
-      .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
-      .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
-      .where(checkpoint === undefined ? undefined : gt(schema.orders.cursor, checkpoint))
-      .orderBy(asc(schema.orders.cursor))
-      .limit(limit)));
+    return rowsOf(
+      await timed(
+        db
+          .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
+          .from(schema.orders)
+          .leftJoin(ponderCheckpoint, onEveryRow)
+          .where(checkpoint === undefined ? undefined : gt(schema.orders.cursor, checkpoint))
+          .orderBy(asc(schema.orders.cursor))
+          .limit(limit),
+      ),
+    );
   }
 
   /** Orders from the cursor's own order (included if still indexed) on. */
   async function ordersFrom(checkpoint: string, limit: number): Promise<PaidOrder[]> {
-    return rowsOf(await timed(db
-      .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
-      .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
-      .where(gte(schema.orders.cursor, checkpoint))
-      .orderBy(asc(schema.orders.cursor))
-      .limit(limit + 1)));
+    return rowsOf(
+      await timed(
+        db
+          .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
+          .from(schema.orders)
+          .leftJoin(ponderCheckpoint, onEveryRow)
+          .where(gte(schema.orders.cursor, checkpoint))
+          .orderBy(asc(schema.orders.cursor))
+          .limit(limit + 1),
+      ),
+    );
   }
 
   function page(orders: PaidOrder[], cursor: OrderCursor, reorg: OrdersPage["reorg"] = null): OrdersPage {
@@ -246,20 +256,26 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
       // Indexed past the cursor. The read above may still predate the commit that made the cursor's order
       // visible (a cached result not yet dropped): ask for that order alone. If it is there, nothing is
       // read this time; the next call reads the page again.
-      const [own] = await timed(db
-        .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash, indexed: ponderCheckpoint.latestCheckpoint })
-        .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
-        .where(eq(schema.orders.cursor, at.checkpoint)));
+      const [own] = await timed(
+        db
+          .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash, indexed: ponderCheckpoint.latestCheckpoint })
+          .from(schema.orders)
+          .leftJoin(ponderCheckpoint, onEveryRow)
+          .where(eq(schema.orders.cursor, at.checkpoint)),
+      );
       if (isCursorOrder(own)) return page([], cursor);
 
       // Reorganised: restart below any possible fork point.
       const fromBlock = at.blockNumber > reorgDepth ? at.blockNumber - reorgDepth : 0n;
-      const [before] = await timed(db
-        .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash, indexed: ponderCheckpoint.latestCheckpoint })
-        .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
-        .where(lte(schema.orders.blockNumber, fromBlock - 1n))
-        .orderBy(desc(schema.orders.cursor))
-        .limit(1));
+      const [before] = await timed(
+        db
+          .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash, indexed: ponderCheckpoint.latestCheckpoint })
+          .from(schema.orders)
+          .leftJoin(ponderCheckpoint, onEveryRow)
+          .where(lte(schema.orders.blockNumber, fromBlock - 1n))
+          .orderBy(desc(schema.orders.cursor))
+          .limit(1),
+      );
       const restart = before ? cursorOf(before) : START_CURSOR;
       return page(await ordersAfter(before?.cursor, limit), restart, { fromBlock });
     },
@@ -319,10 +335,13 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
       const rows = await inChunks(
         orderIds,
         async (ids) =>
-          rowsOf(await db
-            .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.orders).leftJoin(ponderCheckpoint, onEveryRow)
-            .where(inArray(schema.orders.orderId, ids))),
+          rowsOf(
+            await db
+              .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
+              .from(schema.orders)
+              .leftJoin(ponderCheckpoint, onEveryRow)
+              .where(inArray(schema.orders.orderId, ids)),
+          ),
         timed,
       );
       return rows.sort((a, b) => (a.cursor < b.cursor ? -1 : 1));
@@ -331,12 +350,17 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     /** The first settlement with reference `ref` (bytes32), or null. A router payment's reference is its
      * order id (see `orderRef`), which pays once; a batch depositor may reuse a reference. */
     async settlementByRef(ref: Hex): Promise<Settlement | null> {
-      const [row] = rowsOf(await timed(db
-        .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
-        .from(schema.settlements).leftJoin(ponderCheckpoint, onEveryRow)
-        .where(eq(schema.settlements.ref, ref.toLowerCase() as Hex))
-        .orderBy(asc(schema.settlements.id))
-        .limit(1)));
+      const [row] = rowsOf(
+        await timed(
+          db
+            .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.settlements)
+            .leftJoin(ponderCheckpoint, onEveryRow)
+            .where(eq(schema.settlements.ref, ref.toLowerCase() as Hex))
+            .orderBy(asc(schema.settlements.id))
+            .limit(1),
+        ),
+      );
       return row ?? null;
     },
 
@@ -345,10 +369,13 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
       const rows = await inChunks(
         orderIds,
         async (ids) =>
-          rowsOf(await db
-            .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.settlements).leftJoin(ponderCheckpoint, onEveryRow)
-            .where(inArray(schema.settlements.orderId, ids))),
+          rowsOf(
+            await db
+              .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
+              .from(schema.settlements)
+              .leftJoin(ponderCheckpoint, onEveryRow)
+              .where(inArray(schema.settlements.orderId, ids)),
+          ),
         timed,
       );
       return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -357,11 +384,16 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     /** What `recipient` earned, per token: credited, withdrawn and claimable, in base units (empty if
      * nothing was ever credited to it). */
     async participantEarnings(recipient: Hex): Promise<Participant[]> {
-      return rowsOf(await timed(db
-        .select({ row: schema.participants, indexed: ponderCheckpoint.latestCheckpoint })
-        .from(schema.participants).leftJoin(ponderCheckpoint, onEveryRow)
-        .where(eq(schema.participants.recipient, recipient.toLowerCase() as Hex))
-        .orderBy(asc(schema.participants.token))));
+      return rowsOf(
+        await timed(
+          db
+            .select({ row: schema.participants, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.participants)
+            .leftJoin(ponderCheckpoint, onEveryRow)
+            .where(eq(schema.participants.recipient, recipient.toLowerCase() as Hex))
+            .orderBy(asc(schema.participants.token)),
+        ),
+      );
     },
 
     /** The indexed splits among `addresses` (absent: not a split, or not indexed yet), by address. */
@@ -369,10 +401,13 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
       const rows = await inChunks(
         addresses.map(checkAddress),
         async (chunk) =>
-          rowsOf(await db
-            .select({ row: schema.splits, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.splits).leftJoin(ponderCheckpoint, onEveryRow)
-            .where(inArray(schema.splits.address, chunk))),
+          rowsOf(
+            await db
+              .select({ row: schema.splits, indexed: ponderCheckpoint.latestCheckpoint })
+              .from(schema.splits)
+              .leftJoin(ponderCheckpoint, onEveryRow)
+              .where(inArray(schema.splits.address, chunk)),
+          ),
         timed,
       );
       return rows.sort((a, b) => (a.address < b.address ? -1 : 1));
@@ -440,14 +475,20 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
      * in base units. All zero before the first payment. */
     async networkStats(): Promise<NetworkStats & { tokens: TokenStats[] }> {
       const [[row], tokens] = await Promise.all([
-        timed(db
-          .select({ row: schema.networkStats, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.networkStats).leftJoin(ponderCheckpoint, onEveryRow)
-          .limit(1)).then(rowsOf),
-        timed(db
-          .select({ row: schema.tokenStats, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.tokenStats).leftJoin(ponderCheckpoint, onEveryRow)
-          .orderBy(asc(schema.tokenStats.token))).then(rowsOf),
+        timed(
+          db
+            .select({ row: schema.networkStats, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.networkStats)
+            .leftJoin(ponderCheckpoint, onEveryRow)
+            .limit(1),
+        ).then(rowsOf),
+        timed(
+          db
+            .select({ row: schema.tokenStats, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.tokenStats)
+            .leftJoin(ponderCheckpoint, onEveryRow)
+            .orderBy(asc(schema.tokenStats.token)),
+        ).then(rowsOf),
       ]);
       const zero = emptyNetworkStats(0);
       return { ...(row ?? zero), tokens };
@@ -471,7 +512,15 @@ async function inChunks<T, R>(
   return results;
 }
 
-function withAsset({ row, splitAssetKey, deviceId }: { row: Settlement; splitAssetKey: Hex | null; deviceId: Hex | null }): SplitSettlement {
+function withAsset({
+  row,
+  splitAssetKey,
+  deviceId,
+}: {
+  row: Settlement;
+  splitAssetKey: Hex | null;
+  deviceId: Hex | null;
+}): SplitSettlement {
   return { ...row, assetKey: splitAssetKey ?? deviceId };
 }
 

@@ -93,7 +93,8 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
   } else if (wsSetting !== "none") {
     try {
       const url = new URL(wsSetting);
-      if (url.protocol !== "ws:" && url.protocol !== "wss:") problems.push(`PONDER_WS_URL must be a ws(s) URL or "none", got "${wsSetting}"`);
+      if (url.protocol !== "ws:" && url.protocol !== "wss:")
+        problems.push(`PONDER_WS_URL must be a ws(s) URL or "none", got "${wsSetting}"`);
       wsUrl = wsSetting;
     } catch {
       problems.push(`PONDER_WS_URL is not a URL: "${wsSetting}"`);

@@ -7,7 +7,6 @@ import { assetSplitAbi, assetSplitCloneAbi, assetSplitFactoryAbi, paymentRouterA
 import { loadDeploymentRecord } from "../ignition/deployment-records.ts";
 import { LOCAL_CHAIN_IDS, chainName, readIndexerEnv } from "./env.ts";
 
-
 const env = readIndexerEnv();
 const record = await loadDeploymentRecord(env.deploymentId);
 

@@ -90,10 +90,7 @@ export async function isSameChain(rpcUrl: string, record: DeploymentRecord): Pro
   try {
     const chainId = Number(await rpc<string>(rpcUrl, "eth_chainId"));
     if (chainId !== record.chainId) return false;
-    const block = await rpc<{ hash: string } | null>(rpcUrl, "eth_getBlockByNumber", [
-      `0x${first.startBlock.toString(16)}`,
-      false,
-    ]);
+    const block = await rpc<{ hash: string } | null>(rpcUrl, "eth_getBlockByNumber", [`0x${first.startBlock.toString(16)}`, false]);
     return block?.hash === first.blockHash;
   } catch {
     return false;

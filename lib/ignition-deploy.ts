@@ -13,8 +13,12 @@ import { createHardhatRuntimeEnvironment } from "hardhat/hre";
 import config from "../hardhat.config.ts";
 import { repoRoot } from "../ignition/deployment-records.ts";
 
-const [deploymentId, moduleName = "LocalStack", parameters = path.join(repoRoot, "ignition", "parameters", "local.json"), network = "localhost"] =
-  process.argv.slice(2);
+const [
+  deploymentId,
+  moduleName = "LocalStack",
+  parameters = path.join(repoRoot, "ignition", "parameters", "local.json"),
+  network = "localhost",
+] = process.argv.slice(2);
 if (!deploymentId) throw new Error("usage: node lib/ignition-deploy.ts <deployment-id> [<module> <parameters file> <network>]");
 if (!/^[A-Za-z][A-Za-z0-9]*$/.test(moduleName)) throw new Error(`not a module name: ${moduleName}`);
 

@@ -18,8 +18,7 @@ const esbuildNoPing = pathToFileURL(path.join(indexerRoot, "esbuild-no-ping.ts")
 /** Where the indexer keeps its tables. PGlite is embedded (a directory, no server); with PostgreSQL each
  * deployment gets its own schema, and `viewsSchema` (optional) is the stable schema of views readers use. */
 export type IndexerDatabase =
-  | { kind: "pglite"; directory: string }
-  | { kind: "postgres"; url: string; schema: string; viewsSchema?: string };
+  { kind: "pglite"; directory: string } | { kind: "postgres"; url: string; schema: string; viewsSchema?: string };
 
 export type StartIndexerOptions = {
   /** Ignition deployment id (generated/deployments/<id>.json gives the chain and the addresses). */
@@ -104,7 +103,11 @@ async function catchUpLocalChain(url: string, rpcUrl: string, service: Service):
     await rpc("evm_mine");
     const head = Number(await rpc("eth_blockNumber"));
     try {
-      await waitUntil("the indexer to reach the chain head", async () => (await indexed()) >= head, { service, timeoutMs: 1_000, intervalMs: 25 });
+      await waitUntil("the indexer to reach the chain head", async () => (await indexed()) >= head, {
+        service,
+        timeoutMs: 1_000,
+        intervalMs: 25,
+      });
       return;
     } catch (error) {
       if (attempt === 10) throw error;

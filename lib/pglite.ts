@@ -28,14 +28,22 @@ const isDataDirectory = (directory: string) => existsSync(path.join(directory, "
  * it exists: a copy of the template for that PGlite version in `templates`, made first if missing. */
 export async function createPgliteDirectory(directory: string, pglite: string, templates: string): Promise<void> {
   if (isDataDirectory(directory)) return;
-  const { version } = JSON.parse(await readFile(path.join(path.dirname(path.dirname(pglite)), "package.json"), "utf8")) as { version: string };
+  const { version } = JSON.parse(await readFile(path.join(path.dirname(path.dirname(pglite)), "package.json"), "utf8")) as {
+    version: string;
+  };
   const template = path.join(templates, `pglite-${version}`);
   if (!isDataDirectory(template)) {
     // Made aside and renamed into place: a template is complete, or absent.
     const partial = `${template}.${process.pid}.partial`;
     await rm(partial, { recursive: true, force: true });
     await mkdir(partial, { recursive: true });
-    const service = startService("pglite", process.execPath, ["--input-type=module", "-e", initialise, partial, pathToFileURL(pglite).href]);
+    const service = startService("pglite", process.execPath, [
+      "--input-type=module",
+      "-e",
+      initialise,
+      partial,
+      pathToFileURL(pglite).href,
+    ]);
     const code = await service.exited;
     if (code !== 0) throw new Error(`initialising a PGlite ${version} database failed (exit ${code}):\n${service.recentOutput()}`);
     await rename(partial, template).catch(async (error: NodeJS.ErrnoException) => {

@@ -47,17 +47,80 @@ export const SAMPLE_PARTY_ACCOUNTS = {
 const party = (name: keyof typeof SAMPLE_PARTY_ACCOUNTS) => localAccount(SAMPLE_PARTY_ACCOUNTS[name]).address;
 
 export const SAMPLE_DEVICES = [
-  { id: "kiosk-nbo-001", name: "Solar kiosk, Kibera", deviceClass: "solar-kiosk", region: "KE-30", tiers: kioskTiers, powerW: 120, owner: "ownerA", operator: "operatorA" },
-  { id: "kiosk-nbo-002", name: "Solar kiosk, Mathare", deviceClass: "solar-kiosk", region: "KE-30", tiers: kioskTiers, powerW: 120, owner: "ownerB", operator: "operatorA" },
-  { id: "charger-los-001", name: "E-bike charger, Yaba", deviceClass: "ebike-charger", region: "NG-LA", tiers: chargerTiers, powerW: 500, owner: "ownerA", operator: "operatorB" },
-  { id: "charger-los-002", name: "E-bike charger, Ikeja", deviceClass: "ebike-charger", region: "NG-LA", tiers: chargerTiers, powerW: 500, owner: "ownerC", operator: "operatorB" },
-  { id: "cold-dar-001", name: "Cold room, Kariakoo", deviceClass: "cold-storage", region: "TZ-02", tiers: coldTiers, powerW: 800, owner: "ownerB", operator: "operatorA" },
+  {
+    id: "kiosk-nbo-001",
+    name: "Solar kiosk, Kibera",
+    deviceClass: "solar-kiosk",
+    region: "KE-30",
+    tiers: kioskTiers,
+    powerW: 120,
+    owner: "ownerA",
+    operator: "operatorA",
+  },
+  {
+    id: "kiosk-nbo-002",
+    name: "Solar kiosk, Mathare",
+    deviceClass: "solar-kiosk",
+    region: "KE-30",
+    tiers: kioskTiers,
+    powerW: 120,
+    owner: "ownerB",
+    operator: "operatorA",
+  },
+  {
+    id: "charger-los-001",
+    name: "E-bike charger, Yaba",
+    deviceClass: "ebike-charger",
+    region: "NG-LA",
+    tiers: chargerTiers,
+    powerW: 500,
+    owner: "ownerA",
+    operator: "operatorB",
+  },
+  {
+    id: "charger-los-002",
+    name: "E-bike charger, Ikeja",
+    deviceClass: "ebike-charger",
+    region: "NG-LA",
+    tiers: chargerTiers,
+    powerW: 500,
+    owner: "ownerC",
+    operator: "operatorB",
+  },
+  {
+    id: "cold-dar-001",
+    name: "Cold room, Kariakoo",
+    deviceClass: "cold-storage",
+    region: "TZ-02",
+    tiers: coldTiers,
+    powerW: 800,
+    owner: "ownerB",
+    operator: "operatorA",
+  },
 ] as const;
 
 /** The second sample tenant's devices. */
 export const OTHER_SAMPLE_DEVICES = [
-  { id: "kiosk-kla-001", name: "Solar kiosk, Kawempe", deviceClass: "solar-kiosk", region: "UG-102", tiers: kioskTiers, powerW: 120, owner: "otherOwner", operator: "otherOperator" },
-  { id: "kiosk-kla-002", name: "Solar kiosk, Nakawa", deviceClass: "solar-kiosk", region: "UG-102", tiers: kioskTiers, powerW: 120, owner: "otherOwner", operator: "otherOperator" },
+  {
+    id: "kiosk-kla-001",
+    name: "Solar kiosk, Kawempe",
+    deviceClass: "solar-kiosk",
+    region: "UG-102",
+    tiers: kioskTiers,
+    powerW: 120,
+    owner: "otherOwner",
+    operator: "otherOperator",
+  },
+  {
+    id: "kiosk-kla-002",
+    name: "Solar kiosk, Nakawa",
+    deviceClass: "solar-kiosk",
+    region: "UG-102",
+    tiers: kioskTiers,
+    powerW: 120,
+    owner: "otherOwner",
+    operator: "otherOperator",
+  },
 ] as const;
 
 function seedDevices(list: ReadonlyArray<(typeof SAMPLE_DEVICES)[number] | (typeof OTHER_SAMPLE_DEVICES)[number]>) {

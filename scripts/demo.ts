@@ -28,10 +28,12 @@ type StackFile = {
 };
 
 const stackPath = path.join(path.resolve(repoRoot, process.env.LOCAL_STACK_DIR || ".local"), "stack.json");
-const stack = JSON.parse(await readFile(stackPath, "utf8").catch(() => {
-  console.error("No .local/stack.json: start the stack first with `npm start` (in another terminal).");
-  process.exit(1);
-})) as StackFile;
+const stack = JSON.parse(
+  await readFile(stackPath, "utf8").catch(() => {
+    console.error("No .local/stack.json: start the stack first with `npm start` (in another terminal).");
+    process.exit(1);
+  }),
+) as StackFile;
 const api = stack.endpoints.paymentApi;
 const started = Date.now();
 let stepNo = 0;
@@ -59,7 +61,9 @@ type SplitOfReceipt = { split: string; transactionHash: string; legs: Array<{ le
 /** A receipt's split: which split contract, in which transaction, each leg to whom. */
 function splitLines(split: SplitOfReceipt | null): string {
   if (!split) return "not settled yet (see the portal's revenue page)";
-  return [`split ${split.split}, tx ${split.transactionHash}`, ...split.legs.map((l) => `${l.leg} ${l.amount} -> ${l.recipient}`)].join("\n   ");
+  return [`split ${split.split}, tx ${split.transactionHash}`, ...split.legs.map((l) => `${l.leg} ${l.amount} -> ${l.recipient}`)].join(
+    "\n   ",
+  );
 }
 
 /** Reads an SSE stream until `until` returns true for an event; returns the events' names. */
@@ -138,10 +142,18 @@ try {
     const signature = await signOrderAuthorization(wallet, {
       chainId: details.chainId,
       router: details.router,
-      order: { ...details.order, orderId: BigInt(details.order.orderId), amount: BigInt(details.order.amount), expiry: BigInt(details.order.expiry) },
+      order: {
+        ...details.order,
+        orderId: BigInt(details.order.orderId),
+        amount: BigInt(details.order.amount),
+        expiry: BigInt(details.order.expiry),
+      },
       tokenDomain: details.authorization.domain,
     });
-    say("The wallet signs one EIP-3009 receive authorization", `${wallet.address}, valid before ${order.expiresAt}; it sends no transaction and pays no gas`);
+    say(
+      "The wallet signs one EIP-3009 receive authorization",
+      `${wallet.address}, valid before ${order.expiresAt}; it sends no transaction and pays no gas`,
+    );
     submit = () => call("POST", details.authorization.relay.url, { from: wallet.address, signature });
   } else {
     const chain = createPublicClient({ transport: viemHttp(stack.endpoints.rpc) });
@@ -152,7 +164,10 @@ try {
       args: [wallet.address],
     });
     const signature = await signOrderPermit(wallet, details.permit, nonce);
-    say("The wallet signs one EIP-2612 permit (the token has no EIP-3009)", `${wallet.address}, nonce ${nonce}; it sends no transaction and pays no gas`);
+    say(
+      "The wallet signs one EIP-2612 permit (the token has no EIP-3009)",
+      `${wallet.address}, nonce ${nonce}; it sends no transaction and pays no gas`,
+    );
     submit = () => call("POST", details.relay.url, { owner: wallet.address, signature });
   }
 
@@ -169,13 +184,11 @@ try {
 
   const deadline = Date.now() + 15_000;
   while (!received.some((e) => e.type === "split.settled") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  say(
-    "Signed webhooks arrived and verified",
-    received.map((e) => e.type).join(", ") || "none yet (see the portal's delivery log)",
-  );
+  say("Signed webhooks arrived and verified", received.map((e) => e.type).join(", ") || "none yet (see the portal's delivery log)");
 
   // The public stats are computed at most every 5 s: read them until they show the payment, at most that long.
-  const moved = (s: typeof statsBefore) => s.powerSessions !== statsBefore.powerSessions && s.onchainVolumeUsd !== statsBefore.onchainVolumeUsd;
+  const moved = (s: typeof statsBefore) =>
+    s.powerSessions !== statsBefore.powerSessions && s.onchainVolumeUsd !== statsBefore.onchainVolumeUsd;
   const statsDeadline = Date.now() + 6_000;
   let statsAfter = await call("GET", `${api}/public/stats`);
   while (!moved(statsAfter) && Date.now() < statsDeadline) {
@@ -204,26 +217,37 @@ try {
     await new Promise((r) => setTimeout(r, 200));
     cashPaid = await call("GET", `${api}/orders/${cashOrder.id}`);
   }
-  say(`An agent confirms a cash payment for ${cashDeviceId}`, `${cashOrder.id} is ${cashPaid.status}, rail ${cashPaid.payment?.rail}, tx ${cashPaid.payment?.transactionHash}`);
+  say(
+    `An agent confirms a cash payment for ${cashDeviceId}`,
+    `${cashOrder.id} is ${cashPaid.status}, rail ${cashPaid.payment?.rail}, tx ${cashPaid.payment?.transactionHash}`,
+  );
   const cashReceipt = await call("GET", `${api}/orders/${cashOrder.id}/receipt`);
   say(`Split by ${cashDeviceId}'s own split, into its own asset owner and operator`, splitLines(cashReceipt.split));
-  const assets = await call<{ data: Array<{ deviceId: string; payout: { assetOwner: string; operator: string; split: string; splitStatus: string } }> }>(
-    "GET",
-    `${api}/assets`,
-    undefined,
-    jwt,
-  );
+  const assets = await call<{
+    data: Array<{ deviceId: string; payout: { assetOwner: string; operator: string; split: string; splitStatus: string } }>;
+  }>("GET", `${api}/assets`, undefined, jwt);
   say(
     "Each asset has a split of its own (GET /v1/assets)",
     assets.data
-      .map(({ deviceId: id, payout: p }) => `${id.padEnd(16)} split ${p.split} (${p.splitStatus})  owner ${p.assetOwner}  operator ${p.operator}`)
+      .map(
+        ({ deviceId: id, payout: p }) =>
+          `${id.padEnd(16)} split ${p.split} (${p.splitStatus})  owner ${p.assetOwner}  operator ${p.operator}`,
+      )
       .join("\n   "),
   );
 
   if (stack.sample.energyClient) {
     const sandbox = stack.endpoints.sandboxApi;
-    const form = new URLSearchParams({ grant_type: "client_credentials", client_id: stack.sample.energyClient.clientId, client_secret: stack.sample.energyClient.clientSecret });
-    const tokenResponse = await fetch(`${sandbox}/auth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    const form = new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: stack.sample.energyClient.clientId,
+      client_secret: stack.sample.energyClient.clientSecret,
+    });
+    const tokenResponse = await fetch(`${sandbox}/auth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form,
+    });
     const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
     const meter = await call("GET", `${sandbox}/devices/mtr-kariakoo-001`, undefined, token);
     const now = Date.now();
@@ -237,16 +261,22 @@ try {
       active_power_w: 4_800,
     }));
     const batch = await call("POST", `${sandbox}/telemetry:batch`, { device_id: "mtr-kariakoo-001", readings }, token);
-    say("A telemetry batch in the sandbox", `batch ${batch.batch_id}: ${batch.accepted} accepted, continuity ${batch.verification.continuity}, attestation ${batch.attestation.status}`);
+    say(
+      "A telemetry batch in the sandbox",
+      `batch ${batch.batch_id}: ${batch.accepted} accepted, continuity ${batch.verification.continuity}, attestation ${batch.attestation.status}`,
+    );
     const capabilities = await call("GET", `${sandbox}/capabilities`);
-    const refs = (capabilities.sample_data?.evidence ?? []).filter((e: { live: boolean }) => e.live).map((e: { evidence_ref: string }) => e.evidence_ref);
+    const refs = (capabilities.sample_data?.evidence ?? [])
+      .filter((e: { live: boolean }) => e.live)
+      .map((e: { evidence_ref: string }) => e.evidence_ref);
     let anchored: { ref: string; energy: { readings: number; merkle_root: string; anchor: { tx: string } } } | undefined;
     const anchorDeadline = Date.now() + 30_000;
     while (!anchored && Date.now() < anchorDeadline) {
       for (const ref of refs) {
         const evidence = await call("GET", `${sandbox}/evidence/${ref}`, undefined, token);
         const energy = evidence.clusters.energy_evidence;
-        if (evidence.project_id === "prj_kariakoo_cold" && energy.anchor.status === "anchored" && energy.readings === readings.length) anchored = { ref, energy };
+        if (evidence.project_id === "prj_kariakoo_cold" && energy.anchor.status === "anchored" && energy.readings === readings.length)
+          anchored = { ref, energy };
       }
       if (!anchored) await new Promise((r) => setTimeout(r, 300));
     }

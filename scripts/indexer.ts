@@ -32,7 +32,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { LOCAL_CHAIN_IDS, readIndexerEnv } from "../indexer/env.ts";
 import { loadDeploymentRecord } from "../ignition/deployment-records.ts";
-import { PONDER_ENV, PONDER_STOP_SIGNAL, type PonderCommand, indexerRoot, ponderNodeArgs, resetLocalChainSyncData } from "../lib/indexer.ts";
+import {
+  PONDER_ENV,
+  PONDER_STOP_SIGNAL,
+  type PonderCommand,
+  indexerRoot,
+  ponderNodeArgs,
+  resetLocalChainSyncData,
+} from "../lib/indexer.ts";
 
 /** Lower-case SQL identifiers of at most 45 characters (Ponder's limit), never Ponder's own sync schema. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,44}$/;
@@ -52,7 +59,12 @@ function readSettings(env: NodeJS.ProcessEnv): Settings | { problems: string[] }
     indexer = readIndexerEnv(env);
   } catch (error) {
     // "invalid indexer configuration:\n  - A\n  - B": one problem a line.
-    problems.push(...(error as Error).message.split("\n").slice(1).map((line) => line.replace(/^\s*- /, "")));
+    problems.push(
+      ...(error as Error).message
+        .split("\n")
+        .slice(1)
+        .map((line) => line.replace(/^\s*- /, "")),
+    );
   }
   const postgres = value("DATABASE_URL") !== undefined;
 
@@ -76,10 +88,12 @@ function readSettings(env: NodeJS.ProcessEnv): Settings | { problems: string[] }
     return schema;
   };
   const schema = schemaOf("DATABASE_SCHEMA");
-  if (postgres && schema === undefined) problems.push("DATABASE_SCHEMA is required with DATABASE_URL: the schema of this deployment of the indexing code");
+  if (postgres && schema === undefined)
+    problems.push("DATABASE_SCHEMA is required with DATABASE_URL: the schema of this deployment of the indexing code");
   const viewsSchema = schemaOf("INDEXER_VIEWS_SCHEMA");
   if (viewsSchema !== undefined) {
-    if (command === "serve") problems.push("INDEXER_VIEWS_SCHEMA applies to start only: a replica reads the views schema as its DATABASE_SCHEMA");
+    if (command === "serve")
+      problems.push("INDEXER_VIEWS_SCHEMA applies to start only: a replica reads the views schema as its DATABASE_SCHEMA");
     else if (!postgres) problems.push("INDEXER_VIEWS_SCHEMA needs DATABASE_URL (views are for readers of a PostgreSQL schema)");
     else if (viewsSchema === schema) problems.push("INDEXER_VIEWS_SCHEMA must differ from DATABASE_SCHEMA");
   }

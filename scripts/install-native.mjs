@@ -18,7 +18,9 @@ const npmCli = process.env.npm_execpath;
 
 if (process.platform === "linux" && process.arch === "x64" && !existsSync(edr) && !process.env.PAYG_NATIVE_INSTALL) {
   if (!existsSync(node22) || !npmCli) {
-    console.warn("install-native: Hardhat's EDR for linux-x64 is missing and no Node 22 is at hand to install it; run npm install with Node 22.18+");
+    console.warn(
+      "install-native: Hardhat's EDR for linux-x64 is missing and no Node 22 is at hand to install it; run npm install with Node 22.18+",
+    );
   } else {
     console.log("install-native: installing Hardhat's EDR for linux-x64 with the project's Node 22 (npm under an older Node skips it)");
     const result = spawnSync(node22, [npmCli, "install", "--no-audit", "--no-fund"], {

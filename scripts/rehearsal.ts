@@ -418,7 +418,13 @@ async function main(): Promise<RehearsalResult> {
     // With REHEARSAL_KEEP, an order left open for a person (or a browser test) to pay on its checkout page.
     const open = process.env.REHEARSAL_KEEP
       ? await call("POST", `${api}/quote`, { deviceId: seeded.devices[2]!, chain: CHAIN_NAME, token: "USDC", tier: "1h" }).then((q) =>
-          call("POST", `${api}/orders`, { deviceId: seeded.devices[2]!, chain: CHAIN_NAME, token: "USDC", amountUsd: q.amountUsd, quoteId: q.quoteId }),
+          call("POST", `${api}/orders`, {
+            deviceId: seeded.devices[2]!,
+            chain: CHAIN_NAME,
+            token: "USDC",
+            amountUsd: q.amountUsd,
+            quoteId: q.quoteId,
+          }),
         )
       : undefined;
     return {
@@ -451,7 +457,9 @@ if (import.meta.main) {
         `cash payment -> success ${(r.cashSubmittedToSuccessMs / 1000).toFixed(1)} s\n`,
     );
     if (r.kept) {
-      process.stdout.write(`kept running: the relayer at ${r.kept.relayerUrl}, an unpaid order at ${r.kept.checkoutUrl}; Ctrl-C stops it\n`);
+      process.stdout.write(
+        `kept running: the relayer at ${r.kept.relayerUrl}, an unpaid order at ${r.kept.checkoutUrl}; Ctrl-C stops it\n`,
+      );
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
         process.once("SIGTERM", resolve);

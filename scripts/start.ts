@@ -49,7 +49,14 @@ import {
   startDeviceCloud,
   startRelayer,
 } from "../lib/relayer.ts";
-import { OTHER_SAMPLE_DEVICES, SAMPLE_DEVICES, localAccount, localPrivateKey, otherSampleSeedSpec, sampleSeedSpec } from "../lib/sample-data.ts";
+import {
+  OTHER_SAMPLE_DEVICES,
+  SAMPLE_DEVICES,
+  localAccount,
+  localPrivateKey,
+  otherSampleSeedSpec,
+  sampleSeedSpec,
+} from "../lib/sample-data.ts";
 
 const DEPLOYMENT = process.env.LOCAL_DEPLOYMENT_ID || "chain-31337";
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -154,7 +161,9 @@ type Previous = {
  * seeding and its schema). */
 async function seedDigest(spec: ReturnType<typeof sampleSeedSpec>, other: ReturnType<typeof otherSampleSeedSpec>): Promise<string> {
   const hash = createHash("sha256");
-  hash.update(JSON.stringify({ ...spec, user: { ...spec.user, password: null }, energyClient: { ...spec.energyClient, clientSecret: null } }));
+  hash.update(
+    JSON.stringify({ ...spec, user: { ...spec.user, password: null }, energyClient: { ...spec.energyClient, clientSecret: null } }),
+  );
   hash.update(JSON.stringify(other));
   const relayerSource = path.join(repoRoot, "relayer", "src");
   const files = (await readdir(relayerSource, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
@@ -172,18 +181,26 @@ async function main() {
   const log = (name: string) => path.join(logDir, `${name}.log`);
 
   await step("checking ports", async () => {
-    if (!Number.isInteger(demoWebhookPort) || demoWebhookPort < 1 || demoWebhookPort > 65_535 || Object.values(ports).includes(demoWebhookPort)) {
+    if (
+      !Number.isInteger(demoWebhookPort) ||
+      demoWebhookPort < 1 ||
+      demoWebhookPort > 65_535 ||
+      Object.values(ports).includes(demoWebhookPort)
+    ) {
       throw new Error(`DEMO_WEBHOOK_PORT ${process.env.DEMO_WEBHOOK_PORT} must be a port of its own (1-65535), not one of the stack's`);
     }
     for (const [name, value] of Object.entries(ports)) {
       if (name !== "chain" && (await isListening(value))) {
-        throw new Error(`port ${value} (${name}) is taken: stop what listens there, or set ${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}_PORT`);
+        throw new Error(
+          `port ${value} (${name}) is taken: stop what listens there, or set ${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}_PORT`,
+        );
       }
     }
   });
   if (postgres) {
     await step(`checking the PostgreSQL database (${databasePlace.kind === "postgres" ? databasePlace.url : ""})`, async () => {
-      if (!/^postgres(ql)?:\/\//.test(postgres.url)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// connection string");
+      if (!/^postgres(ql)?:\/\//.test(postgres.url))
+        throw new Error("DATABASE_URL must be a postgres:// or postgresql:// connection string");
       await withPostgres((client) => client.query("select 1")).catch((error: Error) => {
         throw new Error(`cannot reach the PostgreSQL of DATABASE_URL: ${error.message}`);
       });
@@ -213,17 +230,23 @@ async function main() {
   // hold rows of an earlier chain.
   const reuse = sameChain && isDeepStrictEqual(previous.database ?? { kind: "pglite" }, databasePlace);
   if (!reuse) {
-    await step(sameChain ? "another database than the last start's: clearing its indexed and relayer data" : "new chain: clearing indexed and relayer data", async () => {
-      if (postgres) {
-        await withPostgres(async (client) => {
-          for (const schema of [postgres.indexerSchema, postgres.relayerSchema]) await client.query(`drop schema if exists ${quoteIdentifier(schema)} cascade`);
-        });
-        await resetLocalChainSyncData(postgres.url, 31337);
-      } else {
-        await rm(dirs.indexer, { recursive: true, force: true });
-        await rm(dirs.relayer, { recursive: true, force: true });
-      }
-    });
+    await step(
+      sameChain
+        ? "another database than the last start's: clearing its indexed and relayer data"
+        : "new chain: clearing indexed and relayer data",
+      async () => {
+        if (postgres) {
+          await withPostgres(async (client) => {
+            for (const schema of [postgres.indexerSchema, postgres.relayerSchema])
+              await client.query(`drop schema if exists ${quoteIdentifier(schema)} cascade`);
+          });
+          await resetLocalChainSyncData(postgres.url, 31337);
+        } else {
+          await rm(dirs.indexer, { recursive: true, force: true });
+          await rm(dirs.relayer, { recursive: true, force: true });
+        }
+      },
+    );
   }
   const indexerDatabase: IndexerDatabase = postgres
     ? { kind: "postgres", url: postgres.url, schema: postgres.indexerSchema }
@@ -264,10 +287,18 @@ async function main() {
   const { tenantId, devices, participants } = previous.sample ?? {};
   const relayerDataKept = async () =>
     postgres
-      ? withPostgres(async (client) => (await client.query("select 1 from pg_namespace where nspname = $1", [postgres.relayerSchema])).rowCount === 1)
+      ? withPostgres(
+          async (client) => (await client.query("select 1 from pg_namespace where nspname = $1", [postgres.relayerSchema])).rowCount === 1,
+        )
       : existsSync(path.join(dirs.relayer, "PG_VERSION"));
   const seededBefore: SeedOutput[] | undefined =
-    reuse && previous.sample?.seedDigest === digest && tenantId && devices && participants && previous.otherSample && (await relayerDataKept())
+    reuse &&
+    previous.sample?.seedDigest === digest &&
+    tenantId &&
+    devices &&
+    participants &&
+    previous.otherSample &&
+    (await relayerDataKept())
       ? [
           { tenantId, devices, participants, createdKeys: [] },
           { tenantId: previous.otherSample.tenantId, devices: previous.otherSample.devices, participants: [], createdKeys: [] },
@@ -307,8 +338,12 @@ async function main() {
   // seconds of CPU; the first start makes them, beside the contracts' compile). On PostgreSQL the indexer and
   // the relayer create their schemas themselves.
   const newEmbedded = !reuse && !postgres;
-  const indexerDatabaseCreated = newEmbedded ? begin(() => step("creating the indexer's database", () => createIndexerDatabase(dirs.indexer, dirs.templates))) : Promise.resolve();
-  const relayerDatabaseCreated = newEmbedded ? begin(() => step("creating the relayer's database", () => createRelayerDatabase(dirs.relayer, dirs.templates))) : Promise.resolve();
+  const indexerDatabaseCreated = newEmbedded
+    ? begin(() => step("creating the indexer's database", () => createIndexerDatabase(dirs.indexer, dirs.templates)))
+    : Promise.resolve();
+  const relayerDatabaseCreated = newEmbedded
+    ? begin(() => step("creating the relayer's database", () => createRelayerDatabase(dirs.relayer, dirs.templates)))
+    : Promise.resolve();
 
   const seeding = begin(async () => {
     if (seededBefore) return step("keeping the sample tenants of the last start", async () => seededBefore);
@@ -329,13 +364,18 @@ async function main() {
   // On the same chain the deployment is most likely the last start's: the indexer starts at once on its
   // record, beside Ignition (it only reads the chain), and is kept unless Ignition changed something.
   const early = reuse && abisCurrent ? begin(startIndexerNow) : undefined;
-  const stopEarly = () => early?.then((started) => started.service.stop(), () => undefined);
+  const stopEarly = () =>
+    early?.then(
+      (started) => started.service.stop(),
+      () => undefined,
+    );
 
   const deployment = begin(async () => {
     await Promise.all([contracts, chainReady]);
     // On the same chain Ignition only deploys what the deployment lacks (contracts added since).
-    const record = await step(sameChain ? "bringing the deployment up to date with Ignition" : "deploying the contracts with Ignition", () =>
-      deployWithIgnition({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !sameChain, logFile: log("deploy") }),
+    const record = await step(
+      sameChain ? "bringing the deployment up to date with Ignition" : "deploying the contracts with Ignition",
+      () => deployWithIgnition({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !sameChain, logFile: log("deploy") }),
     );
     // Ignition compiled contracts changed since generated/abis.ts was written: write it again once nothing
     // reads it (the seed, an indexer started early), before the indexer and the relayer start.
@@ -363,7 +403,8 @@ async function main() {
         if (!reuse || stopping) throw error;
         // Ponder refuses data written by a different version of the indexer: index the chain again.
         process.stderr.write(`\n  the kept index could not be reused (${(error as Error).message.split("\n")[0]}); re-indexing\n`);
-        if (postgres) await withPostgres((client) => client.query(`drop schema if exists ${quoteIdentifier(postgres.indexerSchema)} cascade`));
+        if (postgres)
+          await withPostgres((client) => client.query(`drop schema if exists ${quoteIdentifier(postgres.indexerSchema)} cascade`));
         else await rm(dirs.indexer, { recursive: true, force: true });
         started = await startIndexerNow();
       }
@@ -381,12 +422,19 @@ async function main() {
     });
   });
 
-  const [{ record }, [seeded, otherSeeded], deviceCloud, indexer, relayer] = await Promise.all([deployment, seeding, deviceCloudUp, indexerUp, relayerUp]);
+  const [{ record }, [seeded, otherSeeded], deviceCloud, indexer, relayer] = await Promise.all([
+    deployment,
+    seeding,
+    deviceCloudUp,
+    indexerUp,
+    relayerUp,
+  ]);
   process.stderr.write(`✔ ready in ${((performance.now() - began) / 1000).toFixed(1)} s\n`);
 
   const keyOf = (role: string) =>
     seeded.createdKeys.find((k) => k.role === role)?.key ??
-    ((previous.sample?.apiKeys as Record<string, string> | undefined)?.[role] ?? "(created earlier; see the portal)");
+    (previous.sample?.apiKeys as Record<string, string> | undefined)?.[role] ??
+    "(created earlier; see the portal)";
   const otherKeyOf = (role: string) =>
     otherSeeded.createdKeys.find((k) => k.role === role)?.key ?? previous.otherSample?.apiKeys[role] ?? "(created earlier)";
   const password = seeded.createdKeys.length > 0 ? spec.user.password : String(previous.sample?.password ?? spec.user.password);
@@ -450,7 +498,10 @@ async function main() {
     ["Portal login", `${stack.sample.email} / ${password}`],
     ["Developer API key", stack.sample.apiKeys.developer],
     ["Agent API key", stack.sample.apiKeys.agent],
-    ["Second tenant", `${stack.otherSample.tenantId}: developer key ${stack.otherSample.apiKeys.developer}, devices ${stack.otherSample.devices.join(", ")}`],
+    [
+      "Second tenant",
+      `${stack.otherSample.tenantId}: developer key ${stack.otherSample.apiKeys.developer}, devices ${stack.otherSample.devices.join(", ")}`,
+    ],
     ["Test wallet", `${wallet.address} (10,000 USDC; key in ${shown}/stack.json)`],
   ];
   const energy = (stack.sample as { energyClient?: { clientId: string; clientSecret: string } }).energyClient;

@@ -9,16 +9,12 @@ type OrderComponents = PayWithPermit["inputs"][0]["components"];
 type Field<C> = C extends { name: infer N; type: infer T } ? { name: N; type: T } : never;
 type Fields<T extends readonly unknown[]> = { readonly [K in keyof T]: Field<T[K]> };
 
-const payWithPermit = paymentRouterAbi.find(
-  (item): item is PayWithPermit => item.type === "function" && item.name === "payWithPermit",
-);
+const payWithPermit = paymentRouterAbi.find((item): item is PayWithPermit => item.type === "function" && item.name === "payWithPermit");
 if (!payWithPermit) throw new Error("the router ABI has no payWithPermit");
 
 /** EIP-712 types of `PaymentOrder`, field for field as in `PaymentRouter.PaymentOrder`. */
 export const paymentOrderTypes = {
-  PaymentOrder: payWithPermit.inputs[0].components.map(({ name, type }) => ({ name, type })) as unknown as Fields<
-    OrderComponents
-  >,
+  PaymentOrder: payWithPermit.inputs[0].components.map(({ name, type }) => ({ name, type })) as unknown as Fields<OrderComponents>,
 } as const;
 
 /** A price-locked order as the router takes it. */

@@ -60,7 +60,9 @@ export function checkSecret(secret: unknown): Buffer {
   const encoded = secret.slice(SECRET_PREFIX.length);
   if (encoded === "") throw new WebhookConfigError(`the webhook signing secret is ${SECRET_PREFIX} with no key after it`);
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) {
-    throw new WebhookConfigError(`the webhook signing secret has characters that are not base64 after ${SECRET_PREFIX} (whitespace or a line break?)`);
+    throw new WebhookConfigError(
+      `the webhook signing secret has characters that are not base64 after ${SECRET_PREFIX} (whitespace or a line break?)`,
+    );
   }
   const key = Buffer.from(encoded, "base64");
   const unpadded = (text: string) => text.slice(0, text.length - (text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0));
@@ -68,7 +70,9 @@ export function checkSecret(secret: unknown): Buffer {
     throw new WebhookConfigError("the webhook signing secret is not valid base64 (truncated?)");
   }
   if (key.length < MIN_SECRET_BYTES) {
-    throw new WebhookConfigError(`the webhook signing secret has ${key.length} key bytes; at least ${MIN_SECRET_BYTES} are needed (truncated?)`);
+    throw new WebhookConfigError(
+      `the webhook signing secret has ${key.length} key bytes; at least ${MIN_SECRET_BYTES} are needed (truncated?)`,
+    );
   }
   return key;
 }
@@ -88,10 +92,7 @@ export function serviceSignature(secret: string, body: Body): string {
 
 /** webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body" keyed with the secret's bytes>. */
 export function standardSignature(secret: string, id: string, timestamp: number, body: Body): string {
-  const mac = createHmac("sha256", checkSecret(secret))
-    .update(`${id}.${timestamp}.`)
-    .update(bytes(body))
-    .digest("base64");
+  const mac = createHmac("sha256", checkSecret(secret)).update(`${id}.${timestamp}.`).update(bytes(body)).digest("base64");
   return `v1,${mac}`;
 }
 
@@ -169,10 +170,13 @@ export type VerifierSettings = {
 function checkSettings(settings: VerifierSettings): Required<VerifierSettings> {
   checkSecret(settings.secret);
   const scheme = settings.scheme ?? "standard";
-  if (scheme !== "standard" && scheme !== "service") throw new WebhookConfigError(`unknown signature scheme "${String(scheme)}" (standard or service)`);
+  if (scheme !== "standard" && scheme !== "service")
+    throw new WebhookConfigError(`unknown signature scheme "${String(scheme)}" (standard or service)`);
   const toleranceSeconds = settings.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (typeof toleranceSeconds !== "number" || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
-    throw new WebhookConfigError(`toleranceSeconds must be a finite number of seconds, 0 or more (got ${String(settings.toleranceSeconds)})`);
+    throw new WebhookConfigError(
+      `toleranceSeconds must be a finite number of seconds, 0 or more (got ${String(settings.toleranceSeconds)})`,
+    );
   }
   return { secret: settings.secret, scheme, toleranceSeconds };
 }
@@ -198,12 +202,14 @@ export function createWebhookVerifier<T = Record<string, unknown>>(
  * "service"` it checks x-service-signature instead (no protection against replays: deduplicate by the
  * envelope's id). `body` must be the raw request body, as received.
  */
-export function verifyWebhook<T = Record<string, unknown>>(opts: VerifierSettings & {
-  body: Body;
-  headers: HeaderSource;
-  /** The receiver's clock, Unix seconds (tests). */
-  now?: number;
-}): WebhookEnvelope<T> {
+export function verifyWebhook<T = Record<string, unknown>>(
+  opts: VerifierSettings & {
+    body: Body;
+    headers: HeaderSource;
+    /** The receiver's clock, Unix seconds (tests). */
+    now?: number;
+  },
+): WebhookEnvelope<T> {
   return verify<T>(checkSettings(opts), opts.body, opts.headers, opts.now);
 }
 

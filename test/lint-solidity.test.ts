@@ -22,8 +22,7 @@ const { loadConfigForFile } = require("solhint/lib/config/config-file.js") as {
  * comments: this is where they are, and the test below fails when the config and this list disagree. */
 const ADJUSTMENTS: Record<string, Record<string, string>> = {
   ".solhint.json": {
-    "use-natspec":
-      "no @author tags: authorship is the repository's history. Title, notice, param and return are required.",
+    "use-natspec": "no @author tags: authorship is the repository's history. Title, notice, param and return are required.",
     "func-visibility": "constructors have no visibility since Solidity 0.7 (ignoreConstructors, as the rule advises)",
     "immutable-vars-naming":
       "a private immutable is named like other private state (`_asset`, OpenZeppelin's convention), not like a constant",
@@ -117,7 +116,9 @@ test("every rule the configs change is listed here with its reason, and no direc
   const recommended = (require("solhint/conf/rulesets/solhint-recommended.js") as { rules: Record<string, unknown> }).rules;
   for (const [file, reasons] of Object.entries(ADJUSTMENTS)) {
     const config = JSON.parse(await readFile(path.join(root, file), "utf8")) as { rules: Record<string, unknown> };
-    const changed = Object.keys(config.rules).filter((rule) => !Object.hasOwn(recommended, rule) || JSON.stringify(recommended[rule]) !== JSON.stringify(config.rules[rule]));
+    const changed = Object.keys(config.rules).filter(
+      (rule) => !Object.hasOwn(recommended, rule) || JSON.stringify(recommended[rule]) !== JSON.stringify(config.rules[rule]),
+    );
     assert.deepEqual(changed.sort(), Object.keys(reasons).sort(), `${file}: every changed rule needs its reason here`);
   }
 

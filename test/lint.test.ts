@@ -61,7 +61,8 @@ test("the recommended rules are in force on the TypeScript of every part of the 
     "hardhat.config.ts",
   ];
   // An `any`, an unused name, and a name left out of a copy beside a rest element (allowed, ruleSettings).
-  const source = "export const f = (x: any) => x;\nconst unused = 1;\nexport const g = ({ a: _a, ...rest }: { a: number; b: number }) => rest;\n";
+  const source =
+    "export const f = (x: any) => x;\nconst unused = 1;\nexport const g = ({ a: _a, ...rest }: { a: number; b: number }) => rest;\n";
   for (const place of places) {
     const [result] = await eslint.lintText(source, { filePath: path.join(root, place) });
     const found = result.messages.map((m) => `${m.line}:${m.ruleId}`);

@@ -34,7 +34,11 @@ const deviceSettings = z
 const powerOnBody = z
   .object({
     sessionId: z.string().min(1).max(100),
-    durationSeconds: z.number().int().min(1).max(7 * 86_400),
+    durationSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400),
   })
   .strict();
 

@@ -11,11 +11,7 @@ export default buildModule("Payments", (m) => {
     token: m.getParameter("token"),
     admin: m.getParameter("admin"),
     adminTransferDelay: m.getParameter("adminTransferDelay", 86_400),
-    recipients: [
-      m.getParameter("assetOwnerRecipient"),
-      m.getParameter("operatorRecipient"),
-      m.getParameter("protocolRecipient"),
-    ],
+    recipients: [m.getParameter("assetOwnerRecipient"), m.getParameter("operatorRecipient"), m.getParameter("protocolRecipient")],
     bps: m.getParameter("bps", [5000, 4000, 1000]),
     quoteSigner: m.getParameter("quoteSigner"),
     agent: m.getParameter("agent"),

@@ -230,8 +230,14 @@ async function onYieldDeposited({ event, context }: SplitEvent<"YieldDeposited">
       settlements: row.settlements + 1,
       updatedAt: event.block.timestamp,
     });
-    await context.db.insert(participants).values({ recipient, ...credit }).onConflictDoUpdate(add);
-    await context.db.insert(splitParticipants).values({ split: event.log.address, recipient, ...credit }).onConflictDoUpdate(add);
+    await context.db
+      .insert(participants)
+      .values({ recipient, ...credit })
+      .onConflictDoUpdate(add);
+    await context.db
+      .insert(splitParticipants)
+      .values({ split: event.log.address, recipient, ...credit })
+      .onConflictDoUpdate(add);
   }
 
   await context.db
@@ -280,8 +286,14 @@ async function onWithdrawn({ event, context }: SplitEvent<"Withdrawn">) {
     withdrawals: row.withdrawals + 1,
     updatedAt: event.block.timestamp,
   });
-  await context.db.insert(participants).values({ recipient, ...debit }).onConflictDoUpdate(subtract);
-  await context.db.insert(splitParticipants).values({ split: event.log.address, recipient, ...debit }).onConflictDoUpdate(subtract);
+  await context.db
+    .insert(participants)
+    .values({ recipient, ...debit })
+    .onConflictDoUpdate(subtract);
+  await context.db
+    .insert(splitParticipants)
+    .values({ split: event.log.address, recipient, ...debit })
+    .onConflictDoUpdate(subtract);
 }
 ponder.on("AssetSplit:Withdrawn", onWithdrawn);
 ponder.on("AssetSplitClone:Withdrawn", onWithdrawn);

@@ -24,8 +24,7 @@ export function createApp(services: Services) {
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     // The rest of the body is not read: close the connection so the client does not reuse it.
-    onError: (c) =>
-      c.json(errorBody(c, "body_too_large", `the body exceeds ${MAX_BODY_BYTES} bytes`), 413, { connection: "close" }),
+    onError: (c) => c.json(errorBody(c, "body_too_large", `the body exceeds ${MAX_BODY_BYTES} bytes`), 413, { connection: "close" }),
   });
   // GET and HEAD requests carry no body (@hono/node-server never attaches one, so bodyLimit would pass them
   // on), and asking for it costs a full Fetch API Request per request: skip the check for them.
@@ -34,9 +33,15 @@ export function createApp(services: Services) {
     "/v1/*",
     refuseUnstorableText((c) => c.json(errorBody(c, "invalid_parameters", UNSTORABLE_TEXT_MESSAGE), 422)),
   );
-  app.use("/v1/*", refuseDeepJson((c) => c.json(errorBody(c, "invalid_parameters", JSON_TOO_DEEP_MESSAGE), 422)));
+  app.use(
+    "/v1/*",
+    refuseDeepJson((c) => c.json(errorBody(c, "invalid_parameters", JSON_TOO_DEEP_MESSAGE), 422)),
+  );
   app.route("/v1", paymentsApi(services));
-  app.route("/portal", portalPages(services, (request, env) => app.fetch(request, env)));
+  app.route(
+    "/portal",
+    portalPages(services, (request, env) => app.fetch(request, env)),
+  );
   app.route("/pay", checkoutPages(services));
   app.get("/", (c) => c.redirect("/v1/docs"));
   // Prometheus; not part of the /v1 interface (metrics/route.ts says who may read it).

@@ -10,24 +10,25 @@ const privateKey = z
 
 /** Tier name to seconds. A Map: clients name the tier, and a plain object would also answer for names it
  * inherits (`constructor`, `__proto__`, `toString`). */
-const durationList = z
-  .string()
-  .transform((value, ctx) => {
-    const tiers = new Map<string, number>();
-    for (const part of value.split(",").map((p) => p.trim()).filter(Boolean)) {
-      const match = /^([a-z0-9_-]{1,32})=(\d+)$/.exec(part);
-      if (!match) {
-        ctx.addIssue({ code: "custom", message: `"${part}" is not name=seconds` });
-        return z.NEVER;
-      }
-      tiers.set(match[1], Number(match[2]));
-    }
-    if (tiers.size === 0) {
-      ctx.addIssue({ code: "custom", message: "at least one tier" });
+const durationList = z.string().transform((value, ctx) => {
+  const tiers = new Map<string, number>();
+  for (const part of value
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const match = /^([a-z0-9_-]{1,32})=(\d+)$/.exec(part);
+    if (!match) {
+      ctx.addIssue({ code: "custom", message: `"${part}" is not name=seconds` });
       return z.NEVER;
     }
-    return tiers as ReadonlyMap<string, number>;
-  });
+    tiers.set(match[1], Number(match[2]));
+  }
+  if (tiers.size === 0) {
+    ctx.addIssue({ code: "custom", message: "at least one tier" });
+    return z.NEVER;
+  }
+  return tiers as ReadonlyMap<string, number>;
+});
 
 /** WEBHOOK_ALLOWED_PRIVATE_HOSTS: comma-separated `host` (every port) or `host:port` (that port only)
  * entries; an IPv6 address takes brackets before a port (`[::1]:9000`). */

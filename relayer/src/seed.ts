@@ -86,7 +86,10 @@ export async function seed(db: Db, spec: SeedSpec): Promise<SeedResult> {
     for (const device of spec.devices ?? []) {
       const parties =
         device.assetOwner !== undefined || device.operator !== undefined
-          ? { assetOwner: checksummed(device.assetOwner, `${device.id}: assetOwner`), operator: checksummed(device.operator, `${device.id}: operator`) }
+          ? {
+              assetOwner: checksummed(device.assetOwner, `${device.id}: assetOwner`),
+              operator: checksummed(device.operator, `${device.id}: operator`),
+            }
           : {};
       await tx
         .insert(devices)

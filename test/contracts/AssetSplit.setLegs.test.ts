@@ -82,18 +82,27 @@ describe("AssetSplit.setLegs", () => {
       [[0, 10_000, 1], 10_001n],
     ];
     for (const [bps, sum] of cases) {
-      await viem.assertions.revertWithCustomErrorWithArgs(p.split.write.setLegs([defaultRecipients(p), bps]), p.split, "InvalidBasisPoints", [
-        sum,
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        p.split.write.setLegs([defaultRecipients(p), bps]),
+        p.split,
+        "InvalidBasisPoints",
+        [sum],
+      );
     }
   });
 
   it("checks recipients before shares", async () => {
     const p = await networkHelpers.loadFixture(deployPayments);
     const r = defaultRecipients(p);
-    await viem.assertions.revertWithCustomErrorWithArgs(p.split.write.setLegs([[r[0], r[1], zeroAddress], [1, 1, 1]]), p.split, "InvalidRecipient", [
-      2n,
-    ]);
+    await viem.assertions.revertWithCustomErrorWithArgs(
+      p.split.write.setLegs([
+        [r[0], r[1], zeroAddress],
+        [1, 1, 1],
+      ]),
+      p.split,
+      "InvalidRecipient",
+      [2n],
+    );
   });
 
   it("emits LegsUpdated and updates legs()", async () => {
@@ -117,7 +126,10 @@ describe("AssetSplit.setLegs", () => {
     ] as Array<[number, number, number]>) {
       await p.split.write.setLegs([r, bps]);
       assert.deepEqual((await p.split.read.legs())[1], bps);
-      assert.deepEqual(await p.split.read.previewSplit([999n]), bps.map((b) => (b === 10_000 ? 999n : 0n)));
+      assert.deepEqual(
+        await p.split.read.previewSplit([999n]),
+        bps.map((b) => (b === 10_000 ? 999n : 0n)),
+      );
     }
   });
 
@@ -165,7 +177,13 @@ describe("AssetSplit.setLegs", () => {
     );
     // The asset is checked before the legs.
     await viem.assertions.revertWithCustomErrorWithArgs(
-      viem.deployContract("AssetSplit", [zeroAddress, p.accounts.admin.account.address, 0, [zeroAddress, zeroAddress, zeroAddress], [1, 1, 1]]),
+      viem.deployContract("AssetSplit", [
+        zeroAddress,
+        p.accounts.admin.account.address,
+        0,
+        [zeroAddress, zeroAddress, zeroAddress],
+        [1, 1, 1],
+      ]),
       p.split,
       "InvalidAsset",
       [],
@@ -188,7 +206,10 @@ describe("AssetSplit.setLegs", () => {
     assert.deepEqual(await claimables(), [USDC(50), USDC(40), USDC(10), 0n, 0n]);
 
     // New asset owner (stranger) and operator (relayer); the protocol stays, shares 30/30/40.
-    await p.split.write.setLegs([[stranger.account.address, relayer.account.address, protocol.account.address], [3000, 3000, 4000]]);
+    await p.split.write.setLegs([
+      [stranger.account.address, relayer.account.address, protocol.account.address],
+      [3000, 3000, 4000],
+    ]);
     assert.deepEqual(await claimables(), [USDC(50), USDC(40), USDC(10), 0n, 0n], "nothing moved at the change");
     assert.deepEqual(await p.split.read.previewSplit([USDC(100)]), [USDC(30), USDC(30), USDC(40)]);
 
@@ -216,7 +237,10 @@ describe("AssetSplit.setLegs", () => {
     const p = await networkHelpers.loadFixture(deployPayments);
     const { assetOwner, operator, protocol } = p.accounts;
     await payOnRail(p, "cash", await makeOrder(p, 7n)); // 5 / 2 / 0
-    await p.split.write.setLegs([[protocol.account.address, assetOwner.account.address, operator.account.address], [3334, 3333, 3333]]);
+    await p.split.write.setLegs([
+      [protocol.account.address, assetOwner.account.address, operator.account.address],
+      [3334, 3333, 3333],
+    ]);
     await payOnRail(p, "cash", await makeOrder(p, 7n)); // 3 / 2 / 2
     assert.equal(await p.split.read.claimable([assetOwner.account.address]), 5n + 2n);
     assert.equal(await p.split.read.claimable([operator.account.address]), 2n + 2n);

@@ -94,12 +94,10 @@ describe("AssetSplit.settle", () => {
       [getAddress(p.accounts.stranger.account.address), pauserRole],
     );
     await (await splitAs(p, p.accounts.pauser)).write.pause();
-    await viem.assertions.revertWithCustomErrorWithArgs(
-      p.split.write.unpause(),
-      p.split,
-      "AccessControlUnauthorizedAccount",
-      [getAddress(p.accounts.admin.account.address), pauserRole],
-    );
+    await viem.assertions.revertWithCustomErrorWithArgs(p.split.write.unpause(), p.split, "AccessControlUnauthorizedAccount", [
+      getAddress(p.accounts.admin.account.address),
+      pauserRole,
+    ]);
   });
 
   it("emits YieldDeposited with the reference, the settler and the three legs", async () => {
@@ -150,10 +148,12 @@ describe("AssetSplit.settle", () => {
         USDC(10),
         USDC(9.99),
       ]);
-      await viem.assertions.revertWithCustomErrorWithArgs(asSettler.write.settle([ref(1), USDC(9.99) + 1n]), p.split, "UnbackedSettlement", [
-        USDC(9.99) + 1n,
-        USDC(9.99),
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asSettler.write.settle([ref(1), USDC(9.99) + 1n]),
+        p.split,
+        "UnbackedSettlement",
+        [USDC(9.99) + 1n, USDC(9.99)],
+      );
       await viem.assertions.emitWithArgs(asSettler.write.settle([ref(1), USDC(9.99)]), p.split, "YieldDeposited", [
         ref(1),
         getAddress(p.accounts.relayer.account.address),
@@ -301,10 +301,12 @@ describe("AssetSplit.settle", () => {
 
     it("reverts with SafeCastOverflowedUintDowncast(96, owed) when the total owed would pass 2**96 - 1", async () => {
       const p = await networkHelpers.loadFixture(deployWithSettler);
-      await viem.assertions.revertWithCustomErrorWithArgs(fundAndSettle(p, ref(1), MAX_U96 + 1n), p.split, "SafeCastOverflowedUintDowncast", [
-        96,
-        MAX_U96 + 1n,
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        fundAndSettle(p, ref(1), MAX_U96 + 1n),
+        p.split,
+        "SafeCastOverflowedUintDowncast",
+        [96, MAX_U96 + 1n],
+      );
       assert.equal(await p.split.read.surplus(), MAX_U96 + 1n, "the refused settlement's tokens stay unsettled");
       // 2**96 - 1 owed in total fits exactly (settled out of the surplus already sent).
       await viem.assertions.emit((await splitAs(p, p.accounts.relayer)).write.settle([ref(1), MAX_U96]), p.split, "YieldDeposited");
@@ -337,12 +339,10 @@ describe("AssetSplit.settle", () => {
       const p = await networkHelpers.loadFixture(deployWithSettler);
       // 2**129 would give the asset owner 2**128 plus the rounding remainder; the total owed is checked first.
       assert.equal(expectedLegs(2n ** 129n)[0], 2n ** 128n + 1n);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        fundAndSettle(p, ref(1), 2n ** 129n),
-        p.split,
-        "SafeCastOverflowedUintDowncast",
-        [96, 2n ** 129n],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(fundAndSettle(p, ref(1), 2n ** 129n), p.split, "SafeCastOverflowedUintDowncast", [
+        96,
+        2n ** 129n,
+      ]);
       await viem.assertions.revertWithCustomErrorWithArgs(
         (await splitAs(p, p.accounts.relayer)).write.settle([ref(2), 2n ** 128n - 1n]),
         p.split,

@@ -3,17 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, keccak256, toHex, zeroAddress, zeroHash, type Address } from "viem";
-import {
-  USDC,
-  deployPayments,
-  makeOrder,
-  networkHelpers,
-  payOnRail,
-  splitAs,
-  tokenAs,
-  viem,
-  type Payments,
-} from "./fixture.ts";
+import { USDC, deployPayments, makeOrder, networkHelpers, payOnRail, splitAs, tokenAs, viem, type Payments } from "./fixture.ts";
 
 const DEFAULT_ADMIN_ROLE = zeroHash;
 
@@ -80,7 +70,10 @@ describe("AssetSplit surplus", () => {
       await assertHeld(p, USDC(7), "second donation");
 
       // A leg change checkpoints the accruals; the surplus stays where it is.
-      await p.split.write.setLegs([[operator.account.address, assetOwner.account.address, protocol.account.address], [5000, 4000, 1000]]);
+      await p.split.write.setLegs([
+        [operator.account.address, assetOwner.account.address, protocol.account.address],
+        [5000, 4000, 1000],
+      ]);
       await payOnRail(p, "approval", await makeOrder(p, USDC(10)));
       assert.deepEqual(await claimables(p), [USDC(54), USDC(45), USDC(11)]);
       await assertHeld(p, USDC(7), "after a leg change and a payment");

@@ -1,16 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, zeroAddress } from "viem";
-import {
-  USDC,
-  deployPayments,
-  makeOrder,
-  networkHelpers,
-  payOnRail,
-  splitAs,
-  viem,
-  type Payments,
-} from "./fixture.ts";
+import { USDC, deployPayments, makeOrder, networkHelpers, payOnRail, splitAs, viem, type Payments } from "./fixture.ts";
 
 /** The fixture after one 100 USDC cash payment: 50 / 40 / 10 USDC claimable. */
 async function deployWithCredits() {
@@ -134,22 +125,26 @@ describe("AssetSplit.withdraw and release", () => {
       const p = await networkHelpers.loadFixture(deployWithCredits);
       const { stranger, operator } = p.accounts;
       const asStranger = await splitAs(p, stranger);
-      await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([stranger.account.address]), p.split, "NothingToWithdraw", [
-        getAddress(stranger.account.address),
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asStranger.write.release([stranger.account.address]),
+        p.split,
+        "NothingToWithdraw",
+        [getAddress(stranger.account.address)],
+      );
       await asStranger.write.release([operator.account.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([operator.account.address]), p.split, "NothingToWithdraw", [
-        getAddress(operator.account.address),
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asStranger.write.release([operator.account.address]),
+        p.split,
+        "NothingToWithdraw",
+        [getAddress(operator.account.address)],
+      );
     });
 
     it("reverts with InvalidPayee for address zero and the split itself (neither can be a recipient)", async () => {
       const p = await networkHelpers.loadFixture(deployWithCredits);
       const asStranger = await splitAs(p, p.accounts.stranger);
       for (const recipient of [getAddress(p.split.address), zeroAddress]) {
-        await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([recipient]), p.split, "InvalidPayee", [
-          recipient,
-        ]);
+        await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([recipient]), p.split, "InvalidPayee", [recipient]);
       }
       assert.equal(await p.split.read.surplus(), 0n);
     });
@@ -160,7 +155,10 @@ describe("AssetSplit.withdraw and release", () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { assetOwner, protocol } = p.accounts;
       // The asset owner also operates the device: legs 0 and 1 go to the same address.
-      await p.split.write.setLegs([[assetOwner.account.address, assetOwner.account.address, protocol.account.address], [5000, 4000, 1000]]);
+      await p.split.write.setLegs([
+        [assetOwner.account.address, assetOwner.account.address, protocol.account.address],
+        [5000, 4000, 1000],
+      ]);
       await payOnRail(p, "cash", await makeOrder(p, USDC(10)));
       await payOnRail(p, "approval", await makeOrder(p, 7n));
       // 10 USDC: 5 + 4; 7 units: 5 + 2.
@@ -182,7 +180,10 @@ describe("AssetSplit.withdraw and release", () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { operator } = p.accounts;
       const only = operator.account.address;
-      await p.split.write.setLegs([[only, only, only], [2000, 3000, 5000]]);
+      await p.split.write.setLegs([
+        [only, only, only],
+        [2000, 3000, 5000],
+      ]);
       await payOnRail(p, "cash", await makeOrder(p, 12_345n));
       assert.equal(await p.split.read.claimable([only]), 12_345n);
       await (await splitAs(p, p.accounts.stranger)).write.release([only]);

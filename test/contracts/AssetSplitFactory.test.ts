@@ -72,7 +72,9 @@ describe("AssetSplitFactory", () => {
         assert.equal(await p.factory.read.predictSplit([key]), expected.split);
         assert.equal(await p.factory.read.isSplitCreated([key]), false);
         assert.equal(await publicClient.getCode({ address: expected.split }), undefined);
-        await (await factoryAs(p, p.accounts.relayer)).write.createSplit([key, p.accounts.assetOwner.account.address, p.accounts.operator.account.address]);
+        await (
+          await factoryAs(p, p.accounts.relayer)
+        ).write.createSplit([key, p.accounts.assetOwner.account.address, p.accounts.operator.account.address]);
         assert.equal(await p.factory.read.isSplitCreated([key]), true);
         assert.equal(await (await cloneAs(expected.split)).read.factory(), getAddress(p.factory.address));
       }
@@ -136,7 +138,9 @@ describe("AssetSplitFactory", () => {
     it("returns the split's address", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { assetOwner, operator, relayer } = p.accounts;
-      const { result } = await (await factoryAs(p, relayer)).simulate.createSplit([KEY, assetOwner.account.address, operator.account.address], {
+      const { result } = await (
+        await factoryAs(p, relayer)
+      ).simulate.createSplit([KEY, assetOwner.account.address, operator.account.address], {
         account: relayer.account.address,
       });
       assert.equal(result, await p.factory.read.predictSplit([KEY]));
@@ -185,7 +189,9 @@ describe("AssetSplitFactory", () => {
         [split, valid, 0n],
         [valid, split, 1n],
       ] as const) {
-        await viem.assertions.revertWithCustomErrorWithArgs(asCreator.write.createSplit([KEY, owner, op]), clone, "InvalidRecipient", [leg]);
+        await viem.assertions.revertWithCustomErrorWithArgs(asCreator.write.createSplit([KEY, owner, op]), clone, "InvalidRecipient", [
+          leg,
+        ]);
       }
       assert.equal(await p.factory.read.isSplitCreated([KEY]), false);
     });
@@ -245,7 +251,12 @@ describe("AssetSplitFactory", () => {
           who,
         );
         await viem.assertions.revertWithCustomErrorWithArgs(asCaller.write.pause(), p.clone, "OnlyFactory", who);
-        await viem.assertions.revertWithCustomErrorWithArgs(asCaller.write.recoverSurplus([caller.account.address]), p.clone, "OnlyFactory", who);
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          asCaller.write.recoverSurplus([caller.account.address]),
+          p.clone,
+          "OnlyFactory",
+          who,
+        );
       }
       const [recipients, bps] = await p.clone.read.legs();
       assert.equal(recipients[2], getAddress(p.accounts.protocol.account.address));
@@ -257,11 +268,18 @@ describe("AssetSplitFactory", () => {
       const asManager = await factoryAs(p, p.accounts.relayer);
       const other = assetKey("device-without-split");
       const valid = p.accounts.stranger.account.address;
-      await viem.assertions.revertWithCustomErrorWithArgs(asManager.write.setRecipients([other, valid, valid]), p.factory, "SplitNotFound", [
-        other,
-        await p.factory.read.predictSplit([other]),
-      ]);
-      await viem.assertions.revertWithCustomErrorWithArgs(asManager.write.setRecipients([KEY, zeroAddress, valid]), p.clone, "InvalidRecipient", [0n]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asManager.write.setRecipients([other, valid, valid]),
+        p.factory,
+        "SplitNotFound",
+        [other, await p.factory.read.predictSplit([other])],
+      );
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asManager.write.setRecipients([KEY, zeroAddress, valid]),
+        p.clone,
+        "InvalidRecipient",
+        [0n],
+      );
       await viem.assertions.revertWithCustomErrorWithArgs(
         asManager.write.setRecipients([KEY, valid, p.clone.address]),
         p.clone,
@@ -286,7 +304,10 @@ describe("AssetSplitFactory", () => {
       await networkHelpers.setBalance(p.factory.address, 10n ** 18n);
       const wallet = await viem.getWalletClient(p.factory.address);
       await viem.assertions.revertWithCustomErrorWithArgs(
-        (await cloneAs(implementation.address, wallet)).write.initialize([p.accounts.admin.account.address, p.accounts.admin.account.address]),
+        (await cloneAs(implementation.address, wallet)).write.initialize([
+          p.accounts.admin.account.address,
+          p.accounts.admin.account.address,
+        ]),
         implementation,
         "AlreadyInitialized",
         [],
@@ -311,7 +332,14 @@ describe("AssetSplitFactory", () => {
       await assert.rejects(deploy(zeroAddress, protocol.account.address, [...LEG_BPS]), /InvalidRouter/);
       await assert.rejects(deploy(p.router.address, zeroAddress, [...LEG_BPS]), /InvalidRecipient/);
       await assert.rejects(
-        viem.deployContract("AssetSplitFactory", [zeroAddress, p.router.address, protocol.account.address, [...LEG_BPS], admin.account.address, 0]),
+        viem.deployContract("AssetSplitFactory", [
+          zeroAddress,
+          p.router.address,
+          protocol.account.address,
+          [...LEG_BPS],
+          admin.account.address,
+          0,
+        ]),
         /InvalidAsset/,
       );
     });
@@ -367,7 +395,9 @@ describe("AssetSplitFactory", () => {
         ...expectedLegs(USDC(5)),
       ]);
       await p.token.write.mint([relayer.account.address, USDC(20)]);
-      await (await viem.getContractAt("TestStablecoin", p.token.address, { client: { wallet: relayer } })).write.approve([p.clone.address, MAX_UINT256]);
+      await (
+        await viem.getContractAt("TestStablecoin", p.token.address, { client: { wallet: relayer } })
+      ).write.approve([p.clone.address, MAX_UINT256]);
       await viem.assertions.emit(asDepositor.write.deposit([`0x${"02".repeat(32)}`, USDC(20)]), p.clone, "YieldDeposited");
       assert.equal(await p.clone.read.claimable([p.accounts.assetOwner.account.address]), USDC(50 + 2.5 + 10));
       assert.equal(await p.clone.read.surplus(), 0n);
@@ -377,16 +407,24 @@ describe("AssetSplitFactory", () => {
       const p = await networkHelpers.loadFixture(deployWithPaidSplit);
       const { admin, relayer, stranger } = p.accounts;
       await p.token.write.mint([p.clone.address, USDC(3)]);
-      await roleError(p, (await factoryAs(p, relayer)).write.recoverSurplus([KEY, relayer.account.address]), relayer, `0x${"00".repeat(32)}`);
+      await roleError(
+        p,
+        (await factoryAs(p, relayer)).write.recoverSurplus([KEY, relayer.account.address]),
+        relayer,
+        `0x${"00".repeat(32)}`,
+      );
       await viem.assertions.emitWithArgs(p.factory.write.recoverSurplus([KEY, stranger.account.address]), p.clone, "SurplusRecovered", [
         getAddress(stranger.account.address),
         USDC(3),
       ]);
       assert.equal(await p.token.read.balanceOf([stranger.account.address]), USDC(3));
       assert.equal(await p.clone.read.claimable([p.accounts.assetOwner.account.address]), USDC(50));
-      await viem.assertions.revertWithCustomErrorWithArgs(p.factory.write.recoverSurplus([KEY, admin.account.address]), p.clone, "NothingToWithdraw", [
-        getAddress(p.clone.address),
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        p.factory.write.recoverSurplus([KEY, admin.account.address]),
+        p.clone,
+        "NothingToWithdraw",
+        [getAddress(p.clone.address)],
+      );
     });
 
     it("recipients withdraw their own credit only, never to zero or the split", async () => {
@@ -401,9 +439,12 @@ describe("AssetSplitFactory", () => {
         getAddress(stranger.account.address),
         USDC(40),
       ]);
-      await viem.assertions.revertWithCustomErrorWithArgs(asOperator.write.withdraw([operator.account.address]), p.clone, "NothingToWithdraw", [
-        getAddress(operator.account.address),
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asOperator.write.withdraw([operator.account.address]),
+        p.clone,
+        "NothingToWithdraw",
+        [getAddress(operator.account.address)],
+      );
       assert.equal(await p.clone.read.claimable([p.accounts.assetOwner.account.address]), USDC(50));
     });
   });

@@ -57,12 +57,9 @@ describe("PaymentRouter administration", () => {
     it("reverts with InvalidSplit for a split whose asset is address zero", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const nullSplit = await viem.deployContract("NullAssetSplit");
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        p.router.write.registerSplit([nullSplit.address]),
-        p.router,
-        "InvalidSplit",
-        [getAddress(nullSplit.address)],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([nullSplit.address]), p.router, "InvalidSplit", [
+        getAddress(nullSplit.address),
+      ]);
       assert.equal(await p.router.read.splitToken([nullSplit.address]), zeroAddress);
     });
 
@@ -93,31 +90,22 @@ describe("PaymentRouter administration", () => {
       const split = await deploySplitFor(p, other.address, { register: false, grantRouter: false });
       const depositorRole = await split.read.DEPOSITOR_ROLE();
       assert.equal(await split.read.hasRole([depositorRole, p.router.address]), false);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        p.router.write.registerSplit([split.address]),
-        p.router,
-        "RouterNotDepositor",
-        [getAddress(split.address)],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([split.address]), p.router, "RouterNotDepositor", [
+        getAddress(split.address),
+      ]);
       assert.equal(await p.router.read.splitToken([split.address]), zeroAddress);
 
       // The role held by another account (the admin, a batch depositor) does not count.
       await split.write.grantRole([depositorRole, p.accounts.admin.account.address]);
       await split.write.grantRole([depositorRole, p.accounts.relayer.account.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        p.router.write.registerSplit([split.address]),
-        p.router,
-        "RouterNotDepositor",
-        [getAddress(split.address)],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([split.address]), p.router, "RouterNotDepositor", [
+        getAddress(split.address),
+      ]);
       // Nor does another role granted to the router.
       await split.write.grantRole([await split.read.PAUSER_ROLE(), p.router.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        p.router.write.registerSplit([split.address]),
-        p.router,
-        "RouterNotDepositor",
-        [getAddress(split.address)],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([split.address]), p.router, "RouterNotDepositor", [
+        getAddress(split.address),
+      ]);
       assert.equal(await p.router.read.splitToken([split.address]), zeroAddress);
 
       await split.write.grantRole([depositorRole, p.router.address]);
@@ -140,12 +128,9 @@ describe("PaymentRouter administration", () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const depositorRole = await p.split.read.DEPOSITOR_ROLE();
       await p.split.write.revokeRole([depositorRole, p.router.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        p.router.write.registerSplit([p.split.address]),
-        p.router,
-        "RouterNotDepositor",
-        [getAddress(p.split.address)],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([p.split.address]), p.router, "RouterNotDepositor", [
+        getAddress(p.split.address),
+      ]);
       // The existing registration stays; payments through it revert in the split, whole.
       assert.equal(await p.router.read.splitToken([p.split.address]), getAddress(p.token.address));
       const order = await makeOrder(p, USDC(1));
@@ -272,12 +257,9 @@ describe("PaymentRouter administration", () => {
         ]);
       }
       await p.router.write.unregisterSplit([p.split.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        p.router.write.unregisterSplit([p.split.address]),
-        p.router,
-        "InvalidSplit",
-        [getAddress(p.split.address)],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.unregisterSplit([p.split.address]), p.router, "InvalidSplit", [
+        getAddress(p.split.address),
+      ]);
     });
 
     it("is only for the default admin", async () => {
@@ -421,10 +403,7 @@ describe("PaymentRouter administration", () => {
     it("PAYMENT_ORDER_TYPEHASH is the keccak256 of the encodeType built from the SDK's paymentOrderTypes", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const encodeType = `PaymentOrder(${paymentOrderTypes.PaymentOrder.map((f) => `${f.type} ${f.name}`).join(",")})`;
-      assert.equal(
-        encodeType,
-        "PaymentOrder(uint256 orderId,bytes32 deviceId,address token,address split,uint256 amount,uint64 expiry)",
-      );
+      assert.equal(encodeType, "PaymentOrder(uint256 orderId,bytes32 deviceId,address token,address split,uint256 amount,uint64 expiry)");
       assert.equal(await p.router.read.PAYMENT_ORDER_TYPEHASH(), keccak256(toHex(encodeType)));
     });
 

@@ -180,15 +180,9 @@ describe("PaymentRouter attacks", () => {
 
       // The attacker submits the victim's permit to the token first: the allowance exists now, but is still
       // bound to order A.
-      await (await tokenAs(p, attacker)).write.permit([
-        payer.account.address,
-        p.router.address,
-        USDC(10),
-        permitA.deadline,
-        permitA.v,
-        permitA.r,
-        permitA.s,
-      ]);
+      await (
+        await tokenAs(p, attacker)
+      ).write.permit([payer.account.address, p.router.address, USDC(10), permitA.deadline, permitA.v, permitA.r, permitA.s]);
       assert.equal(await p.token.read.allowance([payer.account.address, p.router.address]), USDC(10));
       await viem.assertions.revertWithCustomErrorWithArgs(
         asAttacker.write.payWithPermit([orderB, voucherB, payer.account.address, permitA.v, permitA.r, permitA.s]),
@@ -303,7 +297,6 @@ describe("PaymentRouter attacks", () => {
       return { token, split };
     }
 
-
     for (const outer of RAILS) {
       for (const inner of ["payCash", "pay", "payWithPermit"] as const) {
         it(`a ${outer}-rail payment whose token re-enters ${inner} reverts with ReentrancyGuardReentrantCall`, async () => {
@@ -352,12 +345,7 @@ describe("PaymentRouter attacks", () => {
       });
       const outerOrder = await makeOrder(p, USDC(2), { token: token.address, split: split.address });
       await token.write.arm([p.router.address, payload]);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        payOnRail(p, "cash", outerOrder),
-        p.router,
-        "ReentrancyGuardReentrantCall",
-        [],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", outerOrder), p.router, "ReentrancyGuardReentrantCall", []);
       await token.write.arm([zeroAddress, "0x"]);
       const hash = await p.accounts.relayer.sendTransaction({ to: p.router.address, data: payload });
       await viem.assertions.emit(Promise.resolve(hash), p.router, "OrderPaid");
@@ -371,12 +359,12 @@ describe("PaymentRouter attacks", () => {
       await payOnRail(p, "cash", await makeOrder(p, USDC(10), { token: token.address, split: split.address }));
       assert.equal(await split.read.claimable([assetOwner.account.address]), USDC(5));
 
-      await token.write.arm([split.address, encodeFunctionData({ abi: split.abi, functionName: "release", args: [assetOwner.account.address] })]);
-      const order = await makeOrder(p, USDC(10), { token: token.address, split: split.address });
-      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "UnexpectedBalance", [
-        USDC(10),
-        USDC(5),
+      await token.write.arm([
+        split.address,
+        encodeFunctionData({ abi: split.abi, functionName: "release", args: [assetOwner.account.address] }),
       ]);
+      const order = await makeOrder(p, USDC(10), { token: token.address, split: split.address });
+      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "UnexpectedBalance", [USDC(10), USDC(5)]);
       assert.equal(await split.read.claimable([assetOwner.account.address]), USDC(5));
       assert.equal(await token.read.balanceOf([split.address]), USDC(10));
     });
@@ -416,7 +404,10 @@ describe("PaymentRouter attacks", () => {
       const { assetOwner, admin } = p.accounts;
       await payOnRail(p, "cash", await makeOrder(p, USDC(10), { token: token.address, split: split.address }));
       await token.write.mint([split.address, USDC(3)]);
-      await token.write.arm([split.address, encodeFunctionData({ abi: split.abi, functionName: "release", args: [assetOwner.account.address] })]);
+      await token.write.arm([
+        split.address,
+        encodeFunctionData({ abi: split.abi, functionName: "release", args: [assetOwner.account.address] }),
+      ]);
       await viem.assertions.revertWithCustomErrorWithArgs(
         split.write.recoverSurplus([admin.account.address]),
         split,
@@ -442,10 +433,7 @@ describe("PaymentRouter attacks", () => {
         const split = await deploySplitFor(p, fee.address);
         await fund(p, fee.address, 1_000_000n);
         const order = await makeOrder(p, 10_000n, { token: fee.address, split: split.address });
-        await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, rail, order), p.router, "UnexpectedBalance", [
-          10_000n,
-          9_900n,
-        ]);
+        await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, rail, order), p.router, "UnexpectedBalance", [10_000n, 9_900n]);
         assert.equal(await p.router.read.isPaid([order.orderId]), false);
         assert.equal(await fee.read.balanceOf([split.address]), 0n);
         assert.equal(await fee.read.balanceOf([railPayer(p, rail).account.address]), 1_000_000n);
@@ -500,19 +488,13 @@ describe("PaymentRouter attacks", () => {
       assert.equal(await split.read.claimable([operator.account.address]), USDC(12));
 
       const asStranger = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: stranger } });
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        asStranger.write.release([operator.account.address]),
-        token,
-        "Blocked",
-        [getAddress(operator.account.address)],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([operator.account.address]), token, "Blocked", [
+        getAddress(operator.account.address),
+      ]);
       const asOperator = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: operator } });
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        asOperator.write.withdraw([operator.account.address]),
-        token,
-        "Blocked",
-        [getAddress(operator.account.address)],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(asOperator.write.withdraw([operator.account.address]), token, "Blocked", [
+        getAddress(operator.account.address),
+      ]);
       assert.equal(await split.read.claimable([operator.account.address]), USDC(12));
 
       await viem.assertions.emitWithArgs(asStranger.write.release([assetOwner.account.address]), split, "Withdrawn", [
@@ -712,7 +694,11 @@ describe("PaymentRouter attacks", () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const order = await makeOrder(p, USDC(1));
       assert.equal(await p.token.read.nonces([p.accounts.payer.account.address]), 0n);
-      await viem.assertions.emit((await routerAs(p, p.accounts.relayer)).write.payWithPermit(await permitPayment(p, order)), p.router, "OrderPaid");
+      await viem.assertions.emit(
+        (await routerAs(p, p.accounts.relayer)).write.payWithPermit(await permitPayment(p, order)),
+        p.router,
+        "OrderPaid",
+      );
       assert.equal(await p.token.read.nonces([p.accounts.payer.account.address]), 1n);
     });
   });

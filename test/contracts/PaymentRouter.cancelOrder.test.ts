@@ -3,18 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress } from "viem";
-import {
-  RAILS,
-  USDC,
-  deployPayments,
-  makeOrder,
-  networkHelpers,
-  payOnRail,
-  prepareRail,
-  routerAs,
-  signVoucher,
-  viem,
-} from "./fixture.ts";
+import { RAILS, USDC, deployPayments, makeOrder, networkHelpers, payOnRail, prepareRail, routerAs, signVoucher, viem } from "./fixture.ts";
 
 describe("PaymentRouter.cancelOrder", () => {
   for (const rail of RAILS) {
@@ -88,11 +77,15 @@ describe("PaymentRouter.cancelOrder", () => {
     const asSigner = await routerAs(p, p.accounts.quoteSigner);
     const paid = await makeOrder(p, USDC(1));
     await payOnRail(p, "cash", paid);
-    await viem.assertions.revertWithCustomErrorWithArgs(asSigner.write.cancelOrder([paid.orderId]), p.router, "OrderAlreadyPaid", [paid.orderId]);
+    await viem.assertions.revertWithCustomErrorWithArgs(asSigner.write.cancelOrder([paid.orderId]), p.router, "OrderAlreadyPaid", [
+      paid.orderId,
+    ]);
     assert.equal(await p.router.read.isPaid([paid.orderId]), true);
     assert.equal(await p.router.read.isCancelled([paid.orderId]), false);
     const order = await makeOrder(p, USDC(1));
     await asSigner.write.cancelOrder([order.orderId]);
-    await viem.assertions.revertWithCustomErrorWithArgs(asSigner.write.cancelOrder([order.orderId]), p.router, "OrderIsCancelled", [order.orderId]);
+    await viem.assertions.revertWithCustomErrorWithArgs(asSigner.write.cancelOrder([order.orderId]), p.router, "OrderIsCancelled", [
+      order.orderId,
+    ]);
   });
 });

@@ -144,7 +144,10 @@ describe("PaymentRouter and factory splits", () => {
 
     it("emits SplitFactorySet; address zero removes the factory and its splits can no longer be paid", async () => {
       const p = await networkHelpers.loadFixture(deployWithFactorySplits);
-      await viem.assertions.emitWithArgs(p.router.write.setSplitFactory([zeroAddress]), p.router, "SplitFactorySet", [zeroAddress, zeroAddress]);
+      await viem.assertions.emitWithArgs(p.router.write.setSplitFactory([zeroAddress]), p.router, "SplitFactorySet", [
+        zeroAddress,
+        zeroAddress,
+      ]);
       const order = await makeOrder(p, USDC(1), { split: p.split1.address, deviceId: DEVICE_1 });
       await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "TokenNotAllowed", [
         getAddress(p.token.address),
@@ -180,9 +183,9 @@ describe("PaymentRouter and factory splits", () => {
       await asCreator.write.createSplit([DEVICE_1, p.accounts.assetOwner.account.address, p.accounts.operator.account.address]);
       const split = await next.read.predictSplit([DEVICE_1]);
       await viem.assertions.emit(payOnRail(p, "cash", await makeOrder(p, USDC(1), { split, deviceId: DEVICE_1 })), p.router, "OrderPaid");
-      await (await viem.getContractAt("AssetSplitClone", p.split1.address, { client: { wallet: p.accounts.operator } })).write.withdraw([
-        p.accounts.operator.account.address,
-      ]);
+      await (
+        await viem.getContractAt("AssetSplitClone", p.split1.address, { client: { wallet: p.accounts.operator } })
+      ).write.withdraw([p.accounts.operator.account.address]);
       assert.equal(await p.token.read.balanceOf([p.accounts.operator.account.address]), USDC(4));
     });
 
@@ -197,9 +200,12 @@ describe("PaymentRouter and factory splits", () => {
         p.accounts.admin.account.address,
         0,
       ]);
-      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.setSplitFactory([foreign.address]), p.router, "InvalidSplitFactory", [
-        getAddress(foreign.address),
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        p.router.write.setSplitFactory([foreign.address]),
+        p.router,
+        "InvalidSplitFactory",
+        [getAddress(foreign.address)],
+      );
       assert.equal(await p.router.read.splitFactory(), getAddress(p.factory.address));
     });
 
@@ -207,9 +213,12 @@ describe("PaymentRouter and factory splits", () => {
       const p = await networkHelpers.loadFixture(deployWithFactorySplits);
       const impostor = await viem.deployContract("MisplacedSplitFactory", [p.router.address, p.token.address]);
       assert.equal(await impostor.read.router(), getAddress(p.router.address));
-      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.setSplitFactory([impostor.address]), p.router, "InvalidSplitFactory", [
-        getAddress(impostor.address),
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        p.router.write.setSplitFactory([impostor.address]),
+        p.router,
+        "InvalidSplitFactory",
+        [getAddress(impostor.address)],
+      );
     });
 
     it("reverts for an address that is not a factory", async () => {

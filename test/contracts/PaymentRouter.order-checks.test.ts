@@ -2,16 +2,7 @@
 // signer's signature (bound to this chain and router) and single payment per order id.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  concat,
-  getAddress,
-  numberToHex,
-  parseSignature,
-  recoverTypedDataAddress,
-  serializeSignature,
-  zeroAddress,
-  type Hex,
-} from "viem";
+import { concat, getAddress, numberToHex, parseSignature, recoverTypedDataAddress, serializeSignature, zeroAddress, type Hex } from "viem";
 import { orderTypedData } from "../../sdk/payment-order.ts";
 import {
   RAILS,
@@ -63,10 +54,7 @@ for (const rail of RAILS) {
         const order = await makeOrder(p, USDC(1));
         const submit = await prepareRail(p, rail, order);
         await networkHelpers.time.increaseTo(order.expiry + 1n);
-        await viem.assertions.revertWithCustomErrorWithArgs(submit(), p.router, "OrderExpired", [
-          order.orderId,
-          order.expiry,
-        ]);
+        await viem.assertions.revertWithCustomErrorWithArgs(submit(), p.router, "OrderExpired", [order.orderId, order.expiry]);
         assert.equal(await p.router.read.isPaid([order.orderId]), false);
       });
 
@@ -75,10 +63,7 @@ for (const rail of RAILS) {
         const late = await makeOrder(p, USDC(1));
         const submitLate = await prepareRail(p, rail, late);
         await networkHelpers.time.increaseTo(late.expiry + 86_400n * 365n);
-        await viem.assertions.revertWithCustomErrorWithArgs(submitLate(), p.router, "OrderExpired", [
-          late.orderId,
-          late.expiry,
-        ]);
+        await viem.assertions.revertWithCustomErrorWithArgs(submitLate(), p.router, "OrderExpired", [late.orderId, late.expiry]);
         const zero = await makeOrder(p, USDC(1), { expiry: 0n });
         await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, zero))(), p.router, "OrderExpired", [
           zero.orderId,
@@ -100,12 +85,10 @@ for (const rail of RAILS) {
         const p = await networkHelpers.loadFixture(deployPayments);
         const unregistered = await deploySplitFor(p, p.token.address, { register: false });
         const order = await makeOrder(p, USDC(1), { split: unregistered.address });
-        await viem.assertions.revertWithCustomErrorWithArgs(
-          (await prepareRail(p, rail, order))(),
-          p.router,
-          "TokenNotAllowed",
-          [getAddress(p.token.address), getAddress(unregistered.address)],
-        );
+        await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order))(), p.router, "TokenNotAllowed", [
+          getAddress(p.token.address),
+          getAddress(unregistered.address),
+        ]);
         assert.equal(await p.token.read.balanceOf([unregistered.address]), 0n);
       });
 
@@ -139,12 +122,10 @@ for (const rail of RAILS) {
         assert.equal(await p.router.read.splitToken([zeroAddress]), zeroAddress);
         for (const split of [zeroAddress, p.split.address]) {
           const order = await makeOrder(p, USDC(1), { token: zeroAddress, split });
-          await viem.assertions.revertWithCustomErrorWithArgs(
-            (await prepareRail(p, rail, order))(),
-            p.router,
-            "TokenNotAllowed",
-            [zeroAddress, getAddress(split)],
-          );
+          await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order))(), p.router, "TokenNotAllowed", [
+            zeroAddress,
+            getAddress(split),
+          ]);
         }
       });
 
@@ -152,12 +133,10 @@ for (const rail of RAILS) {
         const p = await networkHelpers.loadFixture(deployPayments);
         await p.router.write.unregisterSplit([p.split.address]);
         const order = await makeOrder(p, USDC(1));
-        await viem.assertions.revertWithCustomErrorWithArgs(
-          (await prepareRail(p, rail, order))(),
-          p.router,
-          "TokenNotAllowed",
-          [getAddress(p.token.address), getAddress(p.split.address)],
-        );
+        await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order))(), p.router, "TokenNotAllowed", [
+          getAddress(p.token.address),
+          getAddress(p.split.address),
+        ]);
         await p.router.write.registerSplit([p.split.address]);
         await viem.assertions.emitWithArgs((await prepareRail(p, rail, order))(), p.router, "OrderPaid", [
           order.orderId,
@@ -319,12 +298,9 @@ for (const rail of RAILS) {
         const order = await makeOrder(p, USDC(2));
         await payOnRail(p, rail, order);
         const requoted = { ...order, amount: USDC(1), expiry: order.expiry + 60n };
-        await viem.assertions.revertWithCustomErrorWithArgs(
-          (await prepareRail(p, rail, requoted))(),
-          p.router,
-          "OrderAlreadyPaid",
-          [order.orderId],
-        );
+        await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, requoted))(), p.router, "OrderAlreadyPaid", [
+          order.orderId,
+        ]);
       });
     });
   });
@@ -361,12 +337,7 @@ describe("PaymentRouter.isPaid bitmap", () => {
     }
     for (const orderId of [0n, 1n, 255n, 256n, 2n ** 255n]) {
       const order = await makeOrder(p, USDC(1), { orderId });
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        (await prepareRail(p, "cash", order))(),
-        p.router,
-        "OrderAlreadyPaid",
-        [orderId],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, "cash", order))(), p.router, "OrderAlreadyPaid", [orderId]);
     }
     // 2 (same word as 0, 1 and 255) and 257 (same word as 256) are still open.
     for (const orderId of [2n, 257n]) {

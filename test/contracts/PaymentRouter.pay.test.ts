@@ -61,20 +61,15 @@ describe("PaymentRouter.pay (approval rail)", () => {
     const { payer } = p.accounts;
     const order = await makeOrder(p, USDC(3));
     await (await tokenAs(p, payer)).write.approve([p.router.address, MAX_UINT256]);
-    await viem.assertions.emitWithArgs(
-      (await routerAs(p, payer)).write.pay([order, await signVoucher(p, order)]),
-      p.router,
-      "OrderPaid",
-      [
-        order.orderId,
-        order.deviceId,
-        getAddress(payer.account.address),
-        getAddress(p.token.address),
-        getAddress(p.split.address),
-        USDC(3),
-        1,
-      ],
-    );
+    await viem.assertions.emitWithArgs((await routerAs(p, payer)).write.pay([order, await signVoucher(p, order)]), p.router, "OrderPaid", [
+      order.orderId,
+      order.deviceId,
+      getAddress(payer.account.address),
+      getAddress(p.token.address),
+      getAddress(p.split.address),
+      USDC(3),
+      1,
+    ]);
   });
 
   it("makes the split emit YieldDeposited with the order id as reference and the router as depositor", async () => {
@@ -184,7 +179,15 @@ describe("PaymentRouter.pay (approval rail)", () => {
       (await routerAs(p, stranger)).write.pay([order, await signVoucher(p, order)]),
       p.router,
       "OrderPaid",
-      [order.orderId, order.deviceId, getAddress(stranger.account.address), getAddress(p.token.address), getAddress(p.split.address), USDC(2), 1],
+      [
+        order.orderId,
+        order.deviceId,
+        getAddress(stranger.account.address),
+        getAddress(p.token.address),
+        getAddress(p.split.address),
+        USDC(2),
+        1,
+      ],
     );
     assert.equal(await p.token.read.balanceOf([stranger.account.address]), 0n);
   });

@@ -115,12 +115,15 @@ describe("PaymentRouter.payCash (cash rail)", () => {
     await p.router.write.grantRole([agentRole, stranger.account.address]);
     await p.token.write.mint([stranger.account.address, USDC(1)]);
     await (await tokenAs(p, stranger)).write.approve([p.router.address, USDC(1)]);
-    await viem.assertions.emitWithArgs(
-      (await routerAs(p, stranger)).write.payCash([order, voucher]),
-      p.router,
-      "OrderPaid",
-      [order.orderId, order.deviceId, getAddress(stranger.account.address), getAddress(p.token.address), getAddress(p.split.address), USDC(1), 2],
-    );
+    await viem.assertions.emitWithArgs((await routerAs(p, stranger)).write.payCash([order, voucher]), p.router, "OrderPaid", [
+      order.orderId,
+      order.deviceId,
+      getAddress(stranger.account.address),
+      getAddress(p.token.address),
+      getAddress(p.split.address),
+      USDC(1),
+      2,
+    ]);
     assert.equal(await p.token.read.balanceOf([stranger.account.address]), 0n);
   });
 

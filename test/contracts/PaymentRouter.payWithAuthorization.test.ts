@@ -98,12 +98,10 @@ describe("PaymentRouter.payWithAuthorization", () => {
       const usdcAsStranger = await viem.getContractAt("RehearsalUsdc", p.usdc.address, { client: { wallet: stranger } });
       const call = [payer.account.address, p.router.address, order.amount, 0n, order.expiry, nonce, auth.v, auth.r, auth.s] as const;
 
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        usdcAsStranger.write.receiveWithAuthorization(call),
-        p.usdc,
-        "CallerNotPayee",
-        [getAddress(stranger.account.address), getAddress(p.router.address)],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs(usdcAsStranger.write.receiveWithAuthorization(call), p.usdc, "CallerNotPayee", [
+        getAddress(stranger.account.address),
+        getAddress(p.router.address),
+      ]);
       // A receive authorization is no transfer authorization (another type hash): it cannot move the tokens either.
       await viem.assertions.revertWithCustomError(usdcAsStranger.write.transferWithAuthorization(call), p.usdc, "InvalidSignature");
 
@@ -201,7 +199,11 @@ describe("PaymentRouter.payWithAuthorization", () => {
       const p = await networkHelpers.loadFixture(deployWithUsdc);
       const order = await usdcOrder(p, USDC(5));
       const auth = await signAuthorization(p, order, { value: USDC(4) });
-      await rejects(p, p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.v, auth.r, auth.s]), order.orderId);
+      await rejects(
+        p,
+        p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.v, auth.r, auth.s]),
+        order.orderId,
+      );
     });
 
     it("when the authorization was signed by someone else than the payer named", async () => {
@@ -209,7 +211,11 @@ describe("PaymentRouter.payWithAuthorization", () => {
       const order = await usdcOrder(p, USDC(1));
       const auth = await signAuthorization(p, order, { from: p.accounts.stranger });
       const voucher = await signVoucher(p, order);
-      await rejects(p, p.router.write.payWithAuthorization([order, voucher, p.accounts.payer.account.address, auth.v, auth.r, auth.s]), order.orderId);
+      await rejects(
+        p,
+        p.router.write.payWithAuthorization([order, voucher, p.accounts.payer.account.address, auth.v, auth.r, auth.s]),
+        order.orderId,
+      );
     });
 
     it("when the payer cancelled the authorization with cancelAuthorization first", async () => {
@@ -222,7 +228,12 @@ describe("PaymentRouter.payWithAuthorization", () => {
         await payer.signTypedData({
           account: payer.account,
           domain: await usdcDomain(p.usdc.address),
-          types: { CancelAuthorization: [{ name: "authorizer", type: "address" }, { name: "nonce", type: "bytes32" }] },
+          types: {
+            CancelAuthorization: [
+              { name: "authorizer", type: "address" },
+              { name: "nonce", type: "bytes32" },
+            ],
+          },
           primaryType: "CancelAuthorization",
           message: { authorizer: payer.account.address, nonce },
         }),

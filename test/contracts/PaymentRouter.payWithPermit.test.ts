@@ -55,12 +55,12 @@ describe("PaymentRouter.payWithPermit", () => {
   it("makes the split emit YieldDeposited with the order id as reference and the three legs", async () => {
     const p = await networkHelpers.loadFixture(deployPayments);
     const order = await makeOrder(p, USDC(3.33));
-    await viem.assertions.emitWithArgs(
-      p.router.write.payWithPermit(await permitPayment(p, order)),
-      p.split,
-      "YieldDeposited",
-      [toHex(order.orderId, { size: 32 }), getAddress(p.router.address), USDC(3.33), ...expectedLegs(USDC(3.33))],
-    );
+    await viem.assertions.emitWithArgs(p.router.write.payWithPermit(await permitPayment(p, order)), p.split, "YieldDeposited", [
+      toHex(order.orderId, { size: 32 }),
+      getAddress(p.router.address),
+      USDC(3.33),
+      ...expectedLegs(USDC(3.33)),
+    ]);
   });
 
   it("reverts with InvalidPermit when the permit is not the payer's", async () => {
@@ -68,14 +68,7 @@ describe("PaymentRouter.payWithPermit", () => {
     const order = await makeOrder(p, USDC(1));
     const permit = await signPermit(p, order, { owner: p.accounts.stranger });
     await viem.assertions.revertWithCustomErrorWithArgs(
-      p.router.write.payWithPermit([
-        order,
-        await signVoucher(p, order),
-        p.accounts.payer.account.address,
-        permit.v,
-        permit.r,
-        permit.s,
-      ]),
+      p.router.write.payWithPermit([order, await signVoucher(p, order), p.accounts.payer.account.address, permit.v, permit.r, permit.s]),
       p.router,
       "InvalidPermit",
       [getAddress(p.accounts.payer.account.address)],

@@ -43,7 +43,12 @@ async function cancellation(d: Deployed, authorizer: Wallet, nonce: Hex) {
   const signature = await authorizer.signTypedData({
     account: authorizer.account,
     domain: await usdcDomain(d.usdc.address),
-    types: { CancelAuthorization: [{ name: "authorizer", type: "address" }, { name: "nonce", type: "bytes32" }] },
+    types: {
+      CancelAuthorization: [
+        { name: "authorizer", type: "address" },
+        { name: "nonce", type: "bytes32" },
+      ],
+    },
     primaryType: "CancelAuthorization",
     message: { authorizer: authorizer.account.address, nonce },
   });
@@ -63,7 +68,10 @@ describe("RehearsalUsdc", () => {
 
   it("has no eip712Domain() (no ERC-5267), as USDC", async () => {
     const d = await networkHelpers.loadFixture(deployUsdc);
-    assert.equal(d.usdc.abi.some((item) => item.type === "function" && (item.name as string) === "eip712Domain"), false);
+    assert.equal(
+      d.usdc.abi.some((item) => item.type === "function" && (item.name as string) === "eip712Domain"),
+      false,
+    );
     await assert.rejects(publicClient.call({ to: d.usdc.address, data: toFunctionSelector("eip712Domain()") }));
   });
 
@@ -138,9 +146,12 @@ describe("RehearsalUsdc", () => {
       const now = BigInt(await networkHelpers.time.latest());
       const early = await authorization(d, "TransferWithAuthorization", alice, bob.account.address, 1n, { validAfter: now + 100n });
       await networkHelpers.time.setNextBlockTimestamp(now + 100n);
-      await viem.assertions.revertWithCustomErrorWithArgs(d.usdc.write.transferWithAuthorization(early), d.usdc, "AuthorizationNotYetValid", [
-        now + 100n,
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        d.usdc.write.transferWithAuthorization(early),
+        d.usdc,
+        "AuthorizationNotYetValid",
+        [now + 100n],
+      );
       await networkHelpers.time.setNextBlockTimestamp(now + 101n);
       await d.usdc.write.transferWithAuthorization(early);
 
@@ -167,7 +178,11 @@ describe("RehearsalUsdc", () => {
       assert.equal(await d.usdc.read.balanceOf([bob.account.address]), USDC(2));
       // A receive authorization is not a transfer authorization: the type hash differs.
       const other = await authorization(d, "ReceiveWithAuthorization", alice, bob.account.address, USDC(2));
-      await viem.assertions.revertWithCustomError((await usdcAs(d, bob)).write.transferWithAuthorization(other), d.usdc, "InvalidSignature");
+      await viem.assertions.revertWithCustomError(
+        (await usdcAs(d, bob)).write.transferWithAuthorization(other),
+        d.usdc,
+        "InvalidSignature",
+      );
     });
 
     it("cancelAuthorization: the authorizer's signed cancellation voids an unused nonce, once", async () => {
@@ -202,17 +217,37 @@ describe("RehearsalUsdc", () => {
       assert.equal(await d.usdc.read.isBlacklisted([alice.account.address]), true);
       const asAlice = await usdcAs(d, alice);
       const blocked: [Address] = [getAddress(alice.account.address)];
-      await viem.assertions.revertWithCustomErrorWithArgs(asAlice.write.transfer([bob.account.address, 1n]), d.usdc, "AccountBlacklisted", blocked);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asAlice.write.transfer([bob.account.address, 1n]),
+        d.usdc,
+        "AccountBlacklisted",
+        blocked,
+      );
       await viem.assertions.revertWithCustomErrorWithArgs(
         (await usdcAs(d, bob)).write.transfer([alice.account.address, 0n]),
         d.usdc,
         "AccountBlacklisted",
         blocked,
       );
-      await viem.assertions.revertWithCustomErrorWithArgs(d.usdc.write.mint([alice.account.address, 1n]), d.usdc, "AccountBlacklisted", blocked);
-      await viem.assertions.revertWithCustomErrorWithArgs(asAlice.write.approve([bob.account.address, 1n]), d.usdc, "AccountBlacklisted", blocked);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        d.usdc.write.mint([alice.account.address, 1n]),
+        d.usdc,
+        "AccountBlacklisted",
+        blocked,
+      );
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asAlice.write.approve([bob.account.address, 1n]),
+        d.usdc,
+        "AccountBlacklisted",
+        blocked,
+      );
       const auth = await authorization(d, "TransferWithAuthorization", alice, bob.account.address, 1n);
-      await viem.assertions.revertWithCustomErrorWithArgs(d.usdc.write.transferWithAuthorization(auth), d.usdc, "AccountBlacklisted", blocked);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        d.usdc.write.transferWithAuthorization(auth),
+        d.usdc,
+        "AccountBlacklisted",
+        blocked,
+      );
 
       await viem.assertions.emitWithArgs(d.usdc.write.unBlacklist([alice.account.address]), d.usdc, "UnBlacklisted", blocked);
       await asAlice.write.transfer([bob.account.address, 1n]);

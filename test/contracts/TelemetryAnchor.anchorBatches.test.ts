@@ -5,22 +5,23 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { type Hex, keccak256, toHex, zeroHash } from "viem";
+import { BATCH_LEAF_ENCODING, batchLeafHash, batchLeafValues, batchesTree } from "../../relayer/src/energy/anchoring/merkle.ts";
 import {
-  BATCH_LEAF_ENCODING,
-  batchLeafHash,
-  batchLeafValues,
-  batchesTree,
-} from "../../relayer/src/energy/anchoring/merkle.ts";
-import { BATCHES_ROOT, DEVICE, batchOnChain, deployAnchor, networkHelpers, publicClient, sampleBatch, viem } from "./telemetry-anchor-fixture.ts";
+  BATCHES_ROOT,
+  DEVICE,
+  batchOnChain,
+  deployAnchor,
+  networkHelpers,
+  publicClient,
+  sampleBatch,
+  viem,
+} from "./telemetry-anchor-fixture.ts";
 
 describe("TelemetryAnchor.anchorBatches", () => {
   it("marks the batches root anchored and emits BatchesAnchored with the number of batches", async () => {
     const { anchor, asAnchorer } = await networkHelpers.loadFixture(deployAnchor);
     assert.equal(await anchor.read.isAnchored([BATCHES_ROOT]), false);
-    await viem.assertions.emitWithArgs(asAnchorer.write.anchorBatches([BATCHES_ROOT, 250]), anchor, "BatchesAnchored", [
-      BATCHES_ROOT,
-      250,
-    ]);
+    await viem.assertions.emitWithArgs(asAnchorer.write.anchorBatches([BATCHES_ROOT, 250]), anchor, "BatchesAnchored", [BATCHES_ROOT, 250]);
     assert.equal(await anchor.read.isAnchored([BATCHES_ROOT]), true);
     assert.equal(await anchor.read.isAnchored([keccak256(toHex("another batches root"))]), false);
   });

@@ -62,7 +62,11 @@ describe("TelemetryAnchor.verifyReading", () => {
     const a = await networkHelpers.loadFixture(deployAnchored);
     for (const [b, batch] of a.batches.entries()) {
       for (const [i, reading] of batch.readings.entries()) {
-        assert.equal(await verify(a, reading, readingProof(batch, i), batch.leaf, a.batchesTree.proofs[b]), true, `batch ${b} reading ${i}`);
+        assert.equal(
+          await verify(a, reading, readingProof(batch, i), batch.leaf, a.batchesTree.proofs[b]),
+          true,
+          `batch ${b} reading ${i}`,
+        );
       }
     }
   });

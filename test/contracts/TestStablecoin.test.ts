@@ -63,9 +63,12 @@ describe("TestStablecoin", () => {
       getAddress(stranger.account.address),
     ]);
     await (await tokenAs(p, stranger)).write.mint([stranger.account.address, 1n]);
-    await viem.assertions.revertWithCustomErrorWithArgs(p.token.write.mint([admin.account.address, 1n]), p.token, "OwnableUnauthorizedAccount", [
-      getAddress(admin.account.address),
-    ]);
+    await viem.assertions.revertWithCustomErrorWithArgs(
+      p.token.write.mint([admin.account.address, 1n]),
+      p.token,
+      "OwnableUnauthorizedAccount",
+      [getAddress(admin.account.address)],
+    );
     assert.equal(await p.token.read.balanceOf([stranger.account.address]), 1n);
   });
 
@@ -172,14 +175,10 @@ describe("TestStablecoin", () => {
         }),
       );
       const [fields, name, version, domainChainId, verifyingContract, salt] = await p.token.read.eip712Domain();
-      assert.deepEqual([fields, name, version, domainChainId, verifyingContract, salt], [
-        "0x0f",
-        "USD Coin (test)",
-        "1",
-        BigInt(chainId),
-        getAddress(p.token.address),
-        zeroHash,
-      ]);
+      assert.deepEqual(
+        [fields, name, version, domainChainId, verifyingContract, salt],
+        ["0x0f", "USD Coin (test)", "1", BigInt(chainId), getAddress(p.token.address), zeroHash],
+      );
     });
   });
 });

@@ -22,8 +22,7 @@ export const MAX_UINT256 = 2n ** 256n - 1n;
 /** Deploys token, split, router and split factory, wires the roles as the Ignition modules do, funds a payer.
  * The relayer account creates the factory's splits and manages their recipients; the pauser pauses them. */
 export async function deployPayments() {
-  const [admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger] =
-    await viem.getWalletClients();
+  const [admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger] = await viem.getWalletClients();
   const token = await viem.deployContract("TestStablecoin", ["USD Coin (test)", "USDC", admin.account.address]);
   const split = await viem.deployContract("AssetSplit", [
     token.address,
@@ -75,11 +74,7 @@ export type Wallet = Payments["accounts"]["admin"];
 let nextOrderId = 1n;
 
 /** A fresh order for `amount`, valid for an hour. */
-export async function makeOrder(
-  p: Payments,
-  amount: bigint,
-  overrides: Partial<PaymentOrder> = {},
-): Promise<PaymentOrder> {
+export async function makeOrder(p: Payments, amount: bigint, overrides: Partial<PaymentOrder> = {}): Promise<PaymentOrder> {
   const now = BigInt(await networkHelpers.time.latest());
   return {
     orderId: nextOrderId++,
@@ -106,11 +101,7 @@ export function signVoucher(
 }
 
 /** The payer's EIP-2612 permit of `order.amount` to the router, bound to `order` by its deadline. */
-export async function signPermit(
-  p: Payments,
-  order: PaymentOrder,
-  opts: { owner?: Wallet; value?: bigint; deadline?: bigint } = {},
-) {
+export async function signPermit(p: Payments, order: PaymentOrder, opts: { owner?: Wallet; value?: bigint; deadline?: bigint } = {}) {
   const owner = opts.owner ?? p.accounts.payer;
   // Every token of these tests is an OpenZeppelin ERC20Permit (domain version "1", the test stablecoin's ABI
   // reads any of them) or RehearsalUsdc, whose `version()` gives USDC's "2".
@@ -210,11 +201,7 @@ export const assetKey = (deviceId: string): Hex => keccak256(toHex(deviceId));
 
 /** Creates the factory split of `key` (as the relayer, the split creator) for the fixture's asset owner and
  * operator unless given others; returns the split (an AssetSplitClone). */
-export async function createFactorySplit(
-  p: Payments,
-  key: Hex,
-  recipients: { assetOwner?: Address; operator?: Address } = {},
-) {
+export async function createFactorySplit(p: Payments, key: Hex, recipients: { assetOwner?: Address; operator?: Address } = {}) {
   const factory = await factoryAs(p, p.accounts.relayer);
   await factory.write.createSplit([
     key,

@@ -81,7 +81,15 @@ function randomAmount(rng: Rng): bigint {
 }
 
 function randomBps(rng: Rng): [number, number, number] {
-  if (rng.chance(0.2)) return rng.pick([[10_000, 0, 0], [0, 10_000, 0], [0, 0, 10_000], [5000, 4000, 1000]] as const).slice() as [number, number, number];
+  if (rng.chance(0.2))
+    return rng
+      .pick([
+        [10_000, 0, 0],
+        [0, 10_000, 0],
+        [0, 0, 10_000],
+        [5000, 4000, 1000],
+      ] as const)
+      .slice() as [number, number, number];
   const operator = rng.int(10_001);
   const protocol = rng.int(10_001 - operator);
   return [10_000 - operator - protocol, operator, protocol];
@@ -152,13 +160,9 @@ class SplitModel {
 async function deployForProperties() {
   const p = await deployPayments();
   const wallets = await viem.getWalletClients();
-  const pool = [
-    p.accounts.assetOwner,
-    p.accounts.operator,
-    p.accounts.protocol,
-    wallets[10],
-    wallets[11],
-  ].map((w) => getAddress(w.account.address));
+  const pool = [p.accounts.assetOwner, p.accounts.operator, p.accounts.protocol, wallets[10], wallets[11]].map((w) =>
+    getAddress(w.account.address),
+  );
   // Enough for every amount the generator can produce, on every rail.
   await p.token.write.mint([p.accounts.payer.account.address, 1n << 140n]);
   await p.token.write.mint([p.accounts.agent.account.address, 1n << 140n]);
@@ -244,7 +248,10 @@ describe("properties of payments and splits", () => {
           ]);
         } else {
           const before = await p.token.read.balanceOf([to]);
-          await viem.assertions.emitWithArgs(p.split.write.recoverSurplus([to]), p.split, "SurplusRecovered", [getAddress(to), model.surplus]);
+          await viem.assertions.emitWithArgs(p.split.write.recoverSurplus([to]), p.split, "SurplusRecovered", [
+            getAddress(to),
+            model.surplus,
+          ]);
           assert.equal(await p.token.read.balanceOf([to]), before + model.surplus, `${step}: recoverSurplus paid the surplus`);
           model.surplus = 0n;
           stats.recoveries++;
@@ -311,12 +318,9 @@ describe("properties of payments and splits", () => {
       await checkBalances(step);
 
       // Paid at most once, whatever the rail of the second attempt.
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        (await prepareRail(p, rng.pick(RAILS), order))(),
-        p.router,
-        "OrderAlreadyPaid",
-        [order.orderId],
-      );
+      await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rng.pick(RAILS), order))(), p.router, "OrderAlreadyPaid", [
+        order.orderId,
+      ]);
     }
 
     // Every order ever paid is still marked, and the model agrees with the chain to the last unit.
@@ -347,7 +351,13 @@ describe("properties of payments and splits", () => {
     const b = prng(42n);
     const c = prng(43n);
     const seqA = Array.from({ length: 8 }, () => a.below(1n << 200n));
-    assert.deepEqual(seqA, Array.from({ length: 8 }, () => b.below(1n << 200n)));
-    assert.notDeepEqual(seqA, Array.from({ length: 8 }, () => c.below(1n << 200n)));
+    assert.deepEqual(
+      seqA,
+      Array.from({ length: 8 }, () => b.below(1n << 200n)),
+    );
+    assert.notDeepEqual(
+      seqA,
+      Array.from({ length: 8 }, () => c.below(1n << 200n)),
+    );
   });
 });

@@ -53,10 +53,12 @@ for (const database of selectedDatabaseKinds()) {
 
     /** The BatchesAnchored events from `fromBlock` on, in chain order. */
     const anchorsSince = async (fromBlock: bigint) =>
-      (await publicClient.getContractEvents({ address: anchor, abi: telemetryAnchorAbi, eventName: "BatchesAnchored", fromBlock })).map((e) => ({
-        batchesRoot: e.args.batchesRoot!,
-        batches: e.args.batches!,
-      }));
+      (await publicClient.getContractEvents({ address: anchor, abi: telemetryAnchorAbi, eventName: "BatchesAnchored", fromBlock })).map(
+        (e) => ({
+          batchesRoot: e.args.batchesRoot!,
+          batches: e.args.batches!,
+        }),
+      );
 
     /** Checks that the anchors from `fromBlock` on took exactly `batches`, each once, oldest first (the order the
      * relayer takes them in): each event's root is the batches tree of the next `batches` of them, rebuilt here;
@@ -71,7 +73,11 @@ for (const database of selectedDatabaseKinds()) {
         120_000,
         250,
       );
-      assert.equal(anchors.reduce((sum, a) => sum + a.batches, 0), batches.length, "every batch in exactly one anchor");
+      assert.equal(
+        anchors.reduce((sum, a) => sum + a.batches, 0),
+        batches.length,
+        "every batch in exactly one anchor",
+      );
       let next = 0;
       for (const a of anchors) {
         const members = batches.slice(next, next + a.batches);
@@ -89,8 +95,10 @@ for (const database of selectedDatabaseKinds()) {
     };
 
     /** What the energy cluster of the latest evidence gives a verifier: the batch's leaf fields and its proof. */
-    const evidenceBatch = (projectId: string, energy: { readings: number; merkle_root: string; device_id: string; batch_sequence: number }) =>
-      batchFields(projectId, energy.device_id, energy.batch_sequence, energy.merkle_root, energy.readings);
+    const evidenceBatch = (
+      projectId: string,
+      energy: { readings: number; merkle_root: string; device_id: string; batch_sequence: number },
+    ) => batchFields(projectId, energy.device_id, energy.batch_sequence, energy.merkle_root, energy.readings);
 
     before(async () => {
       stack = await startStack({
@@ -128,7 +136,12 @@ for (const database of selectedDatabaseKinds()) {
       // The verifier's side, from the API's answer and the readings it sent: the batch's tree (its root is
       // merkle_root), then TelemetryAnchor's view with the evidence's batch fields and proof.
       const tree = expectedTree(
-        { chainId: stack.chain.record.chainId, projectId: "prj_kariakoo_cold", deviceId: energy.device_id, batchSequence: energy.batch_sequence },
+        {
+          chainId: stack.chain.record.chainId,
+          projectId: "prj_kariakoo_cold",
+          deviceId: energy.device_id,
+          batchSequence: energy.batch_sequence,
+        },
         body.readings,
       );
       assert.equal(energy.merkle_root, tree.root);
@@ -139,7 +152,10 @@ for (const database of selectedDatabaseKinds()) {
       // A changed reading, or another batch sequence, does not verify.
       const changed = { ...body.readings[0], energy_wh_cumulative: body.readings[0].energy_wh_cumulative + 1 };
       assert.equal(await verifyReading(changed, tree.getProof(0), batch, energy.anchor.batch_proof), false);
-      assert.equal(await verifyReading(body.readings[0], tree.getProof(0), { ...batch, batchSequence: 2n }, energy.anchor.batch_proof), false);
+      assert.equal(
+        await verifyReading(body.readings[0], tree.getProof(0), { ...batch, batchSequence: 2n }, energy.anchor.batch_proof),
+        false,
+      );
 
       // The transaction anchored the evidence's batches root.
       const receipt = await publicClient.getTransactionReceipt({ hash: energy.anchor.tx });
@@ -148,7 +164,12 @@ for (const database of selectedDatabaseKinds()) {
       const [event] = parseEventLogs({ abi: telemetryAnchorAbi, logs: receipt.logs, eventName: "BatchesAnchored" });
       assert.equal(event.args.batchesRoot, energy.anchor.batches_root);
       assert.equal(
-        await publicClient.readContract({ address: anchor, abi: telemetryAnchorAbi, functionName: "isAnchored", args: [energy.anchor.batches_root] }),
+        await publicClient.readContract({
+          address: anchor,
+          abi: telemetryAnchorAbi,
+          functionName: "isAnchored",
+          args: [energy.anchor.batches_root],
+        }),
         true,
       );
       // Historical evidence of the project keeps its sample values.
@@ -159,10 +180,21 @@ for (const database of selectedDatabaseKinds()) {
       const transport = http(stack.chain.rpcUrl);
       const admin = createWalletClient({ account: localAccount(0), transport });
       const role = await publicClient.readContract({ address: anchor, abi: telemetryAnchorAbi, functionName: "ANCHORER_ROLE" });
-      const chain = { id: stack.chain.record.chainId, name: "local", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [stack.chain.rpcUrl] } } };
+      const chain = {
+        id: stack.chain.record.chainId,
+        name: "local",
+        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+        rpcUrls: { default: { http: [stack.chain.rpcUrl] } },
+      };
       const setRole = async (functionName: "grantRole" | "revokeRole") =>
         publicClient.waitForTransactionReceipt({
-          hash: await admin.writeContract({ chain, address: anchor, abi: telemetryAnchorAbi, functionName, args: [role, localAccount(2).address] }),
+          hash: await admin.writeContract({
+            chain,
+            address: anchor,
+            abi: telemetryAnchorAbi,
+            functionName,
+            args: [role, localAccount(2).address],
+          }),
         });
       const fromBlock = (await publicClient.getBlockNumber({ cacheTime: 0 })) + 1n;
       await setRole("revokeRole");
@@ -270,7 +302,10 @@ for (const database of selectedDatabaseKinds()) {
       });
       assert.equal(
         energy.merkle_root,
-        expectedTree({ chainId: stack.chain.record.chainId, projectId: "prj_yaba_ebike", deviceId: "mtr-yaba-003", batchSequence: 10 }, batches[9]).root,
+        expectedTree(
+          { chainId: stack.chain.record.chainId, projectId: "prj_yaba_ebike", deviceId: "mtr-yaba-003", batchSequence: 10 },
+          batches[9],
+        ).root,
       );
     });
 
@@ -304,7 +339,10 @@ for (const database of selectedDatabaseKinds()) {
       assert.equal(energy.device_id, "mtr-yaba-001");
       assert.equal(energy.batch_sequence, 50);
       const last = batches[49];
-      assert.equal(await verifyReading(last.readings[1], last.tree.getProof(1), evidenceBatch("prj_yaba_ebike", energy), energy.anchor.batch_proof), true);
+      assert.equal(
+        await verifyReading(last.readings[1], last.tree.getProof(1), evidenceBatch("prj_yaba_ebike", energy), energy.anchor.batch_proof),
+        true,
+      );
     });
 
     if (database === "postgres") {

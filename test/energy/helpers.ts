@@ -173,7 +173,13 @@ export const BATCH_LEAF_TYPES = ["bytes32", "bytes32", "uint64", "bytes32", "uin
 export type BatchFields = { projectId: Hex; deviceId: Hex; batchSequence: bigint; root: Hex; readings: number };
 
 export function batchFields(projectId: string, deviceId: string, batchSequence: number, root: string, readings: number): BatchFields {
-  return { projectId: keccak256(toHex(projectId)), deviceId: keccak256(toHex(deviceId)), batchSequence: BigInt(batchSequence), root: root as Hex, readings };
+  return {
+    projectId: keccak256(toHex(projectId)),
+    deviceId: keccak256(toHex(deviceId)),
+    batchSequence: BigInt(batchSequence),
+    root: root as Hex,
+    readings,
+  };
 }
 
 export function expectedBatchesTree(batches: BatchFields[]) {

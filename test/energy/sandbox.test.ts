@@ -67,7 +67,14 @@ for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
         assert.equal(report.environment, "sandbox");
         assert.equal(report.specification_version, "0.2.0");
         const names = (list: Array<{ name: string }>) => list.map((i) => i.name);
-        for (const name of ["oauth_client_credentials", "telemetry_ingest", "idempotency", "attestation", "device_signatures", "anomaly_scoring"]) {
+        for (const name of [
+          "oauth_client_credentials",
+          "telemetry_ingest",
+          "idempotency",
+          "attestation",
+          "device_signatures",
+          "anomaly_scoring",
+        ]) {
           assert.ok(names(report.implements).includes(name), name);
         }
         for (const name of ["projects", "distributions", "evidence"]) assert.ok(names(report.simulates).includes(name), name);
@@ -148,7 +155,12 @@ for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
         multipart.set("client_id", clientId);
         multipart.set("client_secret", clientSecret);
         const response = await fetch(`${stack.relayerUrl}${BASE}/auth/token`, { method: "POST", body: multipart });
-        assertError({ status: response.status, headers: response.headers, text: "", body: await response.json() }, 400, "invalid_request", "multipart");
+        assertError(
+          { status: response.status, headers: response.headers, text: "", body: await response.json() },
+          400,
+          "invalid_request",
+          "multipart",
+        );
       });
 
       it("is 401 for unknown credentials", async () => {
@@ -240,7 +252,8 @@ for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
             "status",
           ]);
           assert.equal(p.project_id, id);
-          for (const key of ["name", "data_assurance", "asset_readiness", "assurance_state", "status"]) assert.equal(typeof p[key], "string");
+          for (const key of ["name", "data_assurance", "asset_readiness", "assurance_state", "status"])
+            assert.equal(typeof p[key], "string");
           assert.ok(Number.isInteger(p.installed_capacity_w) && Number.isInteger(p.lifetime_generation_wh));
           assert.equal(typeof p.performance_ratio, "number");
           assert.equal(p.chain_refs.chain, "local");
@@ -330,7 +343,10 @@ for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
 
     describe("POST /webhooks", () => {
       it("registers every event kind and echoes the registration with 201; never delivers", async () => {
-        const response = await call(stack, token, "POST", "/webhooks", { url: "https://example.com/hooks/energy?x=1", events: WEBHOOK_EVENTS });
+        const response = await call(stack, token, "POST", "/webhooks", {
+          url: "https://example.com/hooks/energy?x=1",
+          events: WEBHOOK_EVENTS,
+        });
         assert.equal(response.status, 201, response.text);
         assert.match(response.body.webhook_id, /^whk_[0-9A-Z]{26}$/);
         assert.equal(response.body.url, "https://example.com/hooks/energy?x=1");
@@ -395,7 +411,7 @@ for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
       it("answers bodies that are not JSON with 400 invalid_request", async () => {
         for (const path of ["/telemetry:batch", "/webhooks"]) {
           for (const [name, body, contentType] of [
-            ["malformed", "{\"device_id\": ", "application/json"],
+            ["malformed", '{"device_id": ', "application/json"],
             ["empty", "", "application/json"],
             ["text", "device_id=x", "text/plain"],
             ["form", "device_id=x", "application/x-www-form-urlencoded"],
@@ -421,7 +437,10 @@ for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
         assertError(await call(stack, token, "POST", "/webhooks", webhook), 413, "payload_too_large", "webhooks");
         const form = `grant_type=client_credentials&client_id=x&client_secret=${"x".repeat(70 * 1024)}`;
         assertError(
-          await request(stack, "POST", `${BASE}/auth/token`, { body: form, headers: { "content-type": "application/x-www-form-urlencoded" } }),
+          await request(stack, "POST", `${BASE}/auth/token`, {
+            body: form,
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+          }),
           413,
           "payload_too_large",
           "token",
@@ -463,12 +482,20 @@ for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
         assert.equal(doc.components.securitySchemes.sandboxToken.flows.clientCredentials.tokenUrl, `${stack.relayerUrl}${BASE}/auth/token`);
         const telemetry = doc.paths["/telemetry:batch"].post;
         assert.deepEqual(Object.keys(telemetry.responses).sort(), ["200", "400", "401", "404", "409", "413", "422", "429", "500"]);
-        assert.deepEqual(
-          telemetry.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort(),
-          ["header:Device-Signature", "header:Idempotency-Key"],
-        );
-        assert.deepEqual(Object.keys(doc.components.schemas.ReadingIssue.properties).sort(), ["code", "index", "message", "reading_id", "rejected"]);
-        for (const [route, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, UncheckedJson> }>>)) {
+        assert.deepEqual(telemetry.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort(), [
+          "header:Device-Signature",
+          "header:Idempotency-Key",
+        ]);
+        assert.deepEqual(Object.keys(doc.components.schemas.ReadingIssue.properties).sort(), [
+          "code",
+          "index",
+          "message",
+          "reading_id",
+          "rejected",
+        ]);
+        for (const [route, item] of Object.entries(
+          doc.paths as Record<string, Record<string, { responses: Record<string, UncheckedJson> }>>,
+        )) {
           for (const operation of Object.values(item)) {
             for (const [status, r] of Object.entries(operation.responses)) {
               if (Number(status) < 400) continue;

@@ -105,7 +105,12 @@ for (const database of selectedDatabaseKinds()) {
           assertError(await postBatch(stack, token, JSON.stringify(body)), 400, "invalid_request", name);
         }
         for (const key of ["has space", "x".repeat(256), "tab\there"]) {
-          const response = await postBatch(stack, token, { device_id: "mtr-kibera-001", readings: [reading()] }, { "idempotency-key": key });
+          const response = await postBatch(
+            stack,
+            token,
+            { device_id: "mtr-kibera-001", readings: [reading()] },
+            { "idempotency-key": key },
+          );
           assertError(response, 400, "invalid_request", `Idempotency-Key ${JSON.stringify(key).slice(0, 20)}`);
         }
         const record = await device("mtr-kibera-001");
@@ -193,7 +198,13 @@ for (const database of selectedDatabaseKinds()) {
         assert.equal(response.body.accepted, 2);
         assert.equal(response.body.verification.continuity, "gap");
         assert.deepEqual(response.body.errors, [
-          { index: 0, reading_id: afterSkip[0].reading_id, code: "sequence_gap", message: response.body.errors[0].message, rejected: false },
+          {
+            index: 0,
+            reading_id: afterSkip[0].reading_id,
+            code: "sequence_gap",
+            message: response.body.errors[0].message,
+            rejected: false,
+          },
         ]);
         assert.match(response.body.errors[0].message, /4325 follows 4323: 1 missing/);
 
@@ -336,7 +347,9 @@ for (const database of selectedDatabaseKinds()) {
         const rejected = await postBatch(stack, token, { device_id: m.deviceId, readings: [again, unknown, otherEpoch, plain, sameBatch] });
         assert.equal(rejected.status, 200, rejected.text);
         assert.deepEqual(
-          rejected.body.errors.filter((e: { rejected: boolean }) => e.rejected).map((e: { index: number; code: string }) => [e.index, e.code]),
+          rejected.body.errors
+            .filter((e: { rejected: boolean }) => e.rejected)
+            .map((e: { index: number; code: string }) => [e.index, e.code]),
           [
             [0, "reading_already_superseded"],
             [1, "superseded_reading_not_found"],
@@ -458,15 +471,16 @@ for (const database of selectedDatabaseKinds()) {
         const k422 = `k422-${Date.now()}`;
         const c = await postBatch(stack, token, { device_id: m.deviceId, readings: [regressed] }, { "Idempotency-Key": k422 });
         assertError(c, 422, "counter_regression");
-        assert.equal((await postBatch(stack, token, { device_id: m.deviceId, readings: [regressed] }, { "Idempotency-Key": k422 })).text, c.text);
+        assert.equal(
+          (await postBatch(stack, token, { device_id: m.deviceId, readings: [regressed] }, { "Idempotency-Key": k422 })).text,
+          c.text,
+        );
         m.state.sequence -= 1;
         m.state.cumulative = (await device(m.deviceId)).last_energy_wh_cumulative;
 
         const concurrent = m.batch(2);
         const kc = `kc-${Date.now()}`;
-        const results = await Promise.all(
-          [1, 2, 3, 4].map(() => postBatch(stack, token, concurrent, { "Idempotency-Key": kc })),
-        );
+        const results = await Promise.all([1, 2, 3, 4].map(() => postBatch(stack, token, concurrent, { "Idempotency-Key": kc })));
         for (const r of results) {
           assert.equal(r.status, 200, r.text);
           assert.equal(r.text, results[0].text);
@@ -524,7 +538,9 @@ for (const database of selectedDatabaseKinds()) {
         assert.equal(response.status, 200, response.text);
         assert.equal(response.body.accepted, 2);
         assert.deepEqual(
-          response.body.errors.filter((e: { code: string }) => e.code === "device_ts_drift").map((e: { index: number; rejected: boolean }) => [e.index, e.rejected]),
+          response.body.errors
+            .filter((e: { code: string }) => e.code === "device_ts_drift")
+            .map((e: { index: number; rejected: boolean }) => [e.index, e.rejected]),
           [
             [0, false],
             [1, false],

@@ -45,21 +45,28 @@ for (const kind of selectedDatabaseKinds()) {
     test("history before the indexer started is indexed exactly, then live blocks", async () => {
       // The indexer starts on an empty database and a chain with history: record the history first.
       const variant = kind === "pglite" ? pgliteDatabase("backfill") : postgresDatabase("backfill");
-      const stack = await startStack(variant, { label: "backfill", history: async (payments) => {
-        const rails: Rail[] = ["cash", "permit", "approval", "cash"];
-        for (let i = 0; i < 24; i++) {
-          await payments.pay(rails[i % 4]!, { device: deviceId(`backfill-${i % 5}`), amount: usdc(1) + BigInt(i * 1_001) });
-          if (i === 8) await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator);
-          if (i === 12) {
-            await payments.setLegs(
-              [localAccount(LOCAL_ACCOUNT_INDEX.spare).address, localAccount(LOCAL_ACCOUNT_INDEX.operator).address, localAccount(LOCAL_ACCOUNT_INDEX.protocol).address],
-              [7000, 2000, 1000],
-            );
+      const stack = await startStack(variant, {
+        label: "backfill",
+        history: async (payments) => {
+          const rails: Rail[] = ["cash", "permit", "approval", "cash"];
+          for (let i = 0; i < 24; i++) {
+            await payments.pay(rails[i % 4]!, { device: deviceId(`backfill-${i % 5}`), amount: usdc(1) + BigInt(i * 1_001) });
+            if (i === 8) await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator);
+            if (i === 12) {
+              await payments.setLegs(
+                [
+                  localAccount(LOCAL_ACCOUNT_INDEX.spare).address,
+                  localAccount(LOCAL_ACCOUNT_INDEX.operator).address,
+                  localAccount(LOCAL_ACCOUNT_INDEX.protocol).address,
+                ],
+                [7000, 2000, 1000],
+              );
+            }
+            if (i === 16) await payments.increaseTime(86_400);
           }
-          if (i === 16) await payments.increaseTime(86_400);
-        }
-        await payments.mine(40); // past Ponder's finality depth (30): all of it is backfilled
-      } });
+          await payments.mine(40); // past Ponder's finality depth (30): all of it is backfilled
+        },
+      });
       try {
         await assertMatchesChain(stack);
         assert.equal((await stack.client.networkStats()).payments, 24);
@@ -73,30 +80,37 @@ for (const kind of selectedDatabaseKinds()) {
     });
 
     // PGlite keeps ponder_sync in its own directory (fresh per indexer); PostgreSQL shares it database-wide.
-    if (kind === "postgres") test("a restarted local chain, indexed into the same database, shows only its own history", async () => {
-      const first = postgresDatabase("restart");
-      const second = postgresDatabase("restart");
-      const one = await startStack(first, { label: "restart1", history: async (payments) => {
-        for (let i = 0; i < 12; i++) await payments.pay("cash", { device: deviceId(`one-${i}`), amount: usdc(3) });
-        await payments.mine(35);
-      } });
-      try {
-        await assertMatchesChain(one);
-      } finally {
-        await one.stop();
-      }
-      // Same chain id and addresses; payments at other blocks and of other amounts.
-      const two = await startStack(second, { label: "restart2", history: async (payments) => {
-        await payments.mine(5);
-        for (let i = 0; i < 4; i++) await payments.pay("permit", { device: deviceId(`two-${i}`), amount: usdc(0.25) });
-        await payments.mine(35);
-      } });
-      try {
-        await assertMatchesChain(two);
-        assert.equal((await two.client.networkStats()).payments, 4);
-      } finally {
-        await two.stop();
-      }
-    });
+    if (kind === "postgres")
+      test("a restarted local chain, indexed into the same database, shows only its own history", async () => {
+        const first = postgresDatabase("restart");
+        const second = postgresDatabase("restart");
+        const one = await startStack(first, {
+          label: "restart1",
+          history: async (payments) => {
+            for (let i = 0; i < 12; i++) await payments.pay("cash", { device: deviceId(`one-${i}`), amount: usdc(3) });
+            await payments.mine(35);
+          },
+        });
+        try {
+          await assertMatchesChain(one);
+        } finally {
+          await one.stop();
+        }
+        // Same chain id and addresses; payments at other blocks and of other amounts.
+        const two = await startStack(second, {
+          label: "restart2",
+          history: async (payments) => {
+            await payments.mine(5);
+            for (let i = 0; i < 4; i++) await payments.pay("permit", { device: deviceId(`two-${i}`), amount: usdc(0.25) });
+            await payments.mine(35);
+          },
+        });
+        try {
+          await assertMatchesChain(two);
+          assert.equal((await two.client.networkStats()).payments, 4);
+        } finally {
+          await two.stop();
+        }
+      });
   });
 }

@@ -56,9 +56,9 @@ for (const variant of testDatabases("factory-splits")) {
     test("a split created before the indexer started is backfilled beside the hand-deployed split", async () => {
       const { client, payments } = stack;
       const hand = lower(payments.addresses.split);
-      const [early1, handRow] = await client.splitsByAddresses([earlySplit.split, payments.addresses.split]).then((rows) =>
-        [lower(earlySplit.split), hand].map((address) => rows.find((row) => row.address === address)),
-      );
+      const [early1, handRow] = await client
+        .splitsByAddresses([earlySplit.split, payments.addresses.split])
+        .then((rows) => [lower(earlySplit.split), hand].map((address) => rows.find((row) => row.address === address)));
       assert.deepEqual(
         { ...early1, legsUpdatedAt: undefined, createdAt: undefined },
         {
@@ -161,7 +161,14 @@ for (const variant of testDatabases("factory-splits")) {
       const ownerInSplits = await client.participantEarningsInSplits(assetOwner, [split1, split2]);
       assert.deepEqual(
         ownerInSplits.map((row) => [row.split, row.assetKey, row.credited, row.creditedAsAssetOwner]),
-        [[split1, one, expectedLegs(usdc(1.5), BPS)[0] + expectedLegs(usdc(3.333333), BPS)[0], expectedLegs(usdc(1.5), BPS)[0] + expectedLegs(usdc(3.333333), BPS)[0]]],
+        [
+          [
+            split1,
+            one,
+            expectedLegs(usdc(1.5), BPS)[0] + expectedLegs(usdc(3.333333), BPS)[0],
+            expectedLegs(usdc(1.5), BPS)[0] + expectedLegs(usdc(3.333333), BPS)[0],
+          ],
+        ],
         "the asset owner of device one earns nothing from device two's split",
       );
       const spareInSplits = await client.participantEarningsInSplits(spare, [split1, split2]);
@@ -219,7 +226,11 @@ for (const variant of testDatabases("factory-splits")) {
       const { client, payments } = stack;
       const ownerBefore = await splitEarnings(assetOwner, split1);
       const earlier = await payments.pay("cash", { device: one, amount: usdc(4.000003), split: split1 });
-      const change = await payments.setRecipients(one, localAccount(LOCAL_ACCOUNT_INDEX.spare).address, localAccount(LOCAL_ACCOUNT_INDEX.testWallet).address);
+      const change = await payments.setRecipients(
+        one,
+        localAccount(LOCAL_ACCOUNT_INDEX.spare).address,
+        localAccount(LOCAL_ACCOUNT_INDEX.testWallet).address,
+      );
       const later = await payments.pay("permit", { device: one, amount: usdc(6.5), split: split1 });
       await client.waitForBlock(later.receipt.blockNumber);
 
@@ -338,10 +349,20 @@ for (const variant of testDatabases("factory-splits")) {
       const participants: Participant[] = await client.participants();
       for (const participant of participants) {
         const perSplit = await client.participantEarningsInSplits(participant.recipient, splits);
-        for (const column of ["credited", "withdrawn", "claimable", "creditedAsAssetOwner", "creditedAsOperator", "creditedAsProtocol"] as const) {
+        for (const column of [
+          "credited",
+          "withdrawn",
+          "claimable",
+          "creditedAsAssetOwner",
+          "creditedAsOperator",
+          "creditedAsProtocol",
+        ] as const) {
           assert.equal(sum(perSplit.map((row) => row[column])), participant[column], `${column} of ${participant.recipient}`);
         }
-        assert.equal(perSplit.reduce((n, row) => n + row.settlements, 0), participant.settlements);
+        assert.equal(
+          perSplit.reduce((n, row) => n + row.settlements, 0),
+          participant.settlements,
+        );
       }
     }
   });

@@ -97,10 +97,7 @@ for (const variant of testDatabases("rows")) {
         assert.equal(row.ref, orderRef(order.orderId));
         assert.equal(row.gross, order.amount);
         assert.equal(row.assetOwnerAmount + row.operatorAmount + row.protocolAmount, row.gross);
-        assert.deepEqual(
-          [row.assetOwnerAmount, row.operatorAmount, row.protocolAmount],
-          expectedLegs(row.gross, [5000, 4000, 1000]),
-        );
+        assert.deepEqual([row.assetOwnerAmount, row.operatorAmount, row.protocolAmount], expectedLegs(row.gross, [5000, 4000, 1000]));
         assert.deepEqual([row.assetOwner, row.operator, row.protocol], [assetOwner, operator, protocol]);
         assert.equal(row.depositor, payments.addresses.router.toLowerCase());
         assert.equal(row.transactionHash, order.transactionHash);
@@ -161,7 +158,7 @@ for (const variant of testDatabases("rows")) {
       // Earn again, then withdraw again.
       const { receipt: paid } = await payments.pay("cash", { device: deviceB, amount: usdc(3) });
       await client.waitForBlock(paid.blockNumber);
-      assert.equal((await client.participantEarnings(operator))[0]!.claimable, usdc(3) * 4000n / 10_000n);
+      assert.equal((await client.participantEarnings(operator))[0]!.claimable, (usdc(3) * 4000n) / 10_000n);
       const second = await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator);
       await client.waitForBlock(second.blockNumber);
       const final = (await client.participantEarnings(operator))[0]!;
@@ -174,11 +171,26 @@ for (const variant of testDatabases("rows")) {
     test("earnings after setLegs: each settlement credited to the recipients current at it", async () => {
       const { client, payments } = stack;
       const ownerBefore = (await client.participantEarnings(assetOwner))[0]!;
-      const legs = await payments.setLegs([localAccount(LOCAL_ACCOUNT_INDEX.spare).address, localAccount(LOCAL_ACCOUNT_INDEX.operator).address, localAccount(LOCAL_ACCOUNT_INDEX.protocol).address], [6000, 3000, 1000]);
+      const legs = await payments.setLegs(
+        [
+          localAccount(LOCAL_ACCOUNT_INDEX.spare).address,
+          localAccount(LOCAL_ACCOUNT_INDEX.operator).address,
+          localAccount(LOCAL_ACCOUNT_INDEX.protocol).address,
+        ],
+        [6000, 3000, 1000],
+      );
       await client.waitForBlock(legs.blockNumber);
       const [split] = await client.splits();
       assert.deepEqual(
-        [split!.assetOwner, split!.operator, split!.protocol, split!.assetOwnerBps, split!.operatorBps, split!.protocolBps, split!.legsVersion],
+        [
+          split!.assetOwner,
+          split!.operator,
+          split!.protocol,
+          split!.assetOwnerBps,
+          split!.operatorBps,
+          split!.protocolBps,
+          split!.legsVersion,
+        ],
         [spare, operator, protocol, 6000, 3000, 1000, 2],
       );
 

@@ -17,7 +17,10 @@ describe("installing the repository", () => {
   it("lists every package restricted to an OS, CPU or libc as optional, so npm installs elsewhere without refusing", async () => {
     const lock = (await readJson("package-lock.json")) as { packages: Record<string, LockEntry> };
     const restricted = Object.entries(lock.packages).filter(([, entry]) => entry.os || entry.cpu || entry.libc);
-    assert.ok(restricted.some(([name]) => name === "node_modules/@nomicfoundation/edr-linux-x64-gnu"), "EDR's linux-x64 build is in the lockfile");
+    assert.ok(
+      restricted.some(([name]) => name === "node_modules/@nomicfoundation/edr-linux-x64-gnu"),
+      "EDR's linux-x64 build is in the lockfile",
+    );
     const required = restricted.filter(([, entry]) => entry.optional !== true).map(([name]) => name);
     assert.deepEqual(required, [], "restricted packages that are not optional");
   });
@@ -36,8 +39,12 @@ describe("installing the repository", () => {
     assert.ok(major > 22 || (major === 22 && minor >= 18), `the tests run on Node ${process.versions.node}`);
   });
 
-  it("has Hardhat's simulator loadable on this linux-x64 machine after npm install", { skip: !(process.platform === "linux" && process.arch === "x64") && "linux-x64 only" }, () => {
-    const require = createRequire(path.join(repoRoot, "package.json"));
-    assert.doesNotThrow(() => require("@nomicfoundation/edr"));
-  });
+  it(
+    "has Hardhat's simulator loadable on this linux-x64 machine after npm install",
+    { skip: !(process.platform === "linux" && process.arch === "x64") && "linux-x64 only" },
+    () => {
+      const require = createRequire(path.join(repoRoot, "package.json"));
+      assert.doesNotThrow(() => require("@nomicfoundation/edr"));
+    },
+  );
 });

@@ -141,7 +141,9 @@ describe("developer portal and checkout in a browser", { concurrency: false }, (
     await row.getByRole("button", { name: "Redeliver" }).click();
     const again = await receiver.waitFor((d) => d.path === subscriptionPath && d.n === 2, 15_000, "the redelivery");
     assert.equal(again.envelope!.id, ping.envelope!.id);
-    await page.locator(`tbody.delivery[data-delivery-id="${ping.envelope!.id}"][data-attempts="2"][data-status="succeeded"]`).waitFor({ timeout: 15_000 });
+    await page
+      .locator(`tbody.delivery[data-delivery-id="${ping.envelope!.id}"][data-attempts="2"][data-status="succeeded"]`)
+      .waitFor({ timeout: 15_000 });
 
     // A flaky endpoint: the log shows each attempt with its status.
     receiver.respond(subscriptionPath, (_d, previous) => (previous.filter((p) => p.answered === 500).length < 2 ? 500 : 200));
@@ -179,10 +181,12 @@ describe("developer portal and checkout in a browser", { concurrency: false }, (
     await buyer.getByRole("button", { name: /Pay \$0\.50 with wallet/ }).click();
     await buyer.locator('#checkout[data-state="done"]').waitFor({ timeout: 30_000 });
     assert.match((await buyer.locator("#status").textContent()) ?? "", /Paid\. The device is on/);
-    assert.deepEqual(
-      [...new Set(wallet.calls.map((c) => c.method))].sort(),
-      ["eth_call", "eth_chainId", "eth_requestAccounts", "eth_signTypedData_v4"],
-    );
+    assert.deepEqual([...new Set(wallet.calls.map((c) => c.method))].sort(), [
+      "eth_call",
+      "eth_chainId",
+      "eth_requestAccounts",
+      "eth_signTypedData_v4",
+    ]);
     const paid = await waitForOrder(stack, order.id, (o) => o.status === "success");
     assert.equal(paid.payment.rail, "permit");
     assert.equal((await buyer.locator("#tx-hash").textContent())?.trim(), paid.payment.transactionHash);
@@ -193,7 +197,11 @@ describe("developer portal and checkout in a browser", { concurrency: false }, (
     await buyer.getByLabel("Details").fill("The light is on but the socket has no power.");
     await buyer.getByRole("button", { name: "Send report" }).click();
     await buyer.getByText(/Thank you\. Your report tkt_/).waitFor();
-    const ticket = await receiver.waitFor((d) => d.path === subscriptionPath && d.envelope?.type === "ticket.created", 15_000, "ticket.created");
+    const ticket = await receiver.waitFor(
+      (d) => d.path === subscriptionPath && d.envelope?.type === "ticket.created",
+      15_000,
+      "ticket.created",
+    );
     assert.equal(ticket.envelope!.data.orderId, order.id);
 
     const phone = await context.newPage();

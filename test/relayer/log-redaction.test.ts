@@ -69,7 +69,12 @@ describe("log redaction", () => {
   });
 
   it("takes linear time on pathological text", () => {
-    const texts = ["eyJ" + "a".repeat(500_000) + ".", "0x" + "f".repeat(500_000) + "g", "payg_" + "a".repeat(500_000), `${"eyJa.".repeat(100_000)}`];
+    const texts = [
+      "eyJ" + "a".repeat(500_000) + ".",
+      "0x" + "f".repeat(500_000) + "g",
+      "payg_" + "a".repeat(500_000),
+      `${"eyJa.".repeat(100_000)}`,
+    ];
     // Warmed up first (V8 runs a regular expression's first calls in its slower interpreter); the bound is loose
     // for a loaded machine: a quadratic pattern would take minutes on half a million characters.
     for (const text of texts) redactText(text.slice(0, 1_000));

@@ -128,10 +128,15 @@ for (const database of selectedDatabaseKinds()) {
 
     /** Scrapes until `name{labels}` satisfies `ok` (gauges read at scrape time are shared for 1 s). */
     function waitForValue(name: string, labels: Record<string, string>, ok: (v: number) => boolean, what: string, timeoutMs = 30_000) {
-      return waitFor(what, async () => {
-        const v = await value(name, labels);
-        return ok(v) ? { v } : undefined;
-      }, timeoutMs, 200).then((r) => r.v);
+      return waitFor(
+        what,
+        async () => {
+          const v = await value(name, labels);
+          return ok(v) ? { v } : undefined;
+        },
+        timeoutMs,
+        200,
+      ).then((r) => r.v);
     }
 
     it("exposes the Prometheus text format with the payg_ metrics", async () => {
@@ -184,7 +189,8 @@ for (const database of selectedDatabaseKinds()) {
       // No route: one series whatever the path; a made-up method is "other".
       const unmatched = { method: "GET", route: "unmatched", status: "404" };
       const beforeUnmatched = await value("payg_http_request_duration_seconds_count", unmatched);
-      for (const p of ["/v1/no-such-route-1", "/v1/no-such-route-2", "/nothing/here"]) assert.equal((await stack.api("GET", p)).status, 404);
+      for (const p of ["/v1/no-such-route-1", "/v1/no-such-route-2", "/nothing/here"])
+        assert.equal((await stack.api("GET", p)).status, 404);
       assert.equal(await value("payg_http_request_duration_seconds_count", unmatched), beforeUnmatched + 3);
       // A method of its own would be a series of its own: any method outside the usual ones is "other".
       await stack.api("PROPFIND", "/v1/health");
@@ -206,14 +212,28 @@ for (const database of selectedDatabaseKinds()) {
       const retry = await value("payg_webhook_delivery_attempts_total", { outcome: "retry" });
 
       await sendTest(stack, token, okSub.id);
-      await waitForValue("payg_webhook_delivery_attempts_total", { outcome: "succeeded" }, (v) => v === succeeded + 1, "the delivery to be counted");
+      await waitForValue(
+        "payg_webhook_delivery_attempts_total",
+        { outcome: "succeeded" },
+        (v) => v === succeeded + 1,
+        "the delivery to be counted",
+      );
       await sendTest(stack, token, failing.id);
-      await waitForValue("payg_webhook_delivery_attempts_total", { outcome: "retry" }, (v) => v === retry + 1, "the failed attempt to be counted");
+      await waitForValue(
+        "payg_webhook_delivery_attempts_total",
+        { outcome: "retry" },
+        (v) => v === retry + 1,
+        "the failed attempt to be counted",
+      );
       // Its retry is a minute away: the delivery is pending, for a measurable time.
       assert.ok((await waitForValue("payg_webhook_deliveries_pending", {}, (v) => v >= 1, "a pending delivery")) >= 1);
       await waitForValue("payg_webhook_oldest_pending_age_seconds", {}, (v) => v > 0, "the pending delivery's age");
       assert.equal(await value("payg_webhook_overdue_seconds"), 0, "nothing is due: the retry is scheduled");
-      assert.equal(await value("payg_webhook_delivery_attempts_total", { outcome: "succeeded" }), succeeded + 1, "the failure is not a success");
+      assert.equal(
+        await value("payg_webhook_delivery_attempts_total", { outcome: "succeeded" }),
+        succeeded + 1,
+        "the failure is not a success",
+      );
     });
 
     it("a relayed payment and a cash payment move the transaction sender's metrics and the hot wallet's balances", async () => {
@@ -238,7 +258,12 @@ for (const database of selectedDatabaseKinds()) {
       // The cash order's amount, in whole tokens, left the float.
       const o = cashOrder.paymentDetails.order;
       const amount = Number(o.amount) / 10 ** cashOrder.paymentDetails.token.decimals;
-      const floatAfter = await waitForValue("payg_agent_float_balance", float.labels, (v) => v < float.value, "the cash payment to leave the float");
+      const floatAfter = await waitForValue(
+        "payg_agent_float_balance",
+        float.labels,
+        (v) => v < float.value,
+        "the cash payment to leave the float",
+      );
       assert.ok(Math.abs(float.value - floatAfter - amount) < 1e-6, `${float.value} - ${floatAfter} = ${amount}`);
       // Nothing left in flight; the payment sync caught up with the indexer.
       assert.equal(await value("payg_tx_pending", { status: "queued" }), 0);
@@ -250,42 +275,50 @@ for (const database of selectedDatabaseKinds()) {
       assert.equal(await value("payg_collector_up", { collector: "indexer" }), 1);
     });
 
-    it("a transaction left unmined: pending as sent, its age grows, it is broadcast again; mined once blocks come", { timeout: 120_000 }, async () => {
-      const rebroadcasts = await value("payg_tx_rebroadcasts_total");
-      const order = await createOrder(stack, "kiosk-nbo-001", "30m");
-      await stack.chain.rpc("evm_setAutomine", [false]);
-      try {
-        assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-        await waitForValue("payg_tx_pending", { status: "sent" }, (v) => v === 1, "the transaction sent, not mined");
-        await waitForValue("payg_tx_oldest_pending_age_seconds", {}, (v) => v >= 1, "its age to grow");
-        // The sender broadcasts the same signed transaction again after 12 s without a receipt.
-        await waitForValue("payg_tx_rebroadcasts_total", {}, (v) => v >= rebroadcasts + 1, "a broadcast again", 60_000);
-      } finally {
-        await stack.chain.rpc("evm_setAutomine", [true]);
-        await stack.chain.rpc("evm_mine");
-      }
-      await waitForOrder(stack, order.id, (o) => o.status === "success", 30_000);
-      await waitForValue("payg_tx_pending", { status: "sent" }, (v) => v === 0, "nothing in flight");
-    });
+    it(
+      "a transaction left unmined: pending as sent, its age grows, it is broadcast again; mined once blocks come",
+      { timeout: 120_000 },
+      async () => {
+        const rebroadcasts = await value("payg_tx_rebroadcasts_total");
+        const order = await createOrder(stack, "kiosk-nbo-001", "30m");
+        await stack.chain.rpc("evm_setAutomine", [false]);
+        try {
+          assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
+          await waitForValue("payg_tx_pending", { status: "sent" }, (v) => v === 1, "the transaction sent, not mined");
+          await waitForValue("payg_tx_oldest_pending_age_seconds", {}, (v) => v >= 1, "its age to grow");
+          // The sender broadcasts the same signed transaction again after 12 s without a receipt.
+          await waitForValue("payg_tx_rebroadcasts_total", {}, (v) => v >= rebroadcasts + 1, "a broadcast again", 60_000);
+        } finally {
+          await stack.chain.rpc("evm_setAutomine", [true]);
+          await stack.chain.rpc("evm_mine");
+        }
+        await waitForOrder(stack, order.id, (o) => o.status === "success", 30_000);
+        await waitForValue("payg_tx_pending", { status: "sent" }, (v) => v === 0, "nothing in flight");
+      },
+    );
 
-    it("the payment sync's lag grows while it cannot write its database, and returns to 0; a scrape still answers", { skip: database !== "postgres" && "the database proxy needs PostgreSQL", timeout: 120_000 }, async () => {
-      const order = await createOrder(stack, "kiosk-nbo-002", "30m");
-      await stack.databaseProxy!.refuse();
-      try {
-        // Paid from a wallet, straight on the chain: the indexer sees it and announces it to the payment sync.
-        await pay(stack, order, "wallet-permit");
-        await waitForValue("payg_payment_sync_lag_blocks", {}, (v) => v >= 1, "the payment sync behind by a block");
-        await waitForValue("payg_payment_sync_lag_seconds", {}, (v) => v >= 1, "the lag in seconds to grow");
-        await waitForValue("payg_collector_up", { collector: "database" }, (v) => v === 0, "the database source down");
-        assert.ok(Number.isNaN(await value("payg_webhook_deliveries_pending")), "a gauge that cannot be read is NaN");
-      } finally {
-        await stack.databaseProxy!.accept();
-      }
-      await waitForOrder(stack, order.id, (o) => o.status === "success", 60_000);
-      await waitForValue("payg_payment_sync_lag_seconds", {}, (v) => v === 0, "the payment sync caught up", 60_000);
-      assert.equal(await value("payg_payment_sync_lag_blocks"), 0);
-      await waitForValue("payg_collector_up", { collector: "database" }, (v) => v === 1, "the database source back");
-    });
+    it(
+      "the payment sync's lag grows while it cannot write its database, and returns to 0; a scrape still answers",
+      { skip: database !== "postgres" && "the database proxy needs PostgreSQL", timeout: 120_000 },
+      async () => {
+        const order = await createOrder(stack, "kiosk-nbo-002", "30m");
+        await stack.databaseProxy!.refuse();
+        try {
+          // Paid from a wallet, straight on the chain: the indexer sees it and announces it to the payment sync.
+          await pay(stack, order, "wallet-permit");
+          await waitForValue("payg_payment_sync_lag_blocks", {}, (v) => v >= 1, "the payment sync behind by a block");
+          await waitForValue("payg_payment_sync_lag_seconds", {}, (v) => v >= 1, "the lag in seconds to grow");
+          await waitForValue("payg_collector_up", { collector: "database" }, (v) => v === 0, "the database source down");
+          assert.ok(Number.isNaN(await value("payg_webhook_deliveries_pending")), "a gauge that cannot be read is NaN");
+        } finally {
+          await stack.databaseProxy!.accept();
+        }
+        await waitForOrder(stack, order.id, (o) => o.status === "success", 60_000);
+        await waitForValue("payg_payment_sync_lag_seconds", {}, (v) => v === 0, "the payment sync caught up", 60_000);
+        assert.equal(await value("payg_payment_sync_lag_blocks"), 0);
+        await waitForValue("payg_collector_up", { collector: "database" }, (v) => v === 1, "the database source back");
+      },
+    );
 
     it("counts telemetry readings accepted and rejected, and batches by answer", async () => {
       const token = await accessToken(stack);
@@ -360,7 +393,11 @@ for (const database of selectedDatabaseKinds()) {
       } finally {
         await stack.chainProxy!.accept();
       }
-      await waitFor("readiness 200 again", async () => ((await stack.api("GET", "/v1/health/ready")).status === 200 ? true : undefined), 60_000);
+      await waitFor(
+        "readiness 200 again",
+        async () => ((await stack.api("GET", "/v1/health/ready")).status === 200 ? true : undefined),
+        60_000,
+      );
       await waitForValue("payg_anchoring_backlog_batches", {}, (v) => v === 0, "the backlog drained", 60_000);
       await waitForValue("payg_collector_up", { collector: "hot_wallet" }, (v) => v === 1, "hot_wallet back");
     });
@@ -388,11 +425,19 @@ for (const database of selectedDatabaseKinds()) {
           covered.add(name);
         }
       }
-      for (const name of ["up", "payg_webhook_overdue_seconds", "payg_tx_oldest_pending_age_seconds", "payg_hot_wallet_gas_balance_ether", "payg_payment_sync_lag_seconds"]) {
+      for (const name of [
+        "up",
+        "payg_webhook_overdue_seconds",
+        "payg_tx_oldest_pending_age_seconds",
+        "payg_hot_wallet_gas_balance_ether",
+        "payg_payment_sync_lag_seconds",
+      ]) {
         assert.ok(covered.has(name), `an alert reads ${name}`);
       }
       assert.deepEqual(
-        metricNamesIn('sum by (kind) (increase(payg_tx_finished_total{status=~"failed|x"}[30m])) > 3 and on() up == 0 or max without (a) (b_c) > 1e3'),
+        metricNamesIn(
+          'sum by (kind) (increase(payg_tx_finished_total{status=~"failed|x"}[30m])) > 3 and on() up == 0 or max without (a) (b_c) > 1e3',
+        ),
         ["payg_tx_finished_total", "up", "b_c"],
         "the reader of metric names",
       );

@@ -13,15 +13,7 @@ import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { getTableName, is, SQL } from "drizzle-orm";
-import {
-  getTableConfig,
-  IndexedColumn,
-  isPgSequence,
-  PgDialect,
-  type PgColumn,
-  type PgSequence,
-  type PgTable,
-} from "drizzle-orm/pg-core";
+import { getTableConfig, IndexedColumn, isPgSequence, PgDialect, type PgColumn, type PgSequence, type PgTable } from "drizzle-orm/pg-core";
 import { type Database, openDatabase, type RawTx } from "../../relayer/src/db/client.ts";
 import {
   describeSchema,
@@ -94,7 +86,10 @@ for (const kind of selectedDatabaseKinds()) {
       const journal = JSON.parse(await readFile(path.join(migrationsDir, "meta/_journal.json"), "utf8")) as {
         entries: Array<{ tag: string }>;
       };
-      assert.deepEqual(await migrate(database), journal.entries.map((e) => e.tag));
+      assert.deepEqual(
+        await migrate(database),
+        journal.entries.map((e) => e.tag),
+      );
       assert.deepEqual(await migrate(database), []);
     });
 
@@ -141,18 +136,21 @@ for (const kind of selectedDatabaseKinds()) {
 
       const old = await fresh("legacy3");
       await legacyMigrate(old, ["0001_accounts_and_payments.sql", "0002_webhooks.sql", "0003_energy.sql"]);
-      assert.deepEqual(await migrate(old), ["0001_sessions", "0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail", "0005_telemetry_batch_anchors"], "0000_baseline adopted, the later ones applied");
+      assert.deepEqual(
+        await migrate(old),
+        ["0001_sessions", "0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail", "0005_telemetry_batch_anchors"],
+        "0000_baseline adopted, the later ones applied",
+      );
       assert.deepEqual(await old.rawTransaction((tx) => describeCurrent(tx)), reference);
       assert.deepEqual(await migrate(old), []);
 
       const older = await fresh("legacy4");
-      await legacyMigrate(older, [
-        "0001_accounts_and_payments.sql",
-        "0002_webhooks.sql",
-        "0003_energy.sql",
-        "0004_sessions.sql",
-      ]);
-      assert.deepEqual(await migrate(older), ["0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail", "0005_telemetry_batch_anchors"], "0000_baseline and 0001_sessions adopted, the later ones applied");
+      await legacyMigrate(older, ["0001_accounts_and_payments.sql", "0002_webhooks.sql", "0003_energy.sql", "0004_sessions.sql"]);
+      assert.deepEqual(
+        await migrate(older),
+        ["0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail", "0005_telemetry_batch_anchors"],
+        "0000_baseline and 0001_sessions adopted, the later ones applied",
+      );
       assert.deepEqual(await older.rawTransaction((tx) => describeCurrent(tx)), reference);
       const recorded = await older.rawTransaction((tx) => tx.query<{ name: string }>(`select name from ${MIGRATIONS_TABLE}`));
       assert.ok(["0000_baseline", "0001_sessions"].every((tag) => recorded.some((r) => r.name === tag)));
@@ -195,12 +193,7 @@ for (const kind of selectedDatabaseKinds()) {
   });
 }
 
-async function freshDatabase(
-  kind: DatabaseKind,
-  label: string,
-  open: Database[],
-  cleanups: Array<() => Promise<void>>,
-): Promise<Database> {
+async function freshDatabase(kind: DatabaseKind, label: string, open: Database[], cleanups: Array<() => Promise<void>>): Promise<Database> {
   if (kind === "pglite") {
     const fresh = pgliteDatabase(label);
     cleanups.push(fresh.cleanup);
@@ -227,9 +220,7 @@ async function describeCurrent(tx: RawTx): Promise<SchemaDescription> {
 /** What the relayer's runner did before the migrations were generated: each file whole, recorded by name. */
 async function legacyMigrate(database: Database, names: string[]): Promise<void> {
   await database.rawTransaction(async (tx) => {
-    await tx.exec(
-      `create table ${MIGRATIONS_TABLE} (name text primary key, applied_at timestamptz not null default now())`,
-    );
+    await tx.exec(`create table ${MIGRATIONS_TABLE} (name text primary key, applied_at timestamptz not null default now())`);
     for (const name of names) {
       await tx.exec(await readFile(path.join(legacyDir, name), "utf8"));
       await tx.query(`insert into ${MIGRATIONS_TABLE} (name) values ($1)`, [name]);

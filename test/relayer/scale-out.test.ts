@@ -77,63 +77,78 @@ describe("three relayer processes on one PostgreSQL behind a round-robin proxy",
   async function payFollowing(payment: PreparedPayment, submit: () => Promise<void>): Promise<Paid> {
     let opened: () => void = () => undefined;
     const first = new Promise<void>((resolve) => (opened = resolve));
-    const live = followOrder(cluster.proxy.url, payment.orderId, { from: payment.wallet.from, onEvent: () => opened(), timeoutMs: 240_000 });
+    const live = followOrder(cluster.proxy.url, payment.orderId, {
+      from: payment.wallet.from,
+      onEvent: () => opened(),
+      timeoutMs: 240_000,
+    });
     await Promise.race([first, live]); // a stream that fails before its first event fails here
     await submit();
     return { ...payment, live: await live };
   }
 
-  it("pays 300 orders from 100 wallets through the proxy: each paid once, every webhook delivered once, every stream complete", { timeout: 600_000 }, async () => {
-    await Promise.all(
-      wallets.map(async (wallet, w) => {
-        // A wallet pays one order at a time: each permit is signed with the wallet's token nonce as it is.
-        for (let round = 0; round < ROUNDS; round++) {
-          const payment = await payer.prepare(wallet, deviceFor(w + round));
-          paid.push(await payFollowing(payment, () => payer.submit(payment)));
-        }
-      }),
-    );
-    await assertAllPaidOnce(paid);
-    const answered = cluster.proxy.answered();
-    assert.ok([...answered.values()].every((n) => n > 0), `every process answered requests: ${JSON.stringify([...answered])}`);
-    const workers = await cluster.query<{ worker: string }>("select distinct worker from webhook_attempts");
-    assert.equal(workers.length, 3, `every process delivered webhooks: ${workers.map((w) => w.worker).join(", ")}`);
-  });
+  it(
+    "pays 300 orders from 100 wallets through the proxy: each paid once, every webhook delivered once, every stream complete",
+    { timeout: 600_000 },
+    async () => {
+      await Promise.all(
+        wallets.map(async (wallet, w) => {
+          // A wallet pays one order at a time: each permit is signed with the wallet's token nonce as it is.
+          for (let round = 0; round < ROUNDS; round++) {
+            const payment = await payer.prepare(wallet, deviceFor(w + round));
+            paid.push(await payFollowing(payment, () => payer.submit(payment)));
+          }
+        }),
+      );
+      await assertAllPaidOnce(paid);
+      const answered = cluster.proxy.answered();
+      assert.ok(
+        [...answered.values()].every((n) => n > 0),
+        `every process answered requests: ${JSON.stringify([...answered])}`,
+      );
+      const workers = await cluster.query<{ worker: string }>("select distinct worker from webhook_attempts");
+      assert.equal(workers.length, 3, `every process delivered webhooks: ${workers.map((w) => w.worker).join(", ")}`);
+    },
+  );
 
-  it("finishes the work of the process sending transactions, killed with 100 payments in flight: nothing lost or doubled", { timeout: 600_000 }, async () => {
-    const batch = await Promise.all(wallets.map((wallet, w) => payer.prepare(wallet, deviceFor(w))));
-    const submitted: Array<Promise<void>> = [];
-    const paying = batch.map((payment) =>
-      payFollowing(payment, () => {
-        const accepted = payer.submit(payment);
-        submitted.push(accepted);
-        return accepted;
-      }),
-    );
-    const allPaid = Promise.all(paying);
-    allPaid.catch(() => undefined); // awaited below; a failure before then ends the wait at once
-    // Wait for every permit to be accepted (queued), then kill the process holding the sender's lease.
-    while (submitted.length < batch.length) await Promise.race([sleep(20), allPaid]);
-    await Promise.all(submitted);
-    let holder: ClusterMember | undefined;
-    for (let i = 0; i < 20 && !holder; i++) holder = await cluster.txSenderHolder();
-    assert.ok(holder, "a process holds the transaction sender's lease and sends");
-    const [pendingAtKill] = await cluster.query<{ queued: string; sent: string; unpaid: string }>(
-      `select count(*) filter (where t.status = 'queued') as queued, count(*) filter (where t.status = 'sent') as sent,
+  it(
+    "finishes the work of the process sending transactions, killed with 100 payments in flight: nothing lost or doubled",
+    { timeout: 600_000 },
+    async () => {
+      const batch = await Promise.all(wallets.map((wallet, w) => payer.prepare(wallet, deviceFor(w))));
+      const submitted: Array<Promise<void>> = [];
+      const paying = batch.map((payment) =>
+        payFollowing(payment, () => {
+          const accepted = payer.submit(payment);
+          submitted.push(accepted);
+          return accepted;
+        }),
+      );
+      const allPaid = Promise.all(paying);
+      allPaid.catch(() => undefined); // awaited below; a failure before then ends the wait at once
+      // Wait for every permit to be accepted (queued), then kill the process holding the sender's lease.
+      while (submitted.length < batch.length) await Promise.race([sleep(20), allPaid]);
+      await Promise.all(submitted);
+      let holder: ClusterMember | undefined;
+      for (let i = 0; i < 20 && !holder; i++) holder = await cluster.txSenderHolder();
+      assert.ok(holder, "a process holds the transaction sender's lease and sends");
+      const [pendingAtKill] = await cluster.query<{ queued: string; sent: string; unpaid: string }>(
+        `select count(*) filter (where t.status = 'queued') as queued, count(*) filter (where t.status = 'sent') as sent,
               count(*) filter (where o.status = 'pending') as unpaid
          from orders o left join chain_transactions t on t.ref = o.id where o.id = any($1)`,
-      [batch.map((p) => p.orderId)],
-    );
-    await holder.service.kill();
-    console.error(
-      `# killed ${holder.worker} (tx sender) with ${pendingAtKill.unpaid} of ${batch.length} orders unpaid: ` +
-        `${pendingAtKill.queued} transactions queued, ${pendingAtKill.sent} sent`,
-    );
-    assert.ok(Number(pendingAtKill.queued) + Number(pendingAtKill.sent) > 0, "the killed process had transactions to send or watch");
+        [batch.map((p) => p.orderId)],
+      );
+      await holder.service.kill();
+      console.error(
+        `# killed ${holder.worker} (tx sender) with ${pendingAtKill.unpaid} of ${batch.length} orders unpaid: ` +
+          `${pendingAtKill.queued} transactions queued, ${pendingAtKill.sent} sent`,
+      );
+      assert.ok(Number(pendingAtKill.queued) + Number(pendingAtKill.sent) > 0, "the killed process had transactions to send or watch");
 
-    paid.push(...(await allPaid));
-    await assertAllPaidOnce(paid, holder);
-  });
+      paid.push(...(await allPaid));
+      await assertAllPaidOnce(paid, holder);
+    },
+  );
 
   /** The assertions over every order paid so far; `killed`: the process killed meanwhile. */
   async function assertAllPaidOnce(payments: Paid[], killed?: ClusterMember) {
@@ -171,27 +186,51 @@ describe("three relayer processes on one PostgreSQL behind a round-robin proxy",
       "select id, status, powered_on_at is not null as on from orders where id = any($1)",
       [ids],
     );
-    assert.deepEqual(orders.filter((o) => o.status !== "success" || !o.on), [], "every order paid and powered on");
+    assert.deepEqual(
+      orders.filter((o) => o.status !== "success" || !o.on),
+      [],
+      "every order paid and powered on",
+    );
 
     // The streams, followed live through the proxy (reconnecting after a cut with Last-Event-ID).
     for (const p of payments) {
       const types = p.live.map((e) => e.event);
       assert.equal(types[0], "state", `order ${p.orderId}: ${types.join(", ")}`);
-      assert.deepEqual(types.filter((t) => t !== "state"), LIVE, `order ${p.orderId}: ${types.join(", ")}`);
+      assert.deepEqual(
+        types.filter((t) => t !== "state"),
+        LIVE,
+        `order ${p.orderId}: ${types.join(", ")}`,
+      );
     }
     // Read again from the start, each request to the next process: the whole history, in order.
     const sample = payments.filter((_, i) => i % 10 === 0);
     for (const p of sample) {
       const events = await followOrder(cluster.proxy.url, p.orderId, { lastEventId: "0", timeoutMs: 20_000 });
-      assert.deepEqual(events.map((e) => e.event), ORDER_HISTORY, `order ${p.orderId}`);
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ORDER_HISTORY,
+        `order ${p.orderId}`,
+      );
       const eventIds = events.map((e) => Number(e.id));
-      assert.deepEqual([...eventIds].sort((a, b) => a - b), eventIds, `order ${p.orderId}: ids increase`);
+      assert.deepEqual(
+        [...eventIds].sort((a, b) => a - b),
+        eventIds,
+        `order ${p.orderId}: ids increase`,
+      );
     }
 
     // Webhooks: wait until every order's last event (its session's end, after the power-on) is recorded,
     // the outbox fanned out and every delivery done; then compare the events, the deliveries and what the
     // receiver got.
-    const ORDER_WEBHOOKS = ["payment.succeeded", "payment.confirmed", "payment.split", "split.settled", "revenue.recorded", "device.powered_on", "device.session_ended"];
+    const ORDER_WEBHOOKS = [
+      "payment.succeeded",
+      "payment.confirmed",
+      "payment.split",
+      "split.settled",
+      "revenue.recorded",
+      "device.powered_on",
+      "device.session_ended",
+    ];
     const deadline = Date.now() + 120_000;
     let state = { ended: -1, open: -1 };
     while (Date.now() < deadline) {
@@ -214,16 +253,26 @@ describe("three relayer processes on one PostgreSQL behind a round-robin proxy",
     );
     const perOrder = new Map(recorded.map((r) => [`${r.order_id} ${r.type}`, Number(r.n)]));
     for (const p of payments) {
-      assert.deepEqual(ORDER_WEBHOOKS.map((t) => perOrder.get(`${p.orderId} ${t}`)), ORDER_WEBHOOKS.map(() => 1), `events of ${p.orderId}`);
+      assert.deepEqual(
+        ORDER_WEBHOOKS.map((t) => perOrder.get(`${p.orderId} ${t}`)),
+        ORDER_WEBHOOKS.map(() => 1),
+        `events of ${p.orderId}`,
+      );
     }
-    assert.equal(recorded.reduce((sum, r) => sum + Number(r.n), 0), payments.length * ORDER_WEBHOOKS.length, "no other event of these orders");
+    assert.equal(
+      recorded.reduce((sum, r) => sum + Number(r.n), 0),
+      payments.length * ORDER_WEBHOOKS.length,
+      "no other event of these orders",
+    );
     const undelivered = await cluster.query<{ id: string; type: string }>(
       `select e.id, e.type from events e where e.type <> 'test.ping'
           and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.subscription_id = $1)`,
       [subscriptionId],
     );
     assert.deepEqual(undelivered, [], "a delivery for every event");
-    const deliveries = await cluster.query<{ id: string }>("select id from webhook_deliveries where subscription_id = $1", [subscriptionId]);
+    const deliveries = await cluster.query<{ id: string }>("select id from webhook_deliveries where subscription_id = $1", [
+      subscriptionId,
+    ]);
     const [{ n: fannedTwice }] = await cluster.query<{ n: string }>(
       "select count(*) as n from (select 1 from webhook_deliveries group by event_id, subscription_id having count(*) > 1) t",
     );
@@ -234,21 +283,33 @@ describe("three relayer processes on one PostgreSQL behind a round-robin proxy",
       assert.ok(d.standardOk && d.serviceOk, d.verifyError);
       received.set(d.envelope!.id, (received.get(d.envelope!.id) ?? 0) + 1);
     }
-    assert.deepEqual(deliveries.map((d) => d.id).filter((id) => !received.has(id)), [], "every delivery reached the receiver");
+    assert.deepEqual(
+      deliveries.map((d) => d.id).filter((id) => !received.has(id)),
+      [],
+      "every delivery reached the receiver",
+    );
     assert.equal(received.size, deliveries.length, "the receiver got nothing else");
     // A delivery may reach the receiver again only after an attempt that failed as the relayer saw it (its
     // time limit ran out before the answer came: the machine is loaded), or one the killed process had
     // under way (started, never recorded); and never more often than it was attempted.
     const twice = [...received].filter(([, n]) => n > 1).map(([id]) => id);
     if (twice.length > 0) {
-      const attempts = await cluster.query<{ delivery_id: string; worker: string; status_code: number | null; error: string | null; finished: boolean }>(
+      const attempts = await cluster.query<{
+        delivery_id: string;
+        worker: string;
+        status_code: number | null;
+        error: string | null;
+        finished: boolean;
+      }>(
         "select delivery_id, worker, status_code, error, finished_at is not null as finished from webhook_attempts where delivery_id = any($1) order by attempt",
         [twice],
       );
       const unexplained = twice.filter((id) => {
         const own = attempts.filter((a) => a.delivery_id === id);
         const failedOrCut = own.some(
-          (a) => (a.finished && (a.error !== null || a.status_code === null || a.status_code >= 300)) || (!a.finished && a.worker === killed?.worker),
+          (a) =>
+            (a.finished && (a.error !== null || a.status_code === null || a.status_code >= 300)) ||
+            (!a.finished && a.worker === killed?.worker),
         );
         return !failedOrCut || received.get(id)! > own.length;
       });

@@ -62,7 +62,29 @@ describe("text guard: JSON escapes of text PostgreSQL cannot store", () => {
 
   it("decides exactly as the former regular-expression scan on 30,000 random short texts", () => {
     const next = seededRandom(20240611);
-    const pieces = ["\\", "\\", "\\", "u", "u", "0", "0000", "d800", "DBFF", "dc00", "DFFF", "d", "c", "8", "f", "x", '"', "\\u", "\\ud83d", "\\ude00", "\\u0000"];
+    const pieces = [
+      "\\",
+      "\\",
+      "\\",
+      "u",
+      "u",
+      "0",
+      "0000",
+      "d800",
+      "DBFF",
+      "dc00",
+      "DFFF",
+      "d",
+      "c",
+      "8",
+      "f",
+      "x",
+      '"',
+      "\\u",
+      "\\ud83d",
+      "\\ude00",
+      "\\u0000",
+    ];
     for (let n = 0; n < 30_000; n++) {
       let text = "";
       const length = Math.floor(next() * 16);

@@ -34,21 +34,40 @@ describe("fee bumps", () => {
     assert.equal(bumped(8n), 9n);
     assert.equal(bumped(9n), 11n); // 10.125, rounded up
     assert.deepEqual(
-      replacementFees({ maxFeePerGas: gwei(10), maxPriorityFeePerGas: gwei(1) }, { maxFeePerGas: gwei(2), maxPriorityFeePerGas: gwei(0.5) }, gwei(500)),
+      replacementFees(
+        { maxFeePerGas: gwei(10), maxPriorityFeePerGas: gwei(1) },
+        { maxFeePerGas: gwei(2), maxPriorityFeePerGas: gwei(0.5) },
+        gwei(500),
+      ),
       { maxFeePerGas: gwei(11.25), maxPriorityFeePerGas: gwei(1.125) },
     );
     assert.deepEqual(
-      replacementFees({ maxFeePerGas: gwei(10), maxPriorityFeePerGas: gwei(1) }, { maxFeePerGas: gwei(80), maxPriorityFeePerGas: gwei(3) }, gwei(500)),
+      replacementFees(
+        { maxFeePerGas: gwei(10), maxPriorityFeePerGas: gwei(1) },
+        { maxFeePerGas: gwei(80), maxPriorityFeePerGas: gwei(3) },
+        gwei(500),
+      ),
       { maxFeePerGas: gwei(80), maxPriorityFeePerGas: gwei(3) },
     );
   });
 
   it("stop at the ceiling, and give up when it leaves no room for the bump nodes require", () => {
     assert.deepEqual(
-      replacementFees({ maxFeePerGas: gwei(10), maxPriorityFeePerGas: gwei(1) }, { maxFeePerGas: gwei(80), maxPriorityFeePerGas: gwei(30) }, gwei(20)),
+      replacementFees(
+        { maxFeePerGas: gwei(10), maxPriorityFeePerGas: gwei(1) },
+        { maxFeePerGas: gwei(80), maxPriorityFeePerGas: gwei(30) },
+        gwei(20),
+      ),
       { maxFeePerGas: gwei(20), maxPriorityFeePerGas: gwei(20) },
     );
-    assert.equal(replacementFees({ maxFeePerGas: gwei(19), maxPriorityFeePerGas: gwei(1) }, { maxFeePerGas: gwei(80), maxPriorityFeePerGas: gwei(1) }, gwei(20)), undefined);
+    assert.equal(
+      replacementFees(
+        { maxFeePerGas: gwei(19), maxPriorityFeePerGas: gwei(1) },
+        { maxFeePerGas: gwei(80), maxPriorityFeePerGas: gwei(1) },
+        gwei(20),
+      ),
+      undefined,
+    );
   });
 });
 
@@ -76,10 +95,17 @@ for (const database of selectedDatabaseKinds()) {
         await mining(true);
         // The devices' splits, created by the relayer at its start, are on the chain before any quote.
         for (const device of stack.sample.devices.slice(0, 2)) {
-          await waitFor(`the split of ${device.id}`, async () => {
-            const quote = await stack.api("POST", "/v1/quote", { body: { deviceId: device.id, chain: "local", token: "USDC", tier: "30m" } });
-            return quote.status === 201 ? true : undefined;
-          }, 60_000, 250);
+          await waitFor(
+            `the split of ${device.id}`,
+            async () => {
+              const quote = await stack.api("POST", "/v1/quote", {
+                body: { deviceId: device.id, chain: "local", token: "USDC", tier: "30m" },
+              });
+              return quote.status === 201 ? true : undefined;
+            },
+            60_000,
+            250,
+          );
         }
       },
       { timeout: 240_000 },
@@ -131,29 +157,33 @@ for (const database of selectedDatabaseKinds()) {
       return done;
     }
 
-    it("replaces a payment a base-fee spike left unmineable, with the same nonce and higher fees; the order is paid once", { timeout: 120_000 }, async () => {
-      const replacements = await metric("payg_tx_replacements_total", { kind: "pay_with_permit" });
-      const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
-      await mining(false);
-      let first: Awaited<ReturnType<typeof sentTransaction>>;
-      try {
-        assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-        first = await sentTransaction(order);
-        // The next blocks' base fee is far above what the transaction offers: it cannot be mined until the
-        // sender raises its fees.
-        await stack.chain.rpc("hardhat_setNextBlockBaseFeePerGas", [toHex(first.maxFeePerGas! * 50n)]);
-      } finally {
-        await mining(true);
-      }
-      const done = await paid(order);
-      assert.ok((await metric("payg_tx_replacements_total", { kind: "pay_with_permit" })) > replacements, "counted as a replacement");
-      const mined = await client.getTransaction({ hash: done.relay.transactionHash as Hex });
-      assert.notEqual(mined.hash, first.hash, "a replacement was mined");
-      assert.equal(mined.nonce, first.nonce, "with the nonce of the first");
-      assert.ok(mined.maxFeePerGas! >= bumped(first.maxFeePerGas!), "at least 12.5% more on the max fee");
-      assert.ok(mined.maxPriorityFeePerGas! >= bumped(first.maxPriorityFeePerGas!), "and on the priority fee");
-      assert.equal(await client.getTransaction({ hash: first.hash }).catch(() => null), null, "the first version is gone from the node");
-    });
+    it(
+      "replaces a payment a base-fee spike left unmineable, with the same nonce and higher fees; the order is paid once",
+      { timeout: 120_000 },
+      async () => {
+        const replacements = await metric("payg_tx_replacements_total", { kind: "pay_with_permit" });
+        const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
+        await mining(false);
+        let first: Awaited<ReturnType<typeof sentTransaction>>;
+        try {
+          assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
+          first = await sentTransaction(order);
+          // The next blocks' base fee is far above what the transaction offers: it cannot be mined until the
+          // sender raises its fees.
+          await stack.chain.rpc("hardhat_setNextBlockBaseFeePerGas", [toHex(first.maxFeePerGas! * 50n)]);
+        } finally {
+          await mining(true);
+        }
+        const done = await paid(order);
+        assert.ok((await metric("payg_tx_replacements_total", { kind: "pay_with_permit" })) > replacements, "counted as a replacement");
+        const mined = await client.getTransaction({ hash: done.relay.transactionHash as Hex });
+        assert.notEqual(mined.hash, first.hash, "a replacement was mined");
+        assert.equal(mined.nonce, first.nonce, "with the nonce of the first");
+        assert.ok(mined.maxFeePerGas! >= bumped(first.maxFeePerGas!), "at least 12.5% more on the max fee");
+        assert.ok(mined.maxPriorityFeePerGas! >= bumped(first.maxPriorityFeePerGas!), "and on the priority fee");
+        assert.equal(await client.getTransaction({ hash: first.hash }).catch(() => null), null, "the first version is gone from the node");
+      },
+    );
 
     it("broadcasts again a transaction the node dropped; it is mined", { timeout: 120_000 }, async () => {
       const rebroadcasts = await metric("payg_tx_rebroadcasts_total");
@@ -165,38 +195,56 @@ for (const database of selectedDatabaseKinds()) {
         assert.equal(await stack.chain.rpc("hardhat_dropTransaction", [sent.hash]), true);
         assert.equal(await client.getTransaction({ hash: sent.hash }).catch(() => null), null, "dropped");
         // No block meanwhile: it is broadcast again as it was, not replaced.
-        await waitFor("a broadcast again", async () => ((await metric("payg_tx_rebroadcasts_total")) > rebroadcasts ? true : undefined), 40_000, 250);
-        await waitFor("the transaction back in the node's pool", () => client.getTransaction({ hash: sent.hash }).catch(() => undefined), 10_000);
+        await waitFor(
+          "a broadcast again",
+          async () => ((await metric("payg_tx_rebroadcasts_total")) > rebroadcasts ? true : undefined),
+          40_000,
+          250,
+        );
+        await waitFor(
+          "the transaction back in the node's pool",
+          () => client.getTransaction({ hash: sent.hash }).catch(() => undefined),
+          10_000,
+        );
       } finally {
         await mining(true);
       }
       await paid(order);
     });
 
-    it("pays an order once when the relayer is killed (SIGKILL) with its transaction in the node's pool, and that transaction is then dropped", { timeout: 180_000 }, async () => {
-      const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
-      await mining(false);
-      let sent: Awaited<ReturnType<typeof sentTransaction>>;
-      try {
-        assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-        sent = await sentTransaction(order);
-        // Killed with the transaction unmined; while it is down the node loses the transaction too. The
-        // next process finds it stored as sent, not on the chain nor in the pool, and broadcasts the same
-        // signed bytes again (never a new transaction for the order).
-        await stack.restartRelayer({
-          kill: true,
-          env: { RPC_URL: proxy.url },
-          whileStopped: async () => {
-            assert.equal(await stack.chain.rpc("hardhat_dropTransaction", [sent.hash]), true);
-          },
-        });
-        await waitFor("the same transaction back in the node's pool", () => client.getTransaction({ hash: sent.hash }).catch(() => undefined), 60_000, 250);
-      } finally {
-        await mining(true);
-      }
-      const done = await paid(order);
-      assert.equal(done.relay.transactionHash, sent.hash, "the transaction signed before the kill was mined");
-    });
+    it(
+      "pays an order once when the relayer is killed (SIGKILL) with its transaction in the node's pool, and that transaction is then dropped",
+      { timeout: 180_000 },
+      async () => {
+        const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
+        await mining(false);
+        let sent: Awaited<ReturnType<typeof sentTransaction>>;
+        try {
+          assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
+          sent = await sentTransaction(order);
+          // Killed with the transaction unmined; while it is down the node loses the transaction too. The
+          // next process finds it stored as sent, not on the chain nor in the pool, and broadcasts the same
+          // signed bytes again (never a new transaction for the order).
+          await stack.restartRelayer({
+            kill: true,
+            env: { RPC_URL: proxy.url },
+            whileStopped: async () => {
+              assert.equal(await stack.chain.rpc("hardhat_dropTransaction", [sent.hash]), true);
+            },
+          });
+          await waitFor(
+            "the same transaction back in the node's pool",
+            () => client.getTransaction({ hash: sent.hash }).catch(() => undefined),
+            60_000,
+            250,
+          );
+        } finally {
+          await mining(true);
+        }
+        const done = await paid(order);
+        assert.equal(done.relay.transactionHash, sent.hash, "the transaction signed before the kill was mined");
+      },
+    );
 
     it("sends the payments queued while the RPC answered 429 once it stops; none fails", { timeout: 120_000 }, async () => {
       const failed = async () =>
@@ -266,7 +314,12 @@ for (const database of selectedDatabaseKinds()) {
           }
         },
       });
-      const receipt = await waitFor("the stored transaction mined", () => client.getTransactionReceipt({ hash: stored }).catch(() => undefined), 60_000, 250);
+      const receipt = await waitFor(
+        "the stored transaction mined",
+        () => client.getTransactionReceipt({ hash: stored }).catch(() => undefined),
+        60_000,
+        250,
+      );
       assert.equal(receipt.status, "success");
       const filler = await waitFor("the gap's transaction", async () => {
         const latest = await client.getBlockNumber({ cacheTime: 0 });
@@ -313,6 +366,5 @@ for (const database of selectedDatabaseKinds()) {
         500,
       );
     });
-
   });
 }

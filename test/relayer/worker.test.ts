@@ -39,8 +39,7 @@ function recorded(tick: (ctx: TickContext, n: number) => Promise<number>, opts: 
       return tick(ctx, ticks.length);
     },
   });
-  const next = (n: number) =>
-    ticks.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(n, resolve));
+  const next = (n: number) => (ticks.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(n, resolve)));
   return { worker, ticks, next };
 }
 
@@ -67,7 +66,10 @@ describe("worker", () => {
     await sleep(100);
     await worker.stop();
     assert.equal(ticks.length, 2, "the first tick, then one for all five wakes");
-    assert.deepEqual(ticks.map((t) => t.reason), ["timer", "wake"]);
+    assert.deepEqual(
+      ticks.map((t) => t.reason),
+      ["timer", "wake"],
+    );
     assert.equal(wokenSeen, true, "the first tick saw the wakes");
     assert.equal(maxConcurrent, 1);
   });
@@ -81,7 +83,10 @@ describe("worker", () => {
     await worker.stop();
     assert.equal(ticks.length, 3, "no tick within the 60 s delay");
     assert.ok(ticks[2]!.at - ticks[1]!.at >= 145, `150 ms apart, not ${Math.round(ticks[2]!.at - ticks[1]!.at)} ms`);
-    assert.deepEqual(ticks.map((t) => t.reason), ["timer", "timer", "timer"]);
+    assert.deepEqual(
+      ticks.map((t) => t.reason),
+      ["timer", "timer", "timer"],
+    );
   });
 
   it("waits firstDelayMs before the first tick, and a wake() before it runs one at once", async () => {
@@ -97,7 +102,10 @@ describe("worker", () => {
     woken.worker.wake();
     await woken.next(1);
     await woken.worker.stop();
-    assert.deepEqual(woken.ticks.map((t) => t.reason), ["wake"]);
+    assert.deepEqual(
+      woken.ticks.map((t) => t.reason),
+      ["wake"],
+    );
   });
 
   it("stop() resolves once the tick in progress has finished, tells the tick, runs onStop, and nothing ticks afterwards", async () => {
@@ -189,7 +197,11 @@ describe("worker", () => {
     it("wakes on a NOTIFY on one of its channels, after onNotify has seen it", async () => {
       const notified: string[] = [];
       const { worker, ticks, next } = recorded(async () => LONG, {
-        wakeOn: { database, channels: ["worker_test_a", "worker_test_b"], onNotify: (channel, payload) => notified.push(`${channel}:${payload}`) },
+        wakeOn: {
+          database,
+          channels: ["worker_test_a", "worker_test_b"],
+          onNotify: (channel, payload) => notified.push(`${channel}:${payload}`),
+        },
       });
       await worker.start();
       await next(1);
@@ -197,7 +209,10 @@ describe("worker", () => {
       await next(2);
       await worker.stop();
       assert.deepEqual(notified, ["worker_test_b:hello"]);
-      assert.deepEqual(ticks.map((t) => t.reason), ["timer", "wake"]);
+      assert.deepEqual(
+        ticks.map((t) => t.reason),
+        ["timer", "wake"],
+      );
     });
 
     it("ticks only in the process holding the lease; the other retries after retryMs and takes over once the holder stops", async () => {
@@ -270,7 +285,10 @@ describe("worker", () => {
       await worker.stop();
       assert.ok(woken, "a tick within 10 s of the listener's loss");
       assert.deepEqual(notified, [undefined]);
-      assert.deepEqual(ticks.map((t) => t.reason), ["timer", "wake"]);
+      assert.deepEqual(
+        ticks.map((t) => t.reason),
+        ["timer", "wake"],
+      );
     });
   });
 });

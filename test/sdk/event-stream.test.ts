@@ -47,7 +47,7 @@ describe("sdk/event-stream.ts", () => {
   });
 
   it("reassembles events split across reads anywhere, CR LF included, and ends with the stream", async () => {
-    const text = "id: 1\r\nevent: state\r\ndata: {}\r\n\r\n: ping\r\n\r\nid: 2\r\nevent: payment.succeeded\r\ndata: {\"ok\":true}\r\n\r\n";
+    const text = 'id: 1\r\nevent: state\r\ndata: {}\r\n\r\n: ping\r\n\r\nid: 2\r\nevent: payment.succeeded\r\ndata: {"ok":true}\r\n\r\n';
     const expected = [
       { id: "1", event: "state", data: "{}", comment: false },
       { event: "comment", data: ": ping", comment: true },

@@ -188,7 +188,9 @@ describe("npm run indexer and npm run relayer on PostgreSQL", { skip, concurrenc
     assert.equal(await isListening(indexerPort), false, "the indexer's port is free");
     // Ponder's shutdown ran to its end: it released its lock on the schema (a restart need not wait for it).
     const locked = await withPostgres(database!.url, async (client) => {
-      const { rows } = await client.query<{ locked: string }>(`select value->>'is_locked' as locked from "${schema}"._ponder_meta where key = 'app'`);
+      const { rows } = await client.query<{ locked: string }>(
+        `select value->>'is_locked' as locked from "${schema}"._ponder_meta where key = 'app'`,
+      );
       return rows[0]?.locked;
     });
     assert.equal(locked, "0", "the indexer's schema is unlocked");
@@ -204,7 +206,10 @@ describe("npm run indexer and npm run relayer on PostgreSQL", { skip, concurrenc
     });
     try {
       await answers(replica, `http://127.0.0.1:${replicaPort}/ready`, 90_000);
-      const status = (await (await fetch(`http://127.0.0.1:${replicaPort}/status`)).json()) as Record<string, { block: { number: number } }>;
+      const status = (await (await fetch(`http://127.0.0.1:${replicaPort}/status`)).json()) as Record<
+        string,
+        { block: { number: number } }
+      >;
       assert.ok((status.local?.block.number ?? 0) > 0, `the replica's status: ${JSON.stringify(status)}`);
     } finally {
       assertStoppedBy(await stop(replica, "SIGINT"), "SIGINT", replica.output());
@@ -213,9 +218,17 @@ describe("npm run indexer and npm run relayer on PostgreSQL", { skip, concurrenc
   });
 
   it("fail at once with one line naming what is wrong", async () => {
-    const run = npm(["run", "--silent", "indexer"], { DATABASE_URL: database!.url, DATABASE_SCHEMA: "", PORT: "http", INDEXER_COMMAND: "index" });
+    const run = npm(["run", "--silent", "indexer"], {
+      DATABASE_URL: database!.url,
+      DATABASE_SCHEMA: "",
+      PORT: "http",
+      INDEXER_COMMAND: "index",
+    });
     assert.deepEqual(await run.exited, { code: 2, signal: null });
-    const line = run.output().split("\n").find((l) => l.startsWith("npm run indexer: "));
+    const line = run
+      .output()
+      .split("\n")
+      .find((l) => l.startsWith("npm run indexer: "));
     assert.ok(line, run.output());
     for (const variable of ["DATABASE_SCHEMA", "PORT", "INDEXER_COMMAND"]) assert.ok(line.includes(variable), `${variable} in: ${line}`);
   });
@@ -232,7 +245,12 @@ describe("DATABASE_URL=… npm start and npm run demo", { skip, concurrency: fal
 
   before(async () => {
     database = await createDatabase("start");
-    const ports = { CHAIN_PORT: await freePort(), DEVICE_CLOUD_PORT: await freePort(), INDEXER_PORT: await freePort(), RELAYER_PORT: await freePort() };
+    const ports = {
+      CHAIN_PORT: await freePort(),
+      DEVICE_CLOUD_PORT: await freePort(),
+      INDEXER_PORT: await freePort(),
+      RELAYER_PORT: await freePort(),
+    };
     env = {
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
       DEMO_WEBHOOK_PORT: String(await freePort()),
@@ -268,7 +286,10 @@ describe("DATABASE_URL=… npm start and npm run demo", { skip, concurrency: fal
     running = await start();
     const out = running.output();
     assert.match(out, /^Ready\. Everything listens on 127\.0\.0\.1/m, out);
-    assert.match(out, new RegExp(`^  Database +PostgreSQL postgresql://\\S+: schemas ${schemas[0]} \\(indexer\\), ${schemas[1]} \\(relayer\\)$`, "m"));
+    assert.match(
+      out,
+      new RegExp(`^  Database +PostgreSQL postgresql://\\S+: schemas ${schemas[0]} \\(indexer\\), ${schemas[1]} \\(relayer\\)$`, "m"),
+    );
     const tables = await withPostgres(database!.url, async (client) => {
       const { rows } = await client.query<{ schema: string; n: number }>(
         "select table_schema as schema, count(*)::int as n from information_schema.tables where table_schema = any($1) group by table_schema",
@@ -277,10 +298,13 @@ describe("DATABASE_URL=… npm start and npm run demo", { skip, concurrency: fal
       return Object.fromEntries(rows.map((r) => [r.schema, r.n]));
     });
     for (const schema of schemas) assert.ok((tables[schema] ?? 0) > 0, `tables in ${schema}: ${JSON.stringify(tables)}`);
-    for (const directory of ["indexer-db", "relayer-db"]) assert.equal(existsSync(path.join(stackDir, directory)), false, `no PGlite ${directory}`);
+    for (const directory of ["indexer-db", "relayer-db"])
+      assert.equal(existsSync(path.join(stackDir, directory)), false, `no PGlite ${directory}`);
 
     const stack = await stackFile();
-    const devices = await fetch(`${stack.endpoints.paymentApi}/devices`, { headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` } });
+    const devices = await fetch(`${stack.endpoints.paymentApi}/devices`, {
+      headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` },
+    });
     assert.equal(devices.status, 200, "the printed developer key works");
 
     const demo = npm(["run", "demo"], env);
@@ -294,7 +318,9 @@ describe("DATABASE_URL=… npm start and npm run demo", { skip, concurrency: fal
 
     assertStoppedBy(await stop(running, "SIGINT"), "SIGINT", running.output());
     const locked = await withPostgres(database!.url, async (client) => {
-      const { rows } = await client.query<{ locked: string }>(`select value->>'is_locked' as locked from "${schemas[0]}"._ponder_meta where key = 'app'`);
+      const { rows } = await client.query<{ locked: string }>(
+        `select value->>'is_locked' as locked from "${schemas[0]}"._ponder_meta where key = 'app'`,
+      );
       return rows[0]?.locked;
     });
     assert.equal(locked, "0", "the indexer released its schema");

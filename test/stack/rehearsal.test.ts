@@ -31,97 +31,120 @@ async function freePortRun(): Promise<number> {
 }
 
 describe("npm run rehearsal", () => {
-  it("deploys like the testnet section says, pays by signature and in cash, and payment.confirmed waits for 5 blocks; a browser wallet pays on the checkout page by EIP-3009", { timeout: 360_000 }, async () => {
-    const dir = path.join(testLogDir("rehearsal"), "rehearsal");
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true });
-    const resultFile = path.join(dir, "..", "rehearsal-result.json");
-    await rm(resultFile, { force: true });
-    const base = await freePortRun();
-    const child = spawn("npm", ["run", "--silent", "rehearsal"], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        HARDHAT_DISABLE_TELEMETRY: "true",
-        PONDER_TELEMETRY_DISABLED: "1",
-        REHEARSAL_DIR: dir,
-        REHEARSAL_PORT_BASE: String(base),
-        REHEARSAL_RESULT_FILE: resultFile,
-        REHEARSAL_KEEP: "1",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-      // A process group of its own, as a terminal gives a command: SIGTERM goes to the group at the end.
-      detached: true,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-    const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once("close", (code, signal) => resolve({ code, signal })),
-    );
-    let exited = false;
-    void closed.then(() => (exited = true));
-    let browser: Browser | undefined;
-    try {
-      // The flow ran and passed once the result file is there; the rehearsal keeps running with an open order.
-      const deadline = Date.now() + 240_000;
-      let result: RehearsalResult | undefined;
-      while (!result) {
-        assert.ok(!exited, `the rehearsal ended early\n${stdout}\n${stderr.slice(-4_000)}`);
-        assert.ok(Date.now() < deadline, `no result within 240 s\n${stdout}\n${stderr.slice(-4_000)}`);
-        result = await readFile(resultFile, "utf8").then((text) => JSON.parse(text) as RehearsalResult, () => undefined);
-        if (!result) await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-      const passed = stdout.split("\n").find((line) => line.startsWith("rehearsal "));
-      assert.match(
-        passed ?? "",
-        /^rehearsal passed: chain 84532, a block every 2 s, CONFIRMATIONS=5; ready in [\d.]+ s; authorization payment submitted -> success/,
+  it(
+    "deploys like the testnet section says, pays by signature and in cash, and payment.confirmed waits for 5 blocks; a browser wallet pays on the checkout page by EIP-3009",
+    { timeout: 360_000 },
+    async () => {
+      const dir = path.join(testLogDir("rehearsal"), "rehearsal");
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true });
+      const resultFile = path.join(dir, "..", "rehearsal-result.json");
+      await rm(resultFile, { force: true });
+      const base = await freePortRun();
+      const child = spawn("npm", ["run", "--silent", "rehearsal"], {
+        cwd: repoRoot,
+        env: {
+          ...process.env,
+          HARDHAT_DISABLE_TELEMETRY: "true",
+          PONDER_TELEMETRY_DISABLED: "1",
+          REHEARSAL_DIR: dir,
+          REHEARSAL_PORT_BASE: String(base),
+          REHEARSAL_RESULT_FILE: resultFile,
+          REHEARSAL_KEEP: "1",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+        // A process group of its own, as a terminal gives a command: SIGTERM goes to the group at the end.
+        detached: true,
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+      const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.once("close", (code, signal) => resolve({ code, signal })),
       );
-      assert.equal(result.chainId, 84532);
-      assert.equal(result.blockMs, 2_000);
-      assert.equal(result.rail, "authorization", "the token has EIP-3009: the order offers USDC's own rail");
-      assert.ok(result.confirmedDepth >= 5, `payment.confirmed at depth ${result.confirmedDepth}`);
-      // Five blocks on top of the payment's block take at least four intervals after it was mined.
-      assert.ok(result.minedToConfirmedWebhookMs >= 4 * result.blockMs, `mined -> payment.confirmed ${result.minedToConfirmedWebhookMs} ms`);
-      assert.ok(result.minedToSucceededWebhookMs < result.minedToConfirmedWebhookMs);
-      assert.ok(result.submittedToSuccessMs > 0 && result.cashSubmittedToSuccessMs > 0);
+      let exited = false;
+      void closed.then(() => (exited = true));
+      let browser: Browser | undefined;
+      try {
+        // The flow ran and passed once the result file is there; the rehearsal keeps running with an open order.
+        const deadline = Date.now() + 240_000;
+        let result: RehearsalResult | undefined;
+        while (!result) {
+          assert.ok(!exited, `the rehearsal ended early\n${stdout}\n${stderr.slice(-4_000)}`);
+          assert.ok(Date.now() < deadline, `no result within 240 s\n${stdout}\n${stderr.slice(-4_000)}`);
+          result = await readFile(resultFile, "utf8").then(
+            (text) => JSON.parse(text) as RehearsalResult,
+            () => undefined,
+          );
+          if (!result) await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+        const passed = stdout.split("\n").find((line) => line.startsWith("rehearsal "));
+        assert.match(
+          passed ?? "",
+          /^rehearsal passed: chain 84532, a block every 2 s, CONFIRMATIONS=5; ready in [\d.]+ s; authorization payment submitted -> success/,
+        );
+        assert.equal(result.chainId, 84532);
+        assert.equal(result.blockMs, 2_000);
+        assert.equal(result.rail, "authorization", "the token has EIP-3009: the order offers USDC's own rail");
+        assert.ok(result.confirmedDepth >= 5, `payment.confirmed at depth ${result.confirmedDepth}`);
+        // Five blocks on top of the payment's block take at least four intervals after it was mined.
+        assert.ok(
+          result.minedToConfirmedWebhookMs >= 4 * result.blockMs,
+          `mined -> payment.confirmed ${result.minedToConfirmedWebhookMs} ms`,
+        );
+        assert.ok(result.minedToSucceededWebhookMs < result.minedToConfirmedWebhookMs);
+        assert.ok(result.submittedToSuccessMs > 0 && result.cashSubmittedToSuccessMs > 0);
 
-      const record = JSON.parse(await readFile(deploymentRecordPath("rehearsal-84532"), "utf8")) as { chainId: number; contracts: Record<string, unknown> };
-      assert.equal(record.chainId, 84532);
-      for (const name of ["PaymentRouter", "AssetSplit", "AssetSplitFactory", "TelemetryAnchor"]) assert.ok(record.contracts[name], `${name} deployed`);
-      assert.equal(record.contracts.TestStablecoin, undefined, "no test stablecoin: Payments.ts takes the token as a parameter");
+        const record = JSON.parse(await readFile(deploymentRecordPath("rehearsal-84532"), "utf8")) as {
+          chainId: number;
+          contracts: Record<string, unknown>;
+        };
+        assert.equal(record.chainId, 84532);
+        for (const name of ["PaymentRouter", "AssetSplit", "AssetSplitFactory", "TelemetryAnchor"])
+          assert.ok(record.contracts[name], `${name} deployed`);
+        assert.equal(record.contracts.TestStablecoin, undefined, "no test stablecoin: Payments.ts takes the token as a parameter");
 
-      // The checkout page of the open order, with a browser wallet: it signs the EIP-3009 authorization
-      // (no permit nonce to read), and the order is paid on the authorization rail.
-      const kept = result.kept!;
-      browser = await launchBrowser();
-      const page = await (await browser.newContext()).newPage();
-      const errors = watchPageErrors(page);
-      const wallet = await injectWallet(page, { rpcUrl: kept.rpcUrl, account: localAccount(7) });
-      await page.goto(kept.checkoutUrl);
-      await page.getByRole("button", { name: /Pay \$[\d.]+ with wallet/ }).click();
-      await page.locator('#checkout[data-state="done"]').waitFor({ timeout: 60_000 });
-      assert.deepEqual([...new Set(wallet.calls.map((c) => c.method))].sort(), ["eth_chainId", "eth_requestAccounts", "eth_signTypedData_v4"]);
-      const signed = JSON.parse((wallet.calls.find((c) => c.method === "eth_signTypedData_v4")!.params as string[])[1]!) as { primaryType: string };
-      assert.equal(signed.primaryType, "ReceiveWithAuthorization");
-      const paid = (await (await fetch(`${kept.relayerUrl}/v1/orders/${kept.orderId}`)).json()) as { status: string; payment: { rail: string } };
-      assert.equal(paid.status, "success");
-      assert.equal(paid.payment.rail, "authorization");
-      assert.deepEqual(errors, []);
-    } finally {
-      await browser?.close().catch(() => undefined);
-      if (!exited) process.kill(-child.pid!, "SIGTERM");
-    }
-    // npm itself takes the group's SIGTERM (and reports it as its own end); the script stops what it started.
-    const { code, signal } = await closed;
-    assert.ok(code === 0 || signal === "SIGTERM", `exit ${code} (${signal})\n${stdout}\n${stderr.slice(-4_000)}`);
-    assert.doesNotMatch(stdout, /rehearsal failed/);
-    for (let i = 0; i < PORTS; i++) {
-      const port = base + i;
-      const deadline = Date.now() + 15_000;
-      while ((await isListening(port)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
-      assert.equal(await isListening(port), false, `port ${port} is free once the rehearsal stopped`);
-    }
-  });
+        // The checkout page of the open order, with a browser wallet: it signs the EIP-3009 authorization
+        // (no permit nonce to read), and the order is paid on the authorization rail.
+        const kept = result.kept!;
+        browser = await launchBrowser();
+        const page = await (await browser.newContext()).newPage();
+        const errors = watchPageErrors(page);
+        const wallet = await injectWallet(page, { rpcUrl: kept.rpcUrl, account: localAccount(7) });
+        await page.goto(kept.checkoutUrl);
+        await page.getByRole("button", { name: /Pay \$[\d.]+ with wallet/ }).click();
+        await page.locator('#checkout[data-state="done"]').waitFor({ timeout: 60_000 });
+        assert.deepEqual([...new Set(wallet.calls.map((c) => c.method))].sort(), [
+          "eth_chainId",
+          "eth_requestAccounts",
+          "eth_signTypedData_v4",
+        ]);
+        const signed = JSON.parse((wallet.calls.find((c) => c.method === "eth_signTypedData_v4")!.params as string[])[1]!) as {
+          primaryType: string;
+        };
+        assert.equal(signed.primaryType, "ReceiveWithAuthorization");
+        const paid = (await (await fetch(`${kept.relayerUrl}/v1/orders/${kept.orderId}`)).json()) as {
+          status: string;
+          payment: { rail: string };
+        };
+        assert.equal(paid.status, "success");
+        assert.equal(paid.payment.rail, "authorization");
+        assert.deepEqual(errors, []);
+      } finally {
+        await browser?.close().catch(() => undefined);
+        if (!exited) process.kill(-child.pid!, "SIGTERM");
+      }
+      // npm itself takes the group's SIGTERM (and reports it as its own end); the script stops what it started.
+      const { code, signal } = await closed;
+      assert.ok(code === 0 || signal === "SIGTERM", `exit ${code} (${signal})\n${stdout}\n${stderr.slice(-4_000)}`);
+      assert.doesNotMatch(stdout, /rehearsal failed/);
+      for (let i = 0; i < PORTS; i++) {
+        const port = base + i;
+        const deadline = Date.now() + 15_000;
+        while ((await isListening(port)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+        assert.equal(await isListening(port), false, `port ${port} is free once the rehearsal stopped`);
+      }
+    },
+  );
 });

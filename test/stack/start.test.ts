@@ -101,7 +101,12 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
   let demoOrderId = "";
 
   before(async () => {
-    ports = { CHAIN_PORT: await freePort(), DEVICE_CLOUD_PORT: await freePort(), INDEXER_PORT: await freePort(), RELAYER_PORT: await freePort() };
+    ports = {
+      CHAIN_PORT: await freePort(),
+      DEVICE_CLOUD_PORT: await freePort(),
+      INDEXER_PORT: await freePort(),
+      RELAYER_PORT: await freePort(),
+    };
     demoWebhookPort = await freePort();
     await mkdir(stackDir, { recursive: true });
   });
@@ -137,22 +142,48 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     running = await start();
     const out = running.stdout();
     assert.match(out, /^Ready\. Everything listens on 127\.0\.0\.1/m, running.stderr());
-    for (const stepTitle of ["checking ports", `using the chain already running on port ${ports.CHAIN_PORT}`, "deploying the contracts with Ignition", "seeding the sample tenants", `starting the relayer on port ${ports.RELAYER_PORT}`]) {
+    for (const stepTitle of [
+      "checking ports",
+      `using the chain already running on port ${ports.CHAIN_PORT}`,
+      "deploying the contracts with Ignition",
+      "seeding the sample tenants",
+      `starting the relayer on port ${ports.RELAYER_PORT}`,
+    ]) {
       assert.ok(running.stderr().includes(`✔ ${stepTitle}`), `step shown: ${stepTitle}`);
     }
-    for (const row of ["Payment API", "Sandbox API", "Developer portal", "Indexer", "Portal login", "Developer API key", "Agent API key", "Second tenant", "Sandbox client", "Test wallet"]) {
+    for (const row of [
+      "Payment API",
+      "Sandbox API",
+      "Developer portal",
+      "Indexer",
+      "Portal login",
+      "Developer API key",
+      "Agent API key",
+      "Second tenant",
+      "Sandbox client",
+      "Test wallet",
+    ]) {
       assert.match(out, new RegExp(`^  ${row} +\\S`, "m"), `row ${row}`);
     }
     const stack = await stackFile();
     assert.equal(stack.endpoints.paymentApi, `http://127.0.0.1:${ports.RELAYER_PORT}/v1`);
-    for (const url of [stack.endpoints.paymentApiDocs, stack.endpoints.sandboxApiDocs, `${stack.endpoints.paymentApi}/openapi.json`, `${stack.endpoints.portal}/login`]) {
+    for (const url of [
+      stack.endpoints.paymentApiDocs,
+      stack.endpoints.sandboxApiDocs,
+      `${stack.endpoints.paymentApi}/openapi.json`,
+      `${stack.endpoints.portal}/login`,
+    ]) {
       assert.equal((await fetch(url)).status, 200, url);
     }
     assert.equal((await fetch(`${stack.endpoints.indexer}/ready`)).status, 200);
-    const key = await fetch(`${stack.endpoints.paymentApi}/devices`, { headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` } });
+    const key = await fetch(`${stack.endpoints.paymentApi}/devices`, {
+      headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` },
+    });
     assert.equal(key.status, 200, "the printed developer key works");
     // The second sample tenant: its key sees its own devices only.
-    const otherDevices = await fetch(`${stack.endpoints.paymentApi}/devices`, { headers: { authorization: `Bearer ${stack.otherSample.apiKeys.developer}` } });
+    const otherDevices = await fetch(`${stack.endpoints.paymentApi}/devices`, {
+      headers: { authorization: `Bearer ${stack.otherSample.apiKeys.developer}` },
+    });
     assert.equal(otherDevices.status, 200, "the second tenant's developer key works");
     assert.deepEqual(
       ((await otherDevices.json()).data as Array<{ id: string }>).map((d) => d.id).sort(),
@@ -161,11 +192,19 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
 
     const demo = await runDemo();
     assert.equal(demo.code, 0, demo.output);
-    for (const title of ["The wallet signs one EIP-2612 permit", "The device is powered on", "The 50/40/10 split, in the payment's transaction", "An agent confirms a cash payment"]) {
+    for (const title of [
+      "The wallet signs one EIP-2612 permit",
+      "The device is powered on",
+      "The 50/40/10 split, in the payment's transaction",
+      "An agent confirms a cash payment",
+    ]) {
       assert.ok(demo.output.includes(title), `demo step: ${title}`);
     }
     assert.match(demo.output, /Signed webhooks arrived and verified[^\n]*\n {3}[^\n]*payment\.succeeded/);
-    assert.match(demo.output, /The batch is anchored on-chain[^\n]*\n {3}evidence \S+: 12 readings, merkle root 0x[0-9a-f]{64}, tx 0x[0-9a-f]{64}/);
+    assert.match(
+      demo.output,
+      /The batch is anchored on-chain[^\n]*\n {3}evidence \S+: 12 readings, merkle root 0x[0-9a-f]{64}, tx 0x[0-9a-f]{64}/,
+    );
     demoOrderId = /^ {3}(ord_\w+) is pending/m.exec(demo.output)?.[1] ?? "";
     assert.ok(demoOrderId, "the demo printed its order");
     const order = await (await fetch(`${stack.endpoints.paymentApi}/orders/${demoOrderId}`)).json();
@@ -174,13 +213,19 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     const cashOrderId = /An agent confirms a cash payment for \S+ [^\n]*\n {3}(ord_\w+) is success/.exec(demo.output)?.[1];
     assert.ok(cashOrderId, "the demo's cash order succeeded");
     const splits = [];
-    for (const [orderId, deviceId] of [[demoOrderId, "kiosk-nbo-001"], [cashOrderId, "charger-los-002"]] as const) {
+    for (const [orderId, deviceId] of [
+      [demoOrderId, "kiosk-nbo-001"],
+      [cashOrderId, "charger-los-002"],
+    ] as const) {
       const receipt = await (await fetch(`${stack.endpoints.paymentApi}/orders/${orderId}/receipt`)).json();
       const device = SAMPLE_DEVICES.find((d) => d.id === deviceId)!;
       const legs = Object.fromEntries((receipt.split.legs as Array<{ leg: string; recipient: string }>).map((l) => [l.leg, l.recipient]));
       assert.equal(legs.assetOwner, localAccount(SAMPLE_PARTY_ACCOUNTS[device.owner]).address, `${deviceId}'s asset owner`);
       assert.equal(legs.operator, localAccount(SAMPLE_PARTY_ACCOUNTS[device.operator]).address, `${deviceId}'s operator`);
-      assert.ok(demo.output.includes(`split ${receipt.split.split}, tx ${receipt.split.transactionHash}`), `the demo shows ${deviceId}'s split`);
+      assert.ok(
+        demo.output.includes(`split ${receipt.split.split}, tx ${receipt.split.transactionHash}`),
+        `the demo shows ${deviceId}'s split`,
+      );
       splits.push(receipt.split.split);
     }
     assert.notEqual(splits[0], splits[1], "each device has its own split");
@@ -206,7 +251,9 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     // The sample tenant is the one seeded before, and the key printed then still works.
     assert.deepEqual({ ...stack.sample, seedDigest: undefined }, { ...before.sample, seedDigest: undefined });
     assert.deepEqual(stack.otherSample, before.otherSample, "the second tenant is kept too");
-    const key = await fetch(`${stack.endpoints.paymentApi}/devices`, { headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` } });
+    const key = await fetch(`${stack.endpoints.paymentApi}/devices`, {
+      headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` },
+    });
     assert.equal(key.status, 200, "the developer key of the first start works");
     // The on-chain volume comes from the indexer: its kept index serves the demo's payment again.
     const stats = await (await fetch(`${stack.endpoints.paymentApi}/public/stats`)).json();

@@ -81,9 +81,7 @@ export function postgresDatabase(label = "test", url = testDatabaseUrl()): TestD
 
 /** One fresh database of each selected kind, labelled `label` (used in directory and schema names). */
 export function testDatabases(label = "test"): TestDatabase[] {
-  return selectedDatabaseKinds().map(
-    (kind): TestDatabase => (kind === "pglite" ? pgliteDatabase(label) : postgresDatabase(label)),
-  );
+  return selectedDatabaseKinds().map((kind): TestDatabase => (kind === "pglite" ? pgliteDatabase(label) : postgresDatabase(label)));
 }
 
 /** The PostgreSQL database the test run was given (TEST_DATABASE_URL): where the per-process databases are
@@ -127,7 +125,13 @@ if (selectedDatabaseKinds().includes("postgres")) {
   process.once("exit", () => {
     spawnSync(
       process.execPath,
-      ["--input-type=module", "-e", `import pg from "pg"; const c = new pg.Client({ connectionString: process.argv[1] }); await c.connect(); await c.query(process.argv[2]); await c.end();`, server, `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`],
+      [
+        "--input-type=module",
+        "-e",
+        `import pg from "pg"; const c = new pg.Client({ connectionString: process.argv[1] }); await c.connect(); await c.query(process.argv[2]); await c.end();`,
+        server,
+        `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`,
+      ],
       { cwd: path.resolve(import.meta.dirname, "..", ".."), stdio: "ignore", timeout: 10_000 },
     );
   });
@@ -156,5 +160,10 @@ export async function dropSchemas(url: string, schemas: string[]): Promise<void>
 }
 
 function sanitize(label: string): string {
-  return label.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "") || "test";
+  return (
+    label
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "_")
+      .replace(/^_+|_+$/g, "") || "test"
+  );
 }

@@ -77,13 +77,15 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
 
     /** The settlements with these on-chain references (bytes32), in chain order. */
     async settlementsByRefs(refs: readonly Hex[]): Promise<Settlement[]> {
-      const rows = await inChunks(refs.map((ref) => ref.toLowerCase() as Hex), (chunk) =>
-        db
-          .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.settlements)
-          .leftJoin(ponderCheckpoint, onEveryRow)
-          .where(inArray(schema.settlements.ref, chunk))
-          .then(rowsOf),
+      const rows = await inChunks(
+        refs.map((ref) => ref.toLowerCase() as Hex),
+        (chunk) =>
+          db
+            .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.settlements)
+            .leftJoin(ponderCheckpoint, onEveryRow)
+            .where(inArray(schema.settlements.ref, chunk))
+            .then(rowsOf),
       );
       return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
     },
@@ -93,7 +95,8 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
       return rowsOf(
         await db
           .select({ row: schema.participants, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.participants).leftJoin(ponderCheckpoint, onEveryRow)
+          .from(schema.participants)
+          .leftJoin(ponderCheckpoint, onEveryRow)
           .orderBy(asc(schema.participants.recipient), asc(schema.participants.token)),
       );
     },
@@ -103,7 +106,8 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
       return rowsOf(
         await db
           .select({ row: schema.splitParticipants, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.splitParticipants).leftJoin(ponderCheckpoint, onEveryRow)
+          .from(schema.splitParticipants)
+          .leftJoin(ponderCheckpoint, onEveryRow)
           .where(eq(schema.splitParticipants.split, split.toLowerCase() as Hex))
           .orderBy(asc(schema.splitParticipants.recipient)),
       );
@@ -114,7 +118,8 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
       return rowsOf(
         await db
           .select({ row: schema.withdrawals, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.withdrawals).leftJoin(ponderCheckpoint, onEveryRow)
+          .from(schema.withdrawals)
+          .leftJoin(ponderCheckpoint, onEveryRow)
           .where(eq(schema.withdrawals.recipient, recipient.toLowerCase() as Hex))
           .orderBy(asc(schema.withdrawals.id)),
       );
@@ -137,17 +142,20 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
         return rowsOf(
           await db
             .select({ row: schema.deviceStats, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.deviceStats).leftJoin(ponderCheckpoint, onEveryRow)
+            .from(schema.deviceStats)
+            .leftJoin(ponderCheckpoint, onEveryRow)
             .orderBy(desc(schema.deviceStats.volumeUsdMicro), asc(schema.deviceStats.deviceId)),
         );
       }
-      const rows = await inChunks(deviceIds.map((id) => id.toLowerCase() as Hex), (ids) =>
-        db
-          .select({ row: schema.deviceStats, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.deviceStats)
-          .leftJoin(ponderCheckpoint, onEveryRow)
-          .where(inArray(schema.deviceStats.deviceId, ids))
-          .then(rowsOf),
+      const rows = await inChunks(
+        deviceIds.map((id) => id.toLowerCase() as Hex),
+        (ids) =>
+          db
+            .select({ row: schema.deviceStats, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.deviceStats)
+            .leftJoin(ponderCheckpoint, onEveryRow)
+            .where(inArray(schema.deviceStats.deviceId, ids))
+            .then(rowsOf),
       );
       return rows.sort((a, b) =>
         a.volumeUsdMicro !== b.volumeUsdMicro ? (a.volumeUsdMicro > b.volumeUsdMicro ? -1 : 1) : a.deviceId < b.deviceId ? -1 : 1,
@@ -162,7 +170,8 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
       return rowsOf(
         await db
           .select({ row: schema.dailyStats, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.dailyStats).leftJoin(ponderCheckpoint, onEveryRow)
+          .from(schema.dailyStats)
+          .leftJoin(ponderCheckpoint, onEveryRow)
           .where(conditions.length === 0 ? undefined : and(...conditions))
           .orderBy(asc(schema.dailyStats.day)),
       );

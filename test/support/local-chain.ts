@@ -17,7 +17,6 @@ import { loadRecording, recordDeployment, replayDeployment } from "./deployment-
 
 export { LOCAL_MNEMONIC, localAccount };
 
-
 /** Roles of the local node's accounts in the LocalStack deployment. */
 export const LOCAL_ACCOUNT_INDEX = {
   admin: 0,
@@ -29,7 +28,6 @@ export const LOCAL_ACCOUNT_INDEX = {
   protocol: 6,
   testWallet: 7,
 } as const;
-
 
 export type LocalChain = {
   deploymentId: string;
@@ -49,9 +47,7 @@ export function testLogDir(suite: string): string {
 }
 
 /** Starts a node on a free port and deploys LocalStack as `<label>-<pid>-<random>`. */
-export async function startLocalChain(
-  opts: { label?: string; logDir?: string; echo?: boolean } = {},
-): Promise<LocalChain> {
+export async function startLocalChain(opts: { label?: string; logDir?: string; echo?: boolean } = {}): Promise<LocalChain> {
   const label = (opts.label ?? "e2e").replace(/[^A-Za-z0-9_-]+/g, "-");
   const deploymentId = `${label}-${process.pid}-${randomBytes(3).toString("hex")}`;
   const port = await freePort();

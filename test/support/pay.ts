@@ -1,16 +1,7 @@
 // Paying orders through the relayer, as an integrator and a wallet would: quote, order, then one of the
 // rails (a relayed permit, the wallet paying the router itself with a permit or an approval, or an agent's
 // cash confirmation), and waiting for the order to reach a state.
-import {
-  type Address,
-  type Hex,
-  createPublicClient,
-  createWalletClient,
-  defineChain,
-  http,
-  maxUint256,
-  parseAbi,
-} from "viem";
+import { type Address, type Hex, createPublicClient, createWalletClient, defineChain, http, maxUint256, parseAbi } from "viem";
 import { paymentRouterAbi } from "../../generated/abis.ts";
 import { localAccount } from "../../lib/sample-data.ts";
 import { type ServerSentEvent, serverSentEvents } from "../../sdk/event-stream.ts";
@@ -136,12 +127,7 @@ export async function pay(
 }
 
 /** Polls GET /v1/orders/{id} until `until` holds; returns the order. */
-export async function waitForOrder(
-  stack: Stack,
-  id: string,
-  until: (order: OrderBody) => boolean,
-  timeoutMs = 20_000,
-): Promise<OrderBody> {
+export async function waitForOrder(stack: Stack, id: string, until: (order: OrderBody) => boolean, timeoutMs = 20_000): Promise<OrderBody> {
   const deadline = Date.now() + timeoutMs;
   let last: OrderBody | undefined;
   while (Date.now() < deadline) {

@@ -18,12 +18,7 @@ import {
   toHex,
 } from "viem";
 import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi, testStablecoinAbi } from "../../generated/abis.ts";
-import {
-  type PaymentOrder,
-  orderTypedData,
-  permitSignatureParts,
-  permitTypedData,
-} from "../../sdk/payment-order.ts";
+import { type PaymentOrder, orderTypedData, permitSignatureParts, permitTypedData } from "../../sdk/payment-order.ts";
 import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "./local-chain.ts";
 
 export type Rail = "permit" | "approval" | "cash";
@@ -105,10 +100,7 @@ export function createPayments(chain: LocalChain) {
 
     /** Pays `order` with a permit signed by account `payer` (default the test wallet), submitted by account
      * `submitter` (default the agent, as the relayer does). */
-    async payWithPermit(
-      order: PaymentOrder,
-      opts: { payer?: number; submitter?: number } = {},
-    ): Promise<TransactionReceipt> {
+    async payWithPermit(order: PaymentOrder, opts: { payer?: number; submitter?: number } = {}): Promise<TransactionReceipt> {
       const payer = localAccount(opts.payer ?? LOCAL_ACCOUNT_INDEX.testWallet);
       const [nonce, name] = await Promise.all([
         publicClient.readContract({ address: token, abi: testStablecoinAbi, functionName: "nonces", args: [payer.address] }),
@@ -287,9 +279,7 @@ export function createPayments(chain: LocalChain) {
           await agent.writeContract({ address: token, abi: testStablecoinAbi, functionName: "approve", args: [split, maxUint256] }),
         );
       }
-      return mined(
-        await agent.writeContract({ address: split, abi: assetSplitAbi, functionName: "deposit", args: [ref, gross] }),
-      );
+      return mined(await agent.writeContract({ address: split, abi: assetSplitAbi, functionName: "deposit", args: [ref, gross] }));
     },
 
     /** Every OrderPaid of the router on chain, in chain order (the ground truth the indexer must match). */

@@ -192,7 +192,8 @@ export async function requestRetrying(
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== "ECONNRESET" && code !== "ECONNREFUSED" && code !== "EPIPE") throw error;
     }
-    if (Date.now() > deadline) throw new Error(`${method} ${route}: still ${answer?.status ?? "failing"} after ${retries} retries: ${answer?.text ?? ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`${method} ${route}: still ${answer?.status ?? "failing"} after ${retries} retries: ${answer?.text ?? ""}`);
     const wait = answer?.status === 429 ? Number(answer.headers["retry-after"] ?? "1") * 1000 : 200;
     await sleep(wait);
   }
@@ -225,14 +226,22 @@ export function createPayer(stack: Stack, baseUrl: string) {
     // 200: a retry after a cut connection found the order its first try made.
     if (order.status !== 201 && order.status !== 200) throw new Error(`order: ${order.status} ${order.text}`);
     const details = order.body.paymentDetails;
-    const nonce = await publicClient.readContract({ address: details.token.address, abi: tokenAbi, functionName: "nonces", args: [wallet.address] });
+    const nonce = await publicClient.readContract({
+      address: details.token.address,
+      abi: tokenAbi,
+      functionName: "nonces",
+      args: [wallet.address],
+    });
     const signature = await signOrderPermit(wallet.account, details.permit, nonce);
     return { wallet, orderId: order.body.id, onchainId: BigInt(details.order.orderId), permit: { owner: wallet.address, signature } };
   }
 
   /** POST /v1/orders/{id}/permit; resolves when the relayer accepted it (202). */
   async function submit(payment: PreparedPayment): Promise<void> {
-    const answer = await requestRetrying(baseUrl, "POST", `/v1/orders/${payment.orderId}/permit`, { from: payment.wallet.from, body: payment.permit });
+    const answer = await requestRetrying(baseUrl, "POST", `/v1/orders/${payment.orderId}/permit`, {
+      from: payment.wallet.from,
+      body: payment.permit,
+    });
     if (answer.status !== 202) throw new Error(`permit of ${payment.orderId}: ${answer.status} ${answer.text}`);
   }
 
@@ -260,30 +269,34 @@ export async function followOrder(baseUrl: string, orderId: string, opts: Follow
       const headers: Record<string, string> = { accept: "text/event-stream" };
       if (lastId !== undefined) headers["last-event-id"] = lastId;
       const timer = setTimeout(() => req.destroy(), Math.max(1, deadline - Date.now()));
-      const req = http.request(new URL(`/v1/orders/${orderId}/events`, baseUrl), { headers, agent: false, localAddress: opts.from }, (res) => {
-        if (res.statusCode !== 200) {
-          res.resume();
-          clearTimeout(timer);
-          setTimeout(() => resolve(false), res.statusCode === 429 ? 1_000 : 200);
-          return;
-        }
-        void (async () => {
-          let closed = false;
-          try {
-            for await (const event of serverSentEvents(Readable.toWeb(res) as ReadableStream<Uint8Array>)) {
-              if (event.comment) continue;
-              events.push(event);
-              opts.onEvent?.(event);
-              if (event.id) lastId = event.id;
-            }
-            closed = true; // ended by the relayer, not cut off
-          } catch {
-            // cut off: reconnect below
+      const req = http.request(
+        new URL(`/v1/orders/${orderId}/events`, baseUrl),
+        { headers, agent: false, localAddress: opts.from },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            clearTimeout(timer);
+            setTimeout(() => resolve(false), res.statusCode === 429 ? 1_000 : 200);
+            return;
           }
-          clearTimeout(timer);
-          resolve(closed);
-        })();
-      });
+          void (async () => {
+            let closed = false;
+            try {
+              for await (const event of serverSentEvents(Readable.toWeb(res) as ReadableStream<Uint8Array>)) {
+                if (event.comment) continue;
+                events.push(event);
+                opts.onEvent?.(event);
+                if (event.id) lastId = event.id;
+              }
+              closed = true; // ended by the relayer, not cut off
+            } catch {
+              // cut off: reconnect below
+            }
+            clearTimeout(timer);
+            resolve(closed);
+          })();
+        },
+      );
       req.on("error", () => {
         clearTimeout(timer);
         setTimeout(() => resolve(false), 200);

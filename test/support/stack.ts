@@ -4,13 +4,7 @@
 import path from "node:path";
 import { type Service, freePort } from "../../lib/processes.ts";
 import { startIndexer } from "../../lib/indexer.ts";
-import {
-  type RelayerOptions,
-  type SeedOutput,
-  seedRelayer,
-  startDeviceCloud,
-  startRelayer,
-} from "../../lib/relayer.ts";
+import { type RelayerOptions, type SeedOutput, seedRelayer, startDeviceCloud, startRelayer } from "../../lib/relayer.ts";
 import { SAMPLE_DEVICES, localPrivateKey, sampleSeedSpec } from "../../lib/sample-data.ts";
 import { type DatabaseKind, pgliteDatabase, postgresDatabase } from "./databases.ts";
 import { type LocalChain, startLocalChain, testLogDir } from "./local-chain.ts";
@@ -62,7 +56,11 @@ export type Stack = {
     energyClient: { clientId: string; clientSecret: string };
   };
   /** A JSON request to the relayer. */
-  api<T = UncheckedJson>(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  api<T = UncheckedJson>(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; token?: string; headers?: Record<string, string> },
+  ): Promise<ApiResponse<T>>;
   /** Seeds another tenant (stops and restarts the relayer on PGlite, which allows one process). */
   seed(spec: unknown): Promise<SeedOutput>;
   /** Stops the relayer (SIGTERM, or SIGKILL with `kill`) and starts it again on the same data; `whileStopped`
@@ -91,7 +89,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     }
     const rpcUrl = chainProxy?.url ?? chain.rpcUrl;
 
-    const deviceCloud = await startDeviceCloud({ timeScale: opts.timeScale ?? 3600, logFile: path.join(logDir, `${chain.deploymentId}.device-cloud.log`) });
+    const deviceCloud = await startDeviceCloud({
+      timeScale: opts.timeScale ?? 3600,
+      logFile: path.join(logDir, `${chain.deploymentId}.device-cloud.log`),
+    });
     cleanups.push(() => deviceCloud.service.stop());
     for (const device of SAMPLE_DEVICES) {
       await fetch(`${deviceCloud.url}/sim/devices/${device.id}`, {

@@ -71,37 +71,63 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     const entry = EVENT_CATALOGUE[envelope.type as keyof typeof EVENT_CATALOGUE];
     assert.ok(entry, `${envelope.type} is a documented event type`);
     const parsed = entry.data.strict().safeParse(envelope.data);
-    assert.ok(parsed.success, `${envelope.type} data matches its schema: ${JSON.stringify(parsed.error?.issues)} in ${JSON.stringify(envelope.data)}`);
+    assert.ok(
+      parsed.success,
+      `${envelope.type} data matches its schema: ${JSON.stringify(parsed.error?.issues)} in ${JSON.stringify(envelope.data)}`,
+    );
   }
 
-  const ofType = (path: string, type: string, match: (data: Record<string, unknown>) => boolean = () => true) => (d: Delivery) =>
-    d.path === path && d.envelope?.type === type && match(d.envelope.data);
+  const ofType =
+    (path: string, type: string, match: (data: Record<string, unknown>) => boolean = () => true) =>
+    (d: Delivery) =>
+      d.path === path && d.envelope?.type === type && match(d.envelope.data);
 
   it("refuses unsafe callback URLs and invalid event types, and needs the portal JWT", async () => {
-    for (const url of ["https://10.0.0.1/hook", "http://example.com/hook", "https://169.254.169.254/", "https://user:pw@example.com/hook", "https://printer.local/x"]) {
+    for (const url of [
+      "https://10.0.0.1/hook",
+      "http://example.com/hook",
+      "https://169.254.169.254/",
+      "https://user:pw@example.com/hook",
+      "https://printer.local/x",
+    ]) {
       const response = await stack.api("POST", "/v1/webhooks/subscriptions", { token, body: { url, eventTypes: ["payment.succeeded"] } });
       assert.equal(response.status, 422, `${url}: ${response.text}`);
       assert.equal(response.body.error.details[0].path, "url");
     }
-    const badType = await stack.api("POST", "/v1/webhooks/subscriptions", { token, body: { url: receiver.url("/x"), eventTypes: ["payment.nope"] } });
+    const badType = await stack.api("POST", "/v1/webhooks/subscriptions", {
+      token,
+      body: { url: receiver.url("/x"), eventTypes: ["payment.nope"] },
+    });
     assert.equal(badType.status, 422);
-    const family = await stack.api("POST", "/v1/webhooks/subscriptions", { token, body: { url: receiver.url("/x"), eventTypes: ["payment"] } });
+    const family = await stack.api("POST", "/v1/webhooks/subscriptions", {
+      token,
+      body: { url: receiver.url("/x"), eventTypes: ["payment"] },
+    });
     assert.equal(family.status, 422, "a family is written payment.*");
     assert.equal((await stack.api("GET", "/v1/webhooks/subscriptions")).status, 401);
     assert.equal((await stack.api("GET", "/v1/webhooks/subscriptions", { token: stack.sample.developerKey })).status, 401);
   });
 
   it("accepts every event name of the interface in a subscription, test.ping included", async () => {
-    const ping = await stack.api("POST", "/v1/webhooks/subscriptions", { token, body: { url: receiver.url("/ping"), eventTypes: ["test.ping", "test.*"] } });
+    const ping = await stack.api("POST", "/v1/webhooks/subscriptions", {
+      token,
+      body: { url: receiver.url("/ping"), eventTypes: ["test.ping", "test.*"] },
+    });
     assert.equal(ping.status, 201, ping.text);
     receiver.setSecret("/ping", ping.body.secret);
     assert.deepEqual(ping.body.eventTypes, ["test.ping", "test.*"]);
-    const updated = await stack.api("PATCH", `/v1/webhooks/subscriptions/${ping.body.id}`, { token, body: { eventTypes: [...EVENT_TYPES] } });
+    const updated = await stack.api("PATCH", `/v1/webhooks/subscriptions/${ping.body.id}`, {
+      token,
+      body: { eventTypes: [...EVENT_TYPES] },
+    });
     assert.equal(updated.status, 200, updated.text);
     assert.deepEqual([...updated.body.eventTypes].sort(), [...EVENT_TYPES].sort());
     assert.equal((await stack.api("DELETE", `/v1/webhooks/subscriptions/${ping.body.id}`, { token })).status, 200);
     const types = await stack.api("GET", "/v1/webhooks/event-types");
-    assert.ok(types.body.data.every((t: { subscribable: boolean }) => t.subscribable), "every type can be subscribed to");
+    assert.ok(
+      types.body.data.every((t: { subscribable: boolean }) => t.subscribable),
+      "every type can be subscribed to",
+    );
     assert.ok(types.body.families.includes("test.*"));
   });
 
@@ -122,7 +148,14 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     const match = (data: Record<string, unknown>) => data.orderId === order.id;
     const succeeded = await receiver.waitFor(ofType("/all", "payment.succeeded", match), 20_000, "payment.succeeded");
     const latency = succeeded.receivedAt - started;
-    for (const type of ["payment.confirmed", "payment.split", "split.settled", "revenue.recorded", "device.powered_on", "device.session_ended"]) {
+    for (const type of [
+      "payment.confirmed",
+      "payment.split",
+      "split.settled",
+      "revenue.recorded",
+      "device.powered_on",
+      "device.session_ended",
+    ]) {
       await receiver.waitFor(ofType("/all", type, match), 20_000, type);
     }
     const data = succeeded.envelope!.data;
@@ -130,7 +163,9 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     assert.equal(data.rail, "permit");
     assert.equal(data.amountUsd, order.amountUsd);
     // The catalogue's shape of split.settled (the last test checks every delivery's data against it).
-    const settled = (await receiver.waitFor(ofType("/all", "split.settled", match))).envelope!.data as z.output<(typeof EVENT_CATALOGUE)["split.settled"]["data"]>;
+    const settled = (await receiver.waitFor(ofType("/all", "split.settled", match))).envelope!.data as z.output<
+      (typeof EVENT_CATALOGUE)["split.settled"]["data"]
+    >;
     assert.match(settled.ref, /^0x[0-9a-f]{64}$/);
     assert.equal(settled.transactionHash, order.payment.transactionHash);
     assert.equal(
@@ -138,7 +173,10 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
       BigInt(settled.gross),
       "the legs add up to the gross",
     );
-    assert.deepEqual(settled.legs.map((l: { leg: string }) => l.leg), ["assetOwner", "operator", "protocol"]);
+    assert.deepEqual(
+      settled.legs.map((l: { leg: string }) => l.leg),
+      ["assetOwner", "operator", "protocol"],
+    );
 
     // The family subscription got the payment.* events of the order, and only those.
     for (const type of ["payment.succeeded", "payment.confirmed", "payment.split"]) {
@@ -149,20 +187,38 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     // An independent check of the legacy signature: HMAC-SHA256 of the raw bytes, keyed with the secret.
     const expected = createHmac("sha256", all.secret).update(succeeded.body).digest("hex");
     assert.equal(succeeded.headers["x-service-signature"], `sha256=${expected}`);
-    console.error(`# payment.succeeded arrived ${latency} ms after the permit was posted (at ${new Date(succeeded.receivedAt).toISOString()})`);
+    console.error(
+      `# payment.succeeded arrived ${latency} ms after the permit was posted (at ${new Date(succeeded.receivedAt).toISOString()})`,
+    );
   });
 
   it("delivers device.offline and device.online when the device cloud reports a change", async () => {
     const device = stack.sample.devices[1].id;
     const put = (online: boolean) =>
-      fetch(`${stack.deviceCloudUrl}/sim/devices/${device}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ online }) });
+      fetch(`${stack.deviceCloudUrl}/sim/devices/${device}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ online }),
+      });
     await put(false);
-    const offline = await receiver.waitFor(ofType("/all", "device.offline", (d) => d.deviceId === device), 10_000, "device.offline");
+    const offline = await receiver.waitFor(
+      ofType("/all", "device.offline", (d) => d.deviceId === device),
+      10_000,
+      "device.offline",
+    );
     await put(true);
-    const online = await receiver.waitFor(ofType("/all", "device.online", (d) => d.deviceId === device), 10_000, "device.online");
+    const online = await receiver.waitFor(
+      ofType("/all", "device.online", (d) => d.deviceId === device),
+      10_000,
+      "device.online",
+    );
     assert.equal(online.envelope!.data.previousChangeAt, offline.envelope!.data.observedAt);
     await sleep(600);
-    assert.equal(receiver.deliveries("/all").filter((d) => d.envelope?.type.startsWith("device.o") && d.envelope.data.deviceId === device).length, 2, "one event per change");
+    assert.equal(
+      receiver.deliveries("/all").filter((d) => d.envelope?.type.startsWith("device.o") && d.envelope.data.deviceId === device).length,
+      2,
+      "one event per change",
+    );
   });
 
   it("records a customer's ticket and delivers ticket.created", async () => {
@@ -172,23 +228,37 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     });
     assert.equal(response.status, 201, response.text);
     assert.match(response.body.id, /^tkt_[0-9A-Z]{26}$/);
-    const ticket = await receiver.waitFor(ofType("/all", "ticket.created", (d) => d.ticketId === response.body.id), 10_000, "ticket.created");
-    assert.deepEqual({ ...ticket.envelope!.data, createdAt: undefined }, {
-      ticketId: response.body.id,
-      deviceId: device,
-      orderId: null,
-      category: "no_power",
-      message: "Paid but the socket is dead.",
-      contact: "+254 700 000000",
-      createdAt: undefined,
-    });
-    assert.equal((await stack.api("POST", "/v1/devices/no-such-device/tickets", { body: { category: "other", message: "x" } })).status, 404);
+    const ticket = await receiver.waitFor(
+      ofType("/all", "ticket.created", (d) => d.ticketId === response.body.id),
+      10_000,
+      "ticket.created",
+    );
+    assert.deepEqual(
+      { ...ticket.envelope!.data, createdAt: undefined },
+      {
+        ticketId: response.body.id,
+        deviceId: device,
+        orderId: null,
+        category: "no_power",
+        message: "Paid but the socket is dead.",
+        contact: "+254 700 000000",
+        createdAt: undefined,
+      },
+    );
+    assert.equal(
+      (await stack.api("POST", "/v1/devices/no-such-device/tickets", { body: { category: "other", message: "x" } })).status,
+      404,
+    );
     assert.equal((await stack.api("POST", `/v1/devices/${device}/tickets`, { body: { category: "other", message: "" } })).status, 422);
   });
 
   it("sends test.ping to the tested subscription only", async () => {
     const eventId = await sendTest(stack, token, all.id);
-    const ping = await receiver.waitFor(ofType("/all", "test.ping", (d) => d.subscriptionId === all.id), 10_000, "test.ping");
+    const ping = await receiver.waitFor(
+      ofType("/all", "test.ping", (d) => d.subscriptionId === all.id),
+      10_000,
+      "test.ping",
+    );
     const log = await waitForDelivery(stack, token, all.id, (d) => d.eventId === eventId && d.status === "succeeded");
     assert.equal(log.id, ping.envelope!.id);
     await sleep(300);
@@ -205,8 +275,14 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     assert.ok(got.every((d) => d.standardOk && d.serviceOk));
     assert.deepEqual(new Set(got.map((d) => d.envelope!.id)), new Set([done.id]));
     assert.deepEqual(new Set(got.map((d) => d.headers["webhook-id"])), new Set([done.id]));
-    assert.ok(got.every((d) => d.body.equals(got[0].body)), "the same bytes on every attempt");
-    assert.deepEqual(done.attemptLog.map((a) => a.statusCode), [500, 500, 500, 200]);
+    assert.ok(
+      got.every((d) => d.body.equals(got[0].body)),
+      "the same bytes on every attempt",
+    );
+    assert.deepEqual(
+      done.attemptLog.map((a) => a.statusCode),
+      [500, 500, 500, 200],
+    );
     assert.equal(done.attempts, 4);
     // Backoff: base x 5^(n-1), +-20%.
     const gaps = got.slice(1).map((d, i) => d.receivedAt - got[i].receivedAt);
@@ -224,7 +300,10 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     const got = receiver.deliveries("/down");
     assert.equal(got.length, 5, "exactly 5 attempts");
     assert.deepEqual(new Set(got.map((d) => d.envelope!.id)), new Set([failed.id]));
-    assert.deepEqual(failed.attemptLog.map((a) => a.statusCode), [503, 503, 503, 503, 503]);
+    assert.deepEqual(
+      failed.attemptLog.map((a) => a.statusCode),
+      [503, 503, 503, 503, 503],
+    );
     assert.equal(failed.lastError, "HTTP 503");
 
     status = 200;
@@ -267,7 +346,10 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     assert.match(after410.body.disabledReason, /410/);
     assert.equal(receiver.deliveries("/gone").length, 1);
     assert.equal((await stack.api("POST", `/v1/webhooks/subscriptions/${sub.id}/test`, { token })).status, 409);
-    const enabled = await stack.api("PATCH", `/v1/webhooks/subscriptions/${sub.id}`, { token, body: { status: "active", eventTypes: ["device.*"] } });
+    const enabled = await stack.api("PATCH", `/v1/webhooks/subscriptions/${sub.id}`, {
+      token,
+      body: { status: "active", eventTypes: ["device.*"] },
+    });
     assert.equal(enabled.status, 200, enabled.text);
     assert.equal(enabled.body.status, "active");
     assert.deepEqual(enabled.body.eventTypes, ["device.*"]);
@@ -280,7 +362,11 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     const sub = await subscribe(stack, token, receiver, "/crash", ["payment.succeeded"]);
     receiver.respond("/crash", (_d, previous) => (previous.length === 0 ? "hang" : 200));
     const { created } = await payOrder(stack, { until: "submitted" });
-    const first = await receiver.waitFor((d) => d.path === "/crash" && d.envelope?.data?.orderId === created.id, 30_000, "the first attempt");
+    const first = await receiver.waitFor(
+      (d) => d.path === "/crash" && d.envelope?.data?.orderId === created.id,
+      30_000,
+      "the first attempt",
+    );
     await stack.restartRelayer({ kill: true });
     const second = await receiver.waitFor((d) => d.path === "/crash" && d.n === 2, 30_000, "the attempt after the restart");
     assert.equal(second.envelope!.id, first.envelope!.id);
@@ -291,13 +377,24 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     assert.equal(log.attemptLog[1].statusCode, 200);
     await waitForOrder(stack, created.id, (o) => o.status === "success");
     // The other subscriptions' events of that payment arrive too, once each.
-    await receiver.waitFor(ofType("/all", "revenue.recorded", (d) => d.orderId === created.id), 30_000, "revenue.recorded after the restart");
+    await receiver.waitFor(
+      ofType("/all", "revenue.recorded", (d) => d.orderId === created.id),
+      30_000,
+      "revenue.recorded after the restart",
+    );
   });
 
   it("delivers payment.expired for the order left unpaid", async () => {
-    const expired = await receiver.waitFor(ofType("/payments", "payment.expired", (d) => d.orderId === unpaid.id), 60_000, "payment.expired");
+    const expired = await receiver.waitFor(
+      ofType("/payments", "payment.expired", (d) => d.orderId === unpaid.id),
+      60_000,
+      "payment.expired",
+    );
     assert.equal(expired.envelope!.data.deviceId, stack.sample.devices[2].id);
-    await receiver.waitFor(ofType("/all", "payment.expired", (d) => d.orderId === unpaid.id), 10_000);
+    await receiver.waitFor(
+      ofType("/all", "payment.expired", (d) => d.orderId === unpaid.id),
+      10_000,
+    );
   });
 
   it("every delivery was signed and matched its documented schema; each id arrived at one endpoint", async () => {
@@ -313,9 +410,16 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     for (const path of ["/all", "/payments"]) {
       const ids = receiver.deliveries(path).map((d) => d.envelope!.id);
       const log = await deliveryLog(stack, token, path === "/all" ? all.id : payments.id);
-      assert.ok(log.every((d) => d.status === "succeeded"), `${path}: ${JSON.stringify(log.filter((d) => d.status !== "succeeded"))}`);
+      assert.ok(
+        log.every((d) => d.status === "succeeded"),
+        `${path}: ${JSON.stringify(log.filter((d) => d.status !== "succeeded"))}`,
+      );
       const retried = new Set(log.filter((d) => d.attempts > 1).map((d) => d.id));
-      assert.equal(ids.filter((id) => !retried.has(id)).length, new Set(ids.filter((id) => !retried.has(id))).size, `${path}: no duplicates`);
+      assert.equal(
+        ids.filter((id) => !retried.has(id)).length,
+        new Set(ids.filter((id) => !retried.has(id))).size,
+        `${path}: no duplicates`,
+      );
     }
   });
 

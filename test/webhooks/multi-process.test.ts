@@ -80,10 +80,14 @@ describe("webhook delivery with two relayer processes on one PostgreSQL", { conc
     for (const [id, answers] of byId) assert.deepEqual(answers, [500, 200], `delivery ${id}`);
     assert.equal(byId.size, log.length, "one delivery per event");
     assert.ok(log.every((d) => d.attempts === 2 && d.attemptLog.length === 2));
-    assert.ok(log.some((d) => d.eventType === "payment.succeeded" && got.find((g) => g.envelope!.id === d.id)!.envelope!.data.orderId === order.id));
+    assert.ok(
+      log.some((d) => d.eventType === "payment.succeeded" && got.find((g) => g.envelope!.id === d.id)!.envelope!.data.orderId === order.id),
+    );
 
     // Each (delivery, attempt) is one row, and both processes made attempts.
-    const perAttempt = await query<{ n: string }>("select count(*) as n from webhook_attempts group by delivery_id, attempt having count(*) > 1");
+    const perAttempt = await query<{ n: string }>(
+      "select count(*) as n from webhook_attempts group by delivery_id, attempt having count(*) > 1",
+    );
     assert.deepEqual(perAttempt, []);
     const workers = await query<{ worker: string; n: string }>("select worker, count(*) as n from webhook_attempts group by worker");
     console.error(`# attempts per process: ${workers.map((w) => `${w.worker}=${w.n}`).join(", ")}`);
@@ -98,18 +102,29 @@ describe("webhook delivery with two relayer processes on one PostgreSQL", { conc
     const sub = await subscribe(stack, token, receiver, "/devices", ["device.*"]);
     const device = stack.sample.devices[3].id;
     const put = (online: boolean) =>
-      fetch(`${stack.deviceCloudUrl}/sim/devices/${device}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ online }) });
+      fetch(`${stack.deviceCloudUrl}/sim/devices/${device}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ online }),
+      });
     await put(false);
     await receiver.waitFor((d) => d.path === "/devices" && d.envelope?.type === "device.offline", 10_000, "device.offline");
     await put(true);
     await receiver.waitFor((d) => d.path === "/devices" && d.envelope?.type === "device.online", 10_000, "device.online");
     await sleep(1_000);
     const changes = receiver.deliveries("/devices").filter((d) => d.envelope?.data?.deviceId === device);
-    assert.deepEqual(changes.map((d) => d.envelope!.type), ["device.offline", "device.online"]);
+    assert.deepEqual(
+      changes.map((d) => d.envelope!.type),
+      ["device.offline", "device.online"],
+    );
     const events = await query<{ type: string; data: unknown; created_at: Date }>(
       `select type, data, created_at from events where type in ('device.offline', 'device.online') and data->>'deviceId' = '${device}' order by created_at`,
     );
-    assert.deepEqual(events.map((e) => e.type), ["device.offline", "device.online"], JSON.stringify(events));
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["device.offline", "device.online"],
+      JSON.stringify(events),
+    );
     const log = await deliveryLog(stack, token, sub.id);
     assert.equal(log.filter((d) => d.eventType === "device.offline" || d.eventType === "device.online").length, 2);
   });

@@ -52,7 +52,10 @@ for (const database of selectedDatabaseKinds()) {
     });
 
     const register = (url: string) =>
-      stack.api("POST", "/v1/webhooks/subscriptions", { token, body: { url, eventTypes: ["ticket.created"], description: "own endpoint" } });
+      stack.api("POST", "/v1/webhooks/subscriptions", {
+        token,
+        body: { url, eventTypes: ["ticket.created"], description: "own endpoint" },
+      });
 
     it("refuses with 422 the relayer's own port, the chain's RPC, the indexer and the device cloud (and the database), although loopback is allowlisted", async () => {
       const targets: Array<[string, string]> = [
@@ -69,7 +72,11 @@ for (const database of selectedDatabaseKinds()) {
           const response = await register(url);
           assert.equal(response.status, 422, `${what} at ${url}: ${response.text}`);
           assert.equal(response.body.error.details[0].path, "url");
-          assert.match(response.body.error.message, /is an endpoint of the payment service itself; webhooks are never delivered to it/, `${what}: ${url}`);
+          assert.match(
+            response.body.error.message,
+            /is an endpoint of the payment service itself; webhooks are never delivered to it/,
+            `${what}: ${url}`,
+          );
         }
       }
       // Changing an existing subscription's URL is checked the same way.
@@ -106,7 +113,10 @@ for (const database of selectedDatabaseKinds()) {
       const eventId = await sendTest(stack, token, later.body.id);
       const failed = await waitForDelivery(stack, token, later.body.id, (d) => d.eventId === eventId && d.status === "failed", 30_000);
       assert.equal(failed.attempts, 5);
-      assert.ok(failed.attemptLog.every((a) => a.statusCode === null && /^refused: the URL must be https/.test(a.error ?? "")), JSON.stringify(failed.attemptLog));
+      assert.ok(
+        failed.attemptLog.every((a) => a.statusCode === null && /^refused: the URL must be https/.test(a.error ?? "")),
+        JSON.stringify(failed.attemptLog),
+      );
       assert.equal(receiver.deliveries("/later").length, 0);
     });
   });

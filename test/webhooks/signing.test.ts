@@ -67,15 +67,39 @@ describe("webhook signatures", () => {
       }
       return "accepted";
     };
-    assert.equal(reason(() => verifyWebhook({ secret, body: body.replace("0.5", "5"), headers })), "bad_signature");
-    assert.equal(reason(() => verifyWebhook({ secret: generateSecret(), body, headers })), "bad_signature");
-    assert.equal(reason(() => verifyWebhook({ secret, body, headers, now: now + 301 })), "stale_timestamp");
-    assert.equal(reason(() => verifyWebhook({ secret, body, headers, now: now - 301 })), "stale_timestamp");
-    assert.equal(reason(() => verifyWebhook({ secret, body, headers, now: now + 299 })), "accepted");
-    assert.equal(reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-signature": undefined } })), "missing_header");
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body: body.replace("0.5", "5"), headers })),
+      "bad_signature",
+    );
+    assert.equal(
+      reason(() => verifyWebhook({ secret: generateSecret(), body, headers })),
+      "bad_signature",
+    );
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body, headers, now: now + 301 })),
+      "stale_timestamp",
+    );
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body, headers, now: now - 301 })),
+      "stale_timestamp",
+    );
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body, headers, now: now + 299 })),
+      "accepted",
+    );
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-signature": undefined } })),
+      "missing_header",
+    );
     const replayed = signDelivery({ secret, id: "msg_OTHER", type: "payment.succeeded", body, timestamp: now });
-    assert.equal(reason(() => verifyWebhook({ secret, body, headers: replayed })), "bad_body");
-    assert.equal(reason(() => verifyWebhook({ secret, body: body.replace("0.5", "5"), headers, scheme: "service" })), "bad_signature");
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body, headers: replayed })),
+      "bad_body",
+    );
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body: body.replace("0.5", "5"), headers, scheme: "service" })),
+      "bad_signature",
+    );
   });
 
   it("accepts any of several space-separated webhook signatures (secret rotation) and only v1 ones", () => {
@@ -84,7 +108,13 @@ describe("webhook signatures", () => {
     const both = `${other["webhook-signature"]} ${headers["webhook-signature"]}`;
     assert.ok(verifyStandardSignature(secret, body, { id: "msg_1", timestamp: "1", signature: both }));
     assert.ok(!verifyStandardSignature(secret, body, { id: "msg_1", timestamp: "1", signature: other["webhook-signature"] }));
-    assert.ok(!verifyStandardSignature(secret, body, { id: "msg_1", timestamp: "1", signature: headers["webhook-signature"].replace("v1,", "v2,") }));
+    assert.ok(
+      !verifyStandardSignature(secret, body, {
+        id: "msg_1",
+        timestamp: "1",
+        signature: headers["webhook-signature"].replace("v1,", "v2,"),
+      }),
+    );
     assert.ok(!verifyServiceSignature(secret, body, undefined));
   });
 });
@@ -119,7 +149,10 @@ describe("signing secrets and verifier settings", () => {
     assert.throws(() => createWebhookVerifier({ secret: SECRET_PREFIX }), /whsec_ with no key after it/);
     assert.throws(() => createWebhookVerifier({ secret: key(16) }), /16 key bytes; at least 32/);
     assert.throws(() => createWebhookVerifier({ secret: `${good} ` }), /not base64 .*whitespace/);
-    assert.equal(createWebhookVerifier({ secret: key(32) })(body, signDelivery({ secret: key(32), id: "msg_01ABC", type: "t", body })).id, "msg_01ABC");
+    assert.equal(
+      createWebhookVerifier({ secret: key(32) })(body, signDelivery({ secret: key(32), id: "msg_01ABC", type: "t", body })).id,
+      "msg_01ABC",
+    );
   });
 
   it("does not accept a delivery forged with an empty key for the secret whsec_", () => {
@@ -163,20 +196,47 @@ describe("the verifier against the Standard Webhooks specification", () => {
   it("applies the tolerance both ways: early and late timestamps alike", () => {
     const verify = createWebhookVerifier({ secret, toleranceSeconds: 60 });
     const headers = signDelivery({ secret, id: "msg_01ABC", type: "t", body, timestamp: 10_000 });
-    assert.equal(reason(() => verify(body, headers, 10_060)), "accepted");
-    assert.equal(reason(() => verify(body, headers, 9_940)), "accepted");
-    assert.equal(reason(() => verify(body, headers, 10_061)), "stale_timestamp");
-    assert.equal(reason(() => verify(body, headers, 9_939)), "stale_timestamp", "a timestamp from the future");
+    assert.equal(
+      reason(() => verify(body, headers, 10_060)),
+      "accepted",
+    );
+    assert.equal(
+      reason(() => verify(body, headers, 9_940)),
+      "accepted",
+    );
+    assert.equal(
+      reason(() => verify(body, headers, 10_061)),
+      "stale_timestamp",
+    );
+    assert.equal(
+      reason(() => verify(body, headers, 9_939)),
+      "stale_timestamp",
+      "a timestamp from the future",
+    );
   });
 
   it("finds the valid signature among several, whatever comes before it", () => {
     const headers = signDelivery({ secret, id: "msg_01ABC", type: "t", body });
     const other = signDelivery({ secret: generateSecret(), id: "msg_01ABC", type: "t", body })["webhook-signature"];
-    for (const list of [`${other} ${headers["webhook-signature"]}`, `v2,abc ${headers["webhook-signature"]} ${other}`, `${other}  ${headers["webhook-signature"]}`]) {
-      assert.equal(reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-signature": list } })), "accepted", list);
+    for (const list of [
+      `${other} ${headers["webhook-signature"]}`,
+      `v2,abc ${headers["webhook-signature"]} ${other}`,
+      `${other}  ${headers["webhook-signature"]}`,
+    ]) {
+      assert.equal(
+        reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-signature": list } })),
+        "accepted",
+        list,
+      );
     }
-    assert.equal(reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-signature": `${other} v1,` } })), "bad_signature");
-    assert.equal(reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-timestamp": "12e3" } })), "bad_signature");
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-signature": `${other} v1,` } })),
+      "bad_signature",
+    );
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body, headers: { ...headers, "webhook-timestamp": "12e3" } })),
+      "bad_signature",
+    );
   });
 
   it("verifies the raw bytes in any form (string, Buffer, a Uint8Array view, ArrayBuffer), and refuses parsed JSON", () => {
@@ -185,17 +245,26 @@ describe("the verifier against the Standard Webhooks specification", () => {
     const padded = new Uint8Array(raw.length + 8);
     padded.set(raw, 4);
     for (const form of [body, raw, padded.subarray(4, 4 + raw.length), raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length)]) {
-      assert.equal(reason(() => verifyWebhook({ secret, body: form, headers })), "accepted");
+      assert.equal(
+        reason(() => verifyWebhook({ secret, body: form, headers })),
+        "accepted",
+      );
     }
     assert.throws(() => verifyWebhook({ secret, body: JSON.parse(body), headers }), /raw request body .*not parsed JSON/);
     // One byte changed in the raw body (a re-serialisation would change spacing or key order): refused.
-    assert.equal(reason(() => verifyWebhook({ secret, body: JSON.stringify(JSON.parse(body), null, 1), headers })), "bad_signature");
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body: JSON.stringify(JSON.parse(body), null, 1), headers })),
+      "bad_signature",
+    );
   });
 
   it("refuses an envelope whose data is not an object", () => {
     const nullData = JSON.stringify({ type: "t", data: null, id: "msg_01ABC" });
     const headers = signDelivery({ secret, id: "msg_01ABC", type: "t", body: nullData });
-    assert.equal(reason(() => verifyWebhook({ secret, body: nullData, headers })), "bad_body");
+    assert.equal(
+      reason(() => verifyWebhook({ secret, body: nullData, headers })),
+      "bad_body",
+    );
   });
 });
 
@@ -225,10 +294,22 @@ describe("signing secrets at rest", () => {
 describe("retry schedule", () => {
   it("backs off exponentially (x5) from the base, with +-20% jitter, capped", () => {
     const base = 60_000;
-    assert.deepEqual([1, 2, 3, 4].map((n) => retryDelayMs(n, base, () => 0.5)), [60_000, 300_000, 1_500_000, 7_500_000]);
-    assert.equal(retryDelayMs(1, base, () => 0), 48_000);
-    assert.equal(retryDelayMs(1, base, () => 1), 72_000);
-    assert.equal(retryDelayMs(12, base, () => 0.5), MAX_BACKOFF_MS);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((n) => retryDelayMs(n, base, () => 0.5)),
+      [60_000, 300_000, 1_500_000, 7_500_000],
+    );
+    assert.equal(
+      retryDelayMs(1, base, () => 0),
+      48_000,
+    );
+    assert.equal(
+      retryDelayMs(1, base, () => 1),
+      72_000,
+    );
+    assert.equal(
+      retryDelayMs(12, base, () => 0.5),
+      MAX_BACKOFF_MS,
+    );
     assert.equal(MAX_ATTEMPTS, 5);
   });
 });
@@ -237,11 +318,19 @@ describe("the example receiver (sdk/examples/webhook-receiver.ts)", () => {
   it("acknowledges a signed delivery with 204 and refuses a forged one with 400", async () => {
     const secret = generateSecret();
     const port = await freePort();
-    const receiver = startService("example-receiver", process.execPath, [path.join(import.meta.dirname, "../../sdk/examples/webhook-receiver.ts")], {
-      env: { WEBHOOK_SECRET: secret, PORT: String(port) },
-    });
+    const receiver = startService(
+      "example-receiver",
+      process.execPath,
+      [path.join(import.meta.dirname, "../../sdk/examples/webhook-receiver.ts")],
+      {
+        env: { WEBHOOK_SECRET: secret, PORT: String(port) },
+      },
+    );
     try {
-      await waitUntil("the example receiver", async () => receiver.recentOutput().includes("listening"), { service: receiver, timeoutMs: 10_000 });
+      await waitUntil("the example receiver", async () => receiver.recentOutput().includes("listening"), {
+        service: receiver,
+        timeoutMs: 10_000,
+      });
       const post = (headers: Record<string, string>, payload = body) =>
         fetch(`http://127.0.0.1:${port}/`, { method: "POST", headers, body: payload });
       const headers = signDelivery({ secret, id: "msg_01ABC", type: "payment.succeeded", body });
@@ -250,7 +339,13 @@ describe("the example receiver (sdk/examples/webhook-receiver.ts)", () => {
       const forged = await post(headers, body.replace("0.5", "50"));
       assert.equal(forged.status, 400);
       assert.equal(await forged.text(), "bad_signature");
-      const stale = signDelivery({ secret, id: "msg_01ABC", type: "payment.succeeded", body, timestamp: Math.floor(Date.now() / 1000) - 600 });
+      const stale = signDelivery({
+        secret,
+        id: "msg_01ABC",
+        type: "payment.succeeded",
+        body,
+        timestamp: Math.floor(Date.now() / 1000) - 600,
+      });
       assert.equal(await (await post(stale)).text(), "stale_timestamp");
       assert.match(receiver.recentOutput(), /msg_01ABC|order ord_1/);
     } finally {
@@ -260,9 +355,14 @@ describe("the example receiver (sdk/examples/webhook-receiver.ts)", () => {
 
   it("refuses to start without a usable secret, naming WEBHOOK_SECRET", async () => {
     for (const secret of ["", "whsec_", `whsec_${Buffer.alloc(16).toString("base64")}`]) {
-      const receiver = startService("example-receiver", process.execPath, [path.join(import.meta.dirname, "../../sdk/examples/webhook-receiver.ts")], {
-        env: { WEBHOOK_SECRET: secret, PORT: String(await freePort()) },
-      });
+      const receiver = startService(
+        "example-receiver",
+        process.execPath,
+        [path.join(import.meta.dirname, "../../sdk/examples/webhook-receiver.ts")],
+        {
+          env: { WEBHOOK_SECRET: secret, PORT: String(await freePort()) },
+        },
+      );
       const code = await receiver.exited;
       assert.equal(code, 1, `${JSON.stringify(secret)}: ${receiver.recentOutput()}`);
       assert.match(receiver.recentOutput(), /WEBHOOK_SECRET: the webhook signing secret/);

@@ -29,7 +29,13 @@ export type LoggedDelivery = {
   attempts: number;
   attemptLimit: number;
   lastError: string | null;
-  attemptLog: Array<{ attempt: number; statusCode: number | null; error: string | null; durationMs: number | null; finishedAt: string | null }>;
+  attemptLog: Array<{
+    attempt: number;
+    statusCode: number | null;
+    error: string | null;
+    durationMs: number | null;
+    finishedAt: string | null;
+  }>;
 };
 
 export async function deliveryLog(stack: Stack, token: string, subscriptionId: string): Promise<LoggedDelivery[]> {

@@ -153,7 +153,14 @@ describe("IANA special-purpose addresses", () => {
   });
 
   it("refuses the IPv6 translation prefixes: local-use 64:ff9b:1::/48 and SIIT ::ffff:0:0:0/96, whatever they embed", () => {
-    for (const address of ["64:ff9b:1::a00:1", "64:ff9b:1::808:808", "64:ff9b:1:ffff::1", "::ffff:0:7f00:1", "::ffff:0:808:808", "::ffff:0:0:0"]) {
+    for (const address of [
+      "64:ff9b:1::a00:1",
+      "64:ff9b:1::808:808",
+      "64:ff9b:1:ffff::1",
+      "::ffff:0:7f00:1",
+      "::ffff:0:808:808",
+      "::ffff:0:0:0",
+    ]) {
       assert.ok(!isPublicAddress(address), address);
     }
     for (const url of ["https://[64:ff9b:1::808:808]/", "https://[::ffff:0:8.8.8.8]/", "https://[::ffff:0:127.0.0.1]/"]) {
@@ -195,16 +202,36 @@ describe("IANA special-purpose addresses", () => {
     ]) {
       assert.ok(!isPublicAddress(address), address);
     }
-    for (const address of ["2001:4860:4860::8888", "2001:200::1", "2a00:1450:4001:80b::200e", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"]) {
+    for (const address of [
+      "2001:4860:4860::8888",
+      "2001:200::1",
+      "2a00:1450:4001:80b::200e",
+      "::ffff:8.8.8.8",
+      "64:ff9b::808:808",
+      "2002:808:808::1",
+    ]) {
       assert.ok(isPublicAddress(address), address);
     }
-    for (const url of ["https://[::127.0.0.1]/", "https://[2001::1]/", "https://[3fff::1]/", "https://[fec0::1]/", "https://[64:ff9b::10.0.0.1]/", "https://[2002:7f00:1::]/"]) {
+    for (const url of [
+      "https://[::127.0.0.1]/",
+      "https://[2001::1]/",
+      "https://[3fff::1]/",
+      "https://[fec0::1]/",
+      "https://[64:ff9b::10.0.0.1]/",
+      "https://[2002:7f00:1::]/",
+    ]) {
       assert.throws(() => parseCallbackUrl(url, none), /is not a public address/, url);
     }
   });
 
   it("refuses local names written with a trailing dot or under .localhost", () => {
-    for (const url of ["https://localhost./hook", "https://intranet./hook", "https://api.localhost/hook", "https://nas.home.arpa/hook", "https://host.localdomain./hook"]) {
+    for (const url of [
+      "https://localhost./hook",
+      "https://intranet./hook",
+      "https://api.localhost/hook",
+      "https://nas.home.arpa/hook",
+      "https://host.localdomain./hook",
+    ]) {
       assert.throws(() => parseCallbackUrl(url, none), /is not a public host name/, url);
     }
   });
@@ -218,17 +245,41 @@ describe("the allowlist: hosts and host:port", () => {
     assert.deepEqual(parseHostEntry("::1"), { hostname: "[::1]", port: undefined });
     assert.deepEqual(parseHostEntry("[0:0::1]"), { hostname: "[::1]", port: undefined });
     assert.deepEqual(parseHostEntry("127.1"), { hostname: "127.0.0.1", port: undefined });
-    for (const bad of ["127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:http", "host:1:2x", "[::1", "[::1]9000", "user@host", "a/b", "http://x", "host:", "exa mple"]) {
+    for (const bad of [
+      "127.0.0.1:0",
+      "127.0.0.1:65536",
+      "127.0.0.1:http",
+      "host:1:2x",
+      "[::1",
+      "[::1]9000",
+      "user@host",
+      "a/b",
+      "http://x",
+      "host:",
+      "exa mple",
+    ]) {
       assert.throws(() => parseHostEntry(bad), Error, bad);
     }
   });
 
   it("an entry with a port allows that port only; without a port, every port", () => {
     const one = { allowedPrivateHosts: ["127.0.0.1:9000", "localhost:9000", "[::1]:9000", "receiver.test"] };
-    for (const url of ["http://127.0.0.1:9000/x", "http://localhost:9000/x", "http://[::1]:9000/x", "http://receiver.test:1234/x", "http://receiver.test/x"]) {
+    for (const url of [
+      "http://127.0.0.1:9000/x",
+      "http://localhost:9000/x",
+      "http://[::1]:9000/x",
+      "http://receiver.test:1234/x",
+      "http://receiver.test/x",
+    ]) {
       assert.equal(parseCallbackUrl(url, one).href, url);
     }
-    for (const url of ["http://127.0.0.1:9001/x", "http://127.0.0.1/x", "http://localhost:8545/x", "http://[::1]:80/x", "https://127.0.0.1:9001/x"]) {
+    for (const url of [
+      "http://127.0.0.1:9001/x",
+      "http://127.0.0.1/x",
+      "http://localhost:8545/x",
+      "http://[::1]:80/x",
+      "https://127.0.0.1:9001/x",
+    ]) {
       assert.throws(() => parseCallbackUrl(url, one), UnsafeUrlError, url);
     }
     const https = { allowedPrivateHosts: ["10.0.0.5:443"] };
@@ -243,12 +294,14 @@ describe("the allowlist: hosts and host:port", () => {
       JWT_SECRET: "j".repeat(32),
       WEBHOOK_SECRET_KEY: "w".repeat(32),
     };
-    assert.deepEqual(loadConfig({ ...env, WEBHOOK_ALLOWED_PRIVATE_HOSTS: " 127.0.0.1:8790 , LOCALHOST:8790,[::1]" }).WEBHOOK_ALLOWED_PRIVATE_HOSTS, [
-      "127.0.0.1:8790",
-      "localhost:8790",
-      "[::1]",
-    ]);
-    assert.throws(() => loadConfig({ ...env, WEBHOOK_ALLOWED_PRIVATE_HOSTS: "127.0.0.1:99999" }), /WEBHOOK_ALLOWED_PRIVATE_HOSTS: "127\.0\.0\.1:99999": the port/);
+    assert.deepEqual(
+      loadConfig({ ...env, WEBHOOK_ALLOWED_PRIVATE_HOSTS: " 127.0.0.1:8790 , LOCALHOST:8790,[::1]" }).WEBHOOK_ALLOWED_PRIVATE_HOSTS,
+      ["127.0.0.1:8790", "localhost:8790", "[::1]"],
+    );
+    assert.throws(
+      () => loadConfig({ ...env, WEBHOOK_ALLOWED_PRIVATE_HOSTS: "127.0.0.1:99999" }),
+      /WEBHOOK_ALLOWED_PRIVATE_HOSTS: "127\.0\.0\.1:99999": the port/,
+    );
   });
 });
 
@@ -311,9 +364,15 @@ describe("the relayer's own endpoints", () => {
   });
 
   it("refuses a name that resolves to an own endpoint's address (the database behind db.internal), allowlisted or not", async () => {
-    await assert.rejects(checkCallbackUrl("http://alias.example.com:6432/x", policy, dns), /alias\.example\.com resolves to 10\.0\.0\.5, and 10\.0\.0\.5:6432 is an endpoint/);
+    await assert.rejects(
+      checkCallbackUrl("http://alias.example.com:6432/x", policy, dns),
+      /alias\.example\.com resolves to 10\.0\.0\.5, and 10\.0\.0\.5:6432 is an endpoint/,
+    );
     await assert.rejects(checkCallbackUrl("http://10.0.0.5:6432/x", policy, dns), /10\.0\.0\.5:6432 is an endpoint/);
-    await assert.rejects(checkCallbackUrl("https://self.example.com:8787/x", { ...policy, allowedPrivateHosts: ["self.example.com"] }, dns), /is an endpoint/);
+    await assert.rejects(
+      checkCallbackUrl("https://self.example.com:8787/x", { ...policy, allowedPrivateHosts: ["self.example.com"] }, dns),
+      /is an endpoint/,
+    );
     assert.equal((await checkCallbackUrl("http://alias.example.com:6433/x", policy, dns)).port, "6433");
   });
 
@@ -354,7 +413,12 @@ describe("delivery-time address check", () => {
   it("does not connect when the name resolves to a private address at delivery (DNS rebinding)", async () => {
     // The name looked public when it was saved; now it points at the relayer's own network.
     const rebound = fakeDns({ "hooks.example.com": ["127.0.0.1"] });
-    const result = await postWebhook(`https://hooks.example.com:${port}/x`, "{}", {}, { timeoutMs: 2_000, policy: none, resolver: rebound });
+    const result = await postWebhook(
+      `https://hooks.example.com:${port}/x`,
+      "{}",
+      {},
+      { timeoutMs: 2_000, policy: none, resolver: rebound },
+    );
     assert.equal(result.statusCode, null);
     assert.match(result.error ?? "", /refused: .*127\.0\.0\.1, which is not a public address/);
     assert.equal(hits, 0);
@@ -362,11 +426,16 @@ describe("delivery-time address check", () => {
 
   it("connects to the checked address of an allowlisted name, and to allowlisted literals", async () => {
     const dns = fakeDns({ "receiver.test": ["127.0.0.1"] });
-    const byName = await postWebhook(`http://receiver.test:${port}/x`, "{}", {}, {
-      timeoutMs: 2_000,
-      policy: { allowedPrivateHosts: ["receiver.test"] },
-      resolver: dns,
-    });
+    const byName = await postWebhook(
+      `http://receiver.test:${port}/x`,
+      "{}",
+      {},
+      {
+        timeoutMs: 2_000,
+        policy: { allowedPrivateHosts: ["receiver.test"] },
+        resolver: dns,
+      },
+    );
     assert.equal(byName.statusCode, 204);
     const byLiteral = await postWebhook(`http://127.0.0.1:${port}/x`, "{}", {}, { timeoutMs: 2_000, policy: local });
     assert.equal(byLiteral.statusCode, 204);
@@ -407,13 +476,21 @@ describe("delivery-time address check", () => {
     const dns = fakeDns({ "receiver.test": ["93.184.215.14", "127.0.0.1"], "stack.test": ["127.0.0.1"] });
     const own = { allowedPrivateHosts: ["receiver.test", "127.0.0.1", "localhost"], ownEndpoints: [{ hostname: "stack.test", port }] };
     const byName = await postWebhook(`http://receiver.test:${port}/x`, "{}", {}, { timeoutMs: 2_000, policy: own, resolver: dns });
-    assert.match(byName.error ?? "", /^refused: receiver\.test resolves to 127\.0\.0\.1, and 127\.0\.0\.1:\d+ is an endpoint of the payment service itself/);
+    assert.match(
+      byName.error ?? "",
+      /^refused: receiver\.test resolves to 127\.0\.0\.1, and 127\.0\.0\.1:\d+ is an endpoint of the payment service itself/,
+    );
     const byLiteral = await postWebhook(`http://127.0.0.1:${port}/x`, "{}", {}, { timeoutMs: 2_000, policy: own, resolver: dns });
     assert.match(byLiteral.error ?? "", /^refused: 127\.0\.0\.1:\d+ is an endpoint of the payment service itself/);
-    const byLocalhost = await postWebhook(`http://localhost:${port}/x`, "{}", {}, {
-      timeoutMs: 2_000,
-      policy: { ...own, ownEndpoints: [{ hostname: "127.0.0.1", port }] },
-    });
+    const byLocalhost = await postWebhook(
+      `http://localhost:${port}/x`,
+      "{}",
+      {},
+      {
+        timeoutMs: 2_000,
+        policy: { ...own, ownEndpoints: [{ hostname: "127.0.0.1", port }] },
+      },
+    );
     assert.match(byLocalhost.error ?? "", /^refused: localhost:\d+ is an endpoint of the payment service itself/);
     assert.equal(hits, before);
   });

@@ -53,6 +53,10 @@ export async function liveSessionUser(db: Db, claims: SessionClaims) {
 }
 
 async function purgeExpiredSessions(db: Db): Promise<void> {
-  const expired = db.select({ id: sessions.id }).from(sessions).where(lte(sessions.expiresAt, sql`now()`)).limit(PURGE_BATCH);
+  const expired = db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(lte(sessions.expiresAt, sql`now()`))
+    .limit(PURGE_BATCH);
   await db.delete(sessions).where(inArray(sessions.id, expired));
 }

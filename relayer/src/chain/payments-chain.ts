@@ -97,12 +97,22 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
    * thrown, so that it is asked again rather than remembered as a no. */
   async function hasEip3009(token: Address): Promise<boolean> {
     try {
-      await publicClient.readContract({ address: token, abi: permitExtrasAbi, functionName: "authorizationState", args: [zeroAddress, zeroHash] });
+      await publicClient.readContract({
+        address: token,
+        abi: permitExtrasAbi,
+        functionName: "authorizationState",
+        args: [zeroAddress, zeroHash],
+      });
       return true;
     } catch (error) {
       const answered =
         error instanceof BaseError &&
-        error.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError || e instanceof AbiDecodingDataSizeTooSmallError);
+        error.walk(
+          (e) =>
+            e instanceof ContractFunctionRevertedError ||
+            e instanceof ContractFunctionZeroDataError ||
+            e instanceof AbiDecodingDataSizeTooSmallError,
+        );
       if (answered) return false;
       throw error;
     }
@@ -110,7 +120,12 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
 
   /** Whether `authorizer` has used or cancelled the EIP-3009 authorization `nonce` at `token`. */
   function authorizationUsed(token: Address, authorizer: Address, nonce: Hex): Promise<boolean> {
-    return publicClient.readContract({ address: token, abi: permitExtrasAbi, functionName: "authorizationState", args: [authorizer, nonce] });
+    return publicClient.readContract({
+      address: token,
+      abi: permitExtrasAbi,
+      functionName: "authorizationState",
+      args: [authorizer, nonce],
+    });
   }
 
   async function readPermitDomain(address: Address, fallbackName: string, chainId: number) {
@@ -123,9 +138,7 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
       return { name, version, chainId, verifyingContract: address } as StablecoinInfo["domain"];
     } catch {
       // Tokens without ERC-5267 (USDC): name() and version(), checked against DOMAIN_SEPARATOR().
-      const version = await publicClient
-        .readContract({ address, abi: permitExtrasAbi, functionName: "version" })
-        .catch(() => "1");
+      const version = await publicClient.readContract({ address, abi: permitExtrasAbi, functionName: "version" }).catch(() => "1");
       const domain: StablecoinInfo["domain"] = { name: fallbackName, version, chainId, verifyingContract: address };
       const separator = await publicClient.readContract({ address, abi: permitExtrasAbi, functionName: "DOMAIN_SEPARATOR" });
       if (hashDomain({ domain: { ...domain, chainId: BigInt(chainId) }, types: { EIP712Domain: eip712DomainFields } }) !== separator) {
@@ -202,8 +215,7 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     stablecoins,
     checkRoles,
     /** The quote signer's EIP-712 signature of `order` (the on-chain price lock). */
-    signVoucher: (order: PaymentOrder): Promise<Hex> =>
-      quoteSigner.signTypedData(orderTypedData(deployment.chainId, router, order)),
+    signVoucher: (order: PaymentOrder): Promise<Hex> => quoteSigner.signTypedData(orderTypedData(deployment.chainId, router, order)),
     /** The order's EIP-712 digest under the router's domain (the router's hashOrder, computed here): also
      * the permit deadline that binds a permit to this order. */
     permitDeadline: (order: PaymentOrder): bigint => {

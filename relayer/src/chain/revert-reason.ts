@@ -1,12 +1,6 @@
 // Names the custom error behind a failed call or gas estimate (e.g. "OrderAlreadyPaid(42)").
 import { BaseError, ContractFunctionRevertedError, type Hex, decodeErrorResult, erc20Abi } from "viem";
-import {
-  assetSplitAbi,
-  assetSplitCloneAbi,
-  assetSplitFactoryAbi,
-  paymentRouterAbi,
-  telemetryAnchorAbi,
-} from "../../../generated/abis.ts";
+import { assetSplitAbi, assetSplitCloneAbi, assetSplitFactoryAbi, paymentRouterAbi, telemetryAnchorAbi } from "../../../generated/abis.ts";
 
 const knownErrors = [
   ...paymentRouterAbi,
@@ -17,8 +11,24 @@ const knownErrors = [
   ...erc20Abi,
 ].filter((item) => item.type === "error");
 const tokenErrors = [
-  { type: "error", name: "ERC20InsufficientBalance", inputs: [{ name: "sender", type: "address" }, { name: "balance", type: "uint256" }, { name: "needed", type: "uint256" }] },
-  { type: "error", name: "ERC20InsufficientAllowance", inputs: [{ name: "spender", type: "address" }, { name: "allowance", type: "uint256" }, { name: "needed", type: "uint256" }] },
+  {
+    type: "error",
+    name: "ERC20InsufficientBalance",
+    inputs: [
+      { name: "sender", type: "address" },
+      { name: "balance", type: "uint256" },
+      { name: "needed", type: "uint256" },
+    ],
+  },
+  {
+    type: "error",
+    name: "ERC20InsufficientAllowance",
+    inputs: [
+      { name: "spender", type: "address" },
+      { name: "allowance", type: "uint256" },
+      { name: "needed", type: "uint256" },
+    ],
+  },
 ] as const;
 
 export type RevertReason = { name: string; args: readonly unknown[]; text: string };

@@ -130,7 +130,7 @@ export function createTxSender(deps: {
   }
 
   /** Every signed version of the row's nonce, the latest first. */
-  const signedHashes = (row: ChainTransaction): Hex[] => [row.txHash as Hex, ...[...row.replacedHashes].reverse() as Hex[]];
+  const signedHashes = (row: ChainTransaction): Hex[] => [row.txHash as Hex, ...([...row.replacedHashes].reverse() as Hex[])];
 
   /** The receipt of whichever signed version of the row was mined, if one was. Any other failure (a 429,
    * an unreachable node) is thrown: not finding a receipt must mean the node has none. */
@@ -184,9 +184,18 @@ export function createTxSender(deps: {
           blockNumber: Number(receipt.blockNumber),
           lastError,
           txHash: hash,
-          replacedHashes: signedHashes(row).filter((h) => h !== hash).reverse(),
+          replacedHashes: signedHashes(row)
+            .filter((h) => h !== hash)
+            .reverse(),
         });
-        logger.info("transaction final", { id: row.id, kind: row.kind, ref: row.ref, hash, status, versions: row.replacedHashes.length + 1 });
+        logger.info("transaction final", {
+          id: row.id,
+          kind: row.kind,
+          ref: row.ref,
+          hash,
+          status,
+          versions: row.replacedHashes.length + 1,
+        });
         continue;
       }
       const stale = !row.sentAt || Date.now() - row.sentAt.getTime() > REBROADCAST_AFTER_MS;
@@ -200,7 +209,10 @@ export function createTxSender(deps: {
       }
       if (row.sentBlock === null) {
         // Sent before blocks were counted: count from now.
-        await db.update(chainTransactions).set({ sentBlock: Number(head) }).where(eq(chainTransactions.id, row.id));
+        await db
+          .update(chainTransactions)
+          .set({ sentBlock: Number(head) })
+          .where(eq(chainTransactions.id, row.id));
         continue;
       }
       // Only a transaction ready in the node's pool is left unmined for its fees; one the node dropped, or
@@ -216,7 +228,12 @@ export function createTxSender(deps: {
         // Usually "already known" when the node still has it: nothing to report.
         await chain.publicClient.sendRawTransaction({ serializedTransaction: row.rawTransaction as Hex }).catch(() => undefined);
         metrics.txRebroadcasts.inc();
-        logger.warn("transaction not mined yet; broadcast again", { id: row.id, hash: row.txHash, nonce: row.nonce, attempts: row.attempts + 1 });
+        logger.warn("transaction not mined yet; broadcast again", {
+          id: row.id,
+          hash: row.txHash,
+          nonce: row.nonce,
+          attempts: row.attempts + 1,
+        });
       }
     }
     await fillNonceGap(head, confirmedNonce, pendingNonce);
@@ -234,7 +251,10 @@ export function createTxSender(deps: {
     const fees = replacementFees(previousFees, suggested, feeCeiling);
     if (!fees) {
       // Counted again from this block: the warning comes once every TX_REPLACE_AFTER_BLOCKS blocks.
-      await db.update(chainTransactions).set({ sentBlock: Number(head) }).where(eq(chainTransactions.id, row.id));
+      await db
+        .update(chainTransactions)
+        .set({ sentBlock: Number(head) })
+        .where(eq(chainTransactions.id, row.id));
       logger.warn("transaction not mined, and its fees are at the ceiling (TX_MAX_FEE_PER_GAS_GWEI): it waits for the base fee to fall", {
         id: row.id,
         kind: row.kind,
@@ -375,7 +395,10 @@ export function createTxSender(deps: {
   async function nonceForNext(): Promise<number> {
     const [pending, [stored]] = await Promise.all([
       chain.publicClient.getTransactionCount({ address: account.address, blockTag: "pending" }),
-      db.select({ highest: max(chainTransactions.nonce) }).from(chainTransactions).where(eq(chainTransactions.status, "sent")),
+      db
+        .select({ highest: max(chainTransactions.nonce) })
+        .from(chainTransactions)
+        .where(eq(chainTransactions.status, "sent")),
     ]);
     const afterStored = stored?.highest === null || stored?.highest === undefined ? 0 : stored.highest + 1;
     return Math.max(pending, nextNonce ?? 0, afterStored);

@@ -34,9 +34,7 @@ export type Database = {
   close(): Promise<void>;
 };
 
-export type DatabaseOptions =
-  | { kind: "pglite"; directory: string }
-  | { kind: "postgres"; url: string; schema: string; poolSize?: number };
+export type DatabaseOptions = { kind: "pglite"; directory: string } | { kind: "postgres"; url: string; schema: string; poolSize?: number };
 
 export async function openDatabase(options: DatabaseOptions, logger: Logger): Promise<Database> {
   return options.kind === "postgres" ? openPostgres(options, logger) : openPglite(options);
@@ -144,8 +142,7 @@ async function openPostgres(options: { url: string; schema: string; poolSize?: n
           exec: async (text) => {
             await client.query(text);
           },
-          query: async <T>(text: string, params?: unknown[]) =>
-            (await client.query(text, params as unknown[])).rows as T[],
+          query: async <T>(text: string, params?: unknown[]) => (await client.query(text, params as unknown[])).rows as T[],
         });
         await client.query("commit");
         return result;

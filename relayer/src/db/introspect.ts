@@ -64,9 +64,7 @@ export async function describeSchema(tx: RawTx, schema: string, exclude: string[
   if (current?.schema !== schema) throw new Error(`describeSchema: ${schema} is not first in the search path`);
   const skip = new Set(exclude);
   const json = async <T>(sqlText: string): Promise<T[]> => {
-    const [row] = await tx.query<{ rows: T[] | string }>(`select coalesce(json_agg(x), '[]') as rows from (${sqlText}) x`, [
-      schema,
-    ]);
+    const [row] = await tx.query<{ rows: T[] | string }>(`select coalesce(json_agg(x), '[]') as rows from (${sqlText}) x`, [schema]);
     const rows = row?.rows ?? [];
     return typeof rows === "string" ? (JSON.parse(rows) as T[]) : rows;
   };
@@ -154,9 +152,7 @@ export async function describeSchema(tx: RawTx, schema: string, exclude: string[
         return {
           name: t.name,
           columns: byName(
-            columns
-              .filter((c) => c.table === t.name)
-              .map((c) => ({ name: c.name, type: c.type, notNull: c.not_null, default: c.default })),
+            columns.filter((c) => c.table === t.name).map((c) => ({ name: c.name, type: c.type, notNull: c.not_null, default: c.default })),
           ),
           primaryKey: pk ? { name: pk.name, columns: pk.columns } : null,
           uniques: byName(own.filter((k) => k.type === "u").map((k) => ({ name: k.name, columns: k.columns }))),

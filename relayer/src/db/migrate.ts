@@ -47,9 +47,7 @@ export async function migrate(database: Database): Promise<string[]> {
   const migrations = await readMigrations();
   return database.rawTransaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock(hashtext('relayer-migrations'))");
-    await tx.exec(
-      `create table if not exists ${MIGRATIONS_TABLE} (name text primary key, applied_at timestamptz not null default now())`,
-    );
+    await tx.exec(`create table if not exists ${MIGRATIONS_TABLE} (name text primary key, applied_at timestamptz not null default now())`);
     const done = new Set((await tx.query<{ name: string }>(`select name from ${MIGRATIONS_TABLE}`)).map((r) => r.name));
     const legacy = [...done].filter((name) => LEGACY_NAMES.has(name)).sort();
     if (legacy.length > 0 && !migrations.some((m) => done.has(m.tag))) {
@@ -77,9 +75,7 @@ export async function readMigrations(directory = migrationsDir): Promise<Migrati
   const listed = new Set(entries.map((e) => `${e.tag}.sql`));
   const stray = (await readdir(directory)).filter((f) => f.endsWith(".sql") && !listed.has(f));
   if (stray.length > 0) {
-    throw new Error(
-      `migrations: ${stray.join(", ")} not in meta/_journal.json; migrations are generated with \`npm run db:generate\``,
-    );
+    throw new Error(`migrations: ${stray.join(", ")} not in meta/_journal.json; migrations are generated with \`npm run db:generate\``);
   }
   const migrations: Migration[] = [];
   for (const entry of entries) {

@@ -73,10 +73,7 @@ export function createDeviceCloud(baseUrl: string, timeoutMs: number) {
         durationSeconds,
       }),
     session: (deviceId: string, sessionId: string) =>
-      call<DeviceCloudSession>(
-        "GET",
-        `/devices/${encodeURIComponent(deviceId)}/sessions/${encodeURIComponent(sessionId)}`,
-      ),
+      call<DeviceCloudSession>("GET", `/devices/${encodeURIComponent(deviceId)}/sessions/${encodeURIComponent(sessionId)}`),
   };
 }
 

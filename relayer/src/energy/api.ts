@@ -56,7 +56,10 @@ export function energyApi(services: Services): SandboxApi {
           : undefined,
     ),
   );
-  api.use("*", refuseDeepJson((c) => c.json(sandboxErrorBody("invalid_request", `invalid body: ${JSON_TOO_DEEP_MESSAGE}`), 400)));
+  api.use(
+    "*",
+    refuseDeepJson((c) => c.json(sandboxErrorBody("invalid_request", `invalid body: ${JSON_TOO_DEEP_MESSAGE}`), 400)),
+  );
 
   const tokens = createSandboxTokens(services.config.JWT_SECRET, TOKEN_LIFETIME_SECONDS);
   const auth = requireToken(services.db, tokens);
@@ -77,9 +80,7 @@ export function energyApi(services: Services): SandboxApi {
   api.route("/", sandboxWebhookRoutes(services, auth));
 
   // Only the interface's routes are callable: everything else under the base is 404 not_found.
-  api.all("*", (c) =>
-    c.json(sandboxErrorBody("not_found", `no route ${c.req.method} ${c.req.path} in the sandbox interface`), 404),
-  );
+  api.all("*", (c) => c.json(sandboxErrorBody("not_found", `no route ${c.req.method} ${c.req.path} in the sandbox interface`), 404));
   return api;
 }
 

@@ -50,11 +50,13 @@ export function capabilities(services: Services) {
     },
     {
       name: "bearer_authentication",
-      description: "Every route but the four public ones needs Authorization: Bearer <token>; a missing, malformed, expired or unknown token is 401 unauthorized.",
+      description:
+        "Every route but the four public ones needs Authorization: Bearer <token>; a missing, malformed, expired or unknown token is 401 unauthorized.",
     },
     {
       name: "error_envelope",
-      description: 'Every error is {"error": {"svc_code", "message"}, "environment": "sandbox"}, unknown routes (404 not_found) and bodies that are not JSON (400 invalid_request) included.',
+      description:
+        'Every error is {"error": {"svc_code", "message"}, "environment": "sandbox"}, unknown routes (404 not_found) and bodies that are not JSON (400 invalid_request) included.',
     },
     {
       name: "telemetry_ingest",
@@ -67,7 +69,8 @@ export function capabilities(services: Services) {
     },
     {
       name: "device_records",
-      description: "GET /devices/{device_id}: meter_epoch, last_sequence_number, last_energy_wh_cumulative and baseline_complete follow the accepted readings.",
+      description:
+        "GET /devices/{device_id}: meter_epoch, last_sequence_number, last_energy_wh_cumulative and baseline_complete follow the accepted readings.",
     },
     {
       name: "idempotency",
@@ -118,10 +121,14 @@ export function capabilities(services: Services) {
         "latest evidence shows its latest attested batch once there is one. Legal, settlement and distribution clusters are sample references.",
     },
     { name: "unit_tokens", description: "chain_refs.unit_token.token_id is a sample value; no unit token contract exists." },
-    { name: "devices", description: "The sample devices are registered by seeding; their history before the sandbox started is a sample record." },
+    {
+      name: "devices",
+      description: "The sample devices are registered by seeding; their history before the sandbox started is a sample record.",
+    },
     {
       name: "device_signatures",
-      description: "Devices without a registered key are not verified: verification.signature is absent for them, whether or not a signature is sent.",
+      description:
+        "Devices without a registered key are not verified: verification.signature is absent for them, whether or not a signature is sent.",
     },
   ];
 
@@ -129,12 +136,18 @@ export function capabilities(services: Services) {
     { name: "webhook_delivery", description: "Registrations are never delivered to; no event is emitted." },
     { name: "device_management", description: "No route registers or deregisters devices or their keys." },
     { name: "client_management", description: "Client credentials are issued by seeding only; tokens carry no scopes." },
-    { name: "production_signing_rules", description: "Transport, canonical serialisation, algorithm choice and key rotation of production device signing." },
+    {
+      name: "production_signing_rules",
+      description: "Transport, canonical serialisation, algorithm choice and key rotation of production device signing.",
+    },
     {
       name: "confirmed_anomaly_readback",
       description: "The confirmed anomaly status is recorded, but no route of this interface returns it after ingest.",
     },
-    { name: "wider_interface", description: "Routes of the wider interface are not callable: anything but the ten routes is 404 not_found." },
+    {
+      name: "wider_interface",
+      description: "Routes of the wider interface are not callable: anything but the ten routes is 404 not_found.",
+    },
     ...(anchor ? [] : [{ name: "attestation", description: "No TelemetryAnchor in this deployment: attested batches fail." }]),
   ];
 
@@ -186,7 +199,7 @@ export function capabilities(services: Services) {
       max_batches_per_anchor: MAX_BATCHES_PER_ANCHOR,
       verification:
         "A reading is verified on chain with TelemetryAnchor.verifyReading(reading, readingProof, batch, batchProof), a view. " +
-        "reading: the reading's fields as sent (device_ts in Unix milliseconds, supersedes_reading_id or \"\"). readingProof: " +
+        'reading: the reading\'s fields as sent (device_ts in Unix milliseconds, supersedes_reading_id or ""). readingProof: ' +
         "its proof in the batch's tree, rebuilt from the batch's readings (leaf_encoding). batch: {projectId: keccak256(project_id), " +
         "deviceId: keccak256(energy_evidence.device_id), root: energy_evidence.merkle_root, batchSequence: " +
         "energy_evidence.batch_sequence, readings: energy_evidence.readings}. batchProof: energy_evidence.anchor.batch_proof. " +

@@ -55,8 +55,7 @@ export const sandboxErrors = {
     new SandboxError(401, "unauthorized", message, bearerChallenge),
   signatureInvalid: (message: string) => new SandboxError(401, "signature_invalid", message),
   notFound: (message: string) => new SandboxError(404, "not_found", message),
-  deviceNotFound: (deviceId: string) =>
-    new SandboxError(404, "device_not_found", `device ${deviceId} is unknown or deregistered`),
+  deviceNotFound: (deviceId: string) => new SandboxError(404, "device_not_found", `device ${deviceId} is unknown or deregistered`),
   baselineIncomplete: (message: string) => new SandboxError(409, "baseline_incomplete", message),
   counterRegression: (message: string) => new SandboxError(422, "counter_regression", message),
   idempotencyKeyReused: () =>

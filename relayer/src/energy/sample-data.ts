@@ -88,14 +88,7 @@ export function waterfall(gross: number, bps: { opex: number; operator: number; 
   ];
 }
 
-function distribution(
-  id: string,
-  projectId: string,
-  epoch: number,
-  currency: string,
-  gross: number,
-  units: number,
-): SampleDistribution {
+function distribution(id: string, projectId: string, epoch: number, currency: string, gross: number, units: number): SampleDistribution {
   const legs = waterfall(gross, { opex: 1000, operator: 2000, protocol: 200 });
   return {
     distribution_id: id,

@@ -86,18 +86,24 @@ export const Reading = z
       description: "Lifetime counter in Wh. Monotonic within one meter_epoch only.",
       example: 18_544_625,
     }),
-    meter_epoch: z.int().min(0).openapi({
-      description:
-        "Increments on meter replacement or counter reset. A higher epoch than the device's resets the counter " +
-        "(any cumulative value is accepted; reset_reason is recorded); a lower one is rejected.",
-      example: 1,
-    }),
-    sequence_number: z.int().min(0).openapi({
-      description:
-        "Monotonic per device, corrections included. A value at or below the device's last_sequence_number is " +
-        "rejected (`sequence_not_increasing`); a skipped value is accepted and makes continuity `gap`.",
-      example: 4321,
-    }),
+    meter_epoch: z
+      .int()
+      .min(0)
+      .openapi({
+        description:
+          "Increments on meter replacement or counter reset. A higher epoch than the device's resets the counter " +
+          "(any cumulative value is accepted; reset_reason is recorded); a lower one is rejected.",
+        example: 1,
+      }),
+    sequence_number: z
+      .int()
+      .min(0)
+      .openapi({
+        description:
+          "Monotonic per device, corrections included. A value at or below the device's last_sequence_number is " +
+          "rejected (`sequence_not_increasing`); a skipped value is accepted and makes continuity `gap`.",
+        example: 4321,
+      }),
     reading_id: Identifier.openapi({ description: "Identifier of the reading, unique per device.", example: "rd-4321" }),
     reset_reason: z.enum(RESET_REASONS).nullable().optional().openapi({
       description: "Why the counter restarted; recorded with the reading (null or absent: not given).",
@@ -234,9 +240,7 @@ export const Project = z
     name: z.string(),
     data_assurance: z.string().openapi({ description: "Sample values: metered." }),
     asset_readiness: z.string().openapi({ description: "Sample values: operational, commissioning." }),
-    assurance_state: z
-      .string()
-      .openapi({ description: "Sample values: assured, provisionally_downgraded, pending." }),
+    assurance_state: z.string().openapi({ description: "Sample values: assured, provisionally_downgraded, pending." }),
     status: z.string().openapi({ description: "Sample values: active, commissioning." }),
     installed_capacity_w: z.int(),
     lifetime_generation_wh: z.int(),
@@ -295,7 +299,8 @@ export const Evidence = z
             description: "The batch's device (its leaf in the batches tree binds keccak256 of it). null in historical sample evidence.",
           }),
           batch_sequence: z.int().nullable().openapi({
-            description: "The batch's sequence among the device's attested batches, from 1 (bound in every leaf). null in historical sample evidence.",
+            description:
+              "The batch's sequence among the device's attested batches, from 1 (bound in every leaf). null in historical sample evidence.",
           }),
           anchor: z.object({
             chain: z.string(),

@@ -19,7 +19,10 @@ export async function seedEnergySandbox(tx: DbOrTx, client: EnergyClientSpec) {
     })
     .onConflictDoNothing()
     .returning({ clientId: energyClients.clientId });
-  const [row] = await tx.select({ clientId: energyClients.clientId }).from(energyClients).where(eq(energyClients.clientId, client.clientId));
+  const [row] = await tx
+    .select({ clientId: energyClients.clientId })
+    .from(energyClients)
+    .where(eq(energyClients.clientId, client.clientId));
   const devices: string[] = [];
   for (const d of SAMPLE_ENERGY_DEVICES) {
     const power = statsOf(d.power.samples, d.power.meanW, d.power.stdW);

@@ -10,7 +10,8 @@ export const ORDER_EVENT_TYPES = {
   "split.settled": "The payment was split 50/40/10 on-chain (same transaction).",
   "device.powered_on": "The device was powered on for the session (terminal).",
   "device.power_on_failed": "The device cloud could not power the device on after retries (terminal).",
-  "order.cancel_requested": "The tenant cancelled the order: the relayer is voiding its voucher on-chain (the order stays pending until that is mined; a payment mined first wins).",
+  "order.cancel_requested":
+    "The tenant cancelled the order: the relayer is voiding its voucher on-chain (the order stays pending until that is mined; a payment mined first wins).",
   "order.expired": "The order expired unpaid, or its cancellation was mined (terminal).",
 } as const;
 
@@ -18,4 +19,8 @@ export const ORDER_EVENT_TYPES = {
 export type OrderEventType = Exclude<keyof typeof ORDER_EVENT_TYPES, "state">;
 
 /** Events after which nothing more is streamed for the order. */
-export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<OrderEventType>(["order.expired", "device.powered_on", "device.power_on_failed"]);
+export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<OrderEventType>([
+  "order.expired",
+  "device.powered_on",
+  "device.power_on_failed",
+]);

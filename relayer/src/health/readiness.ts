@@ -93,7 +93,13 @@ export function createReadiness(services: Services) {
         const lagBlocks = Math.max(0, chainHead - indexedBlock);
         const max = config.READY_INDEXER_MAX_LAG_BLOCKS;
         return lagBlocks > max
-          ? { state: "degraded" as const, latencyMs, indexedBlock, lagBlocks, detail: `${lagBlocks} blocks behind the chain head (more than ${max})` }
+          ? {
+              state: "degraded" as const,
+              latencyMs,
+              indexedBlock,
+              lagBlocks,
+              detail: `${lagBlocks} blocks behind the chain head (more than ${max})`,
+            }
           : { state: "ok" as const, latencyMs, indexedBlock, lagBlocks };
       }),
       run("deviceCloud", async (started) => {

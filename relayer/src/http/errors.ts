@@ -33,8 +33,7 @@ export const errors = {
   unauthorized: (message = "a valid credential is required") => new ApiError(401, "unauthorized", message),
   notFound: (what: string) => new ApiError(404, "not_found", `${what} not found`),
   conflict: (code: string, message: string) => new ApiError(409, code, message),
-  invalid: (message: string, details?: ErrorDetail[]) =>
-    new ApiError(422, "invalid_parameters", message, { details }),
+  invalid: (message: string, details?: ErrorDetail[]) => new ApiError(422, "invalid_parameters", message, { details }),
   deviceTimeout: (deviceId: string) =>
     new ApiError(504, "device_timeout", `the device cloud did not answer in time for device ${deviceId}`),
   rateLimited: (retryAfterSeconds: number) =>
@@ -82,7 +81,10 @@ export function isUnavailable(error: unknown): boolean {
   for (let depth = 0; e && typeof e === "object" && depth < 5; depth++) {
     const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === "string" && (CONNECTION_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code))) return true;
-    if (typeof message === "string" && /^Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/.test(message)) {
+    if (
+      typeof message === "string" &&
+      /^Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/.test(message)
+    ) {
       return true;
     }
     e = (e as { cause?: unknown }).cause;
@@ -101,10 +103,7 @@ export function toErrorResponse(c: Context, error: unknown): Response {
   if (error instanceof HTTPException) {
     const status = error.status;
     if (status === 400 || status === 415) {
-      const message =
-        status === 415
-          ? "the body must be JSON, sent with content-type: application/json"
-          : "the body is not valid JSON";
+      const message = status === 415 ? "the body must be JSON, sent with content-type: application/json" : "the body is not valid JSON";
       return c.json(errorBody(c, "invalid_body", message), 400);
     }
     if (status === 413) return c.json(errorBody(c, "body_too_large", "the body exceeds the size limit"), 413);
@@ -137,9 +136,6 @@ export function errorResponses(...statuses: Array<400 | 401 | 403 | 404 | 409 | 
     504: "The device cloud did not answer in time.",
   };
   return Object.fromEntries(
-    statuses.map((status) => [
-      status,
-      { description: descriptions[status], content: { "application/json": { schema: ErrorEnvelope } } },
-    ]),
+    statuses.map((status) => [status, { description: descriptions[status], content: { "application/json": { schema: ErrorEnvelope } } }]),
   );
 }

@@ -29,7 +29,7 @@ function hex4(text: string, at: number): number {
  * every position of a long run, was quadratic: one request could hold the event loop for minutes). */
 export function jsonEscapesUnstorable(text: string): boolean {
   if (!text.includes("\\u")) return false;
-  for (let start = text.indexOf("\\"); start >= 0; ) {
+  for (let start = text.indexOf("\\"); start >= 0;) {
     let end = start + 1;
     while (end < text.length && text.charCodeAt(end) === BACKSLASH) end++;
     // text[start, end) is a whole run of backslashes; an escape if an odd run is followed by u and 4 hex digits.

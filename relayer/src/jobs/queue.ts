@@ -24,10 +24,7 @@ export type JobHandler = {
 };
 
 /** Queues a job (once per kind and key) to run at `runAt` (now by default). */
-export async function enqueueJob(
-  db: DbOrTx,
-  job: { kind: string; key: string; payload: Record<string, unknown>; runAt?: Date },
-) {
+export async function enqueueJob(db: DbOrTx, job: { kind: string; key: string; payload: Record<string, unknown>; runAt?: Date }) {
   await db
     .insert(jobs)
     .values({ kind: job.kind, key: job.key, payload: job.payload, runAt: job.runAt ?? new Date() })
@@ -70,7 +67,10 @@ export function createJobRunner(deps: { database: Database; logger: Logger; hand
   async function execute(job: Job) {
     const handler = handlers[job.kind];
     if (!handler) {
-      await db.update(jobs).set({ doneAt: new Date(), lastError: `no handler for ${job.kind}` }).where(eq(jobs.id, job.id));
+      await db
+        .update(jobs)
+        .set({ doneAt: new Date(), lastError: `no handler for ${job.kind}` })
+        .where(eq(jobs.id, job.id));
       return;
     }
     try {
@@ -103,7 +103,10 @@ export function createJobRunner(deps: { database: Database; logger: Logger; hand
 
   /** The delay until the next job is due (0: one is due now). */
   async function untilNextDue(): Promise<number> {
-    const [next] = await db.select({ at: min(jobs.runAt) }).from(jobs).where(isNull(jobs.doneAt));
+    const [next] = await db
+      .select({ at: min(jobs.runAt) })
+      .from(jobs)
+      .where(isNull(jobs.doneAt));
     if (!next?.at) return SAFETY_POLL_MS;
     return Math.max(0, Math.min(new Date(next.at).getTime() - Date.now(), SAFETY_POLL_MS));
   }

@@ -45,7 +45,11 @@ export function registerCollectedGauges(metrics: Metrics, deps: Deps) {
             return v;
           },
           (error: unknown) => {
-            if (!failing) logger.warn("metrics source failed; its gauges are empty until it reads again", { source: name, error: (error as Error).message });
+            if (!failing)
+              logger.warn("metrics source failed; its gauges are empty until it reads again", {
+                source: name,
+                error: (error as Error).message,
+              });
             failing = true;
             up.set(name, 0);
             return undefined;
@@ -98,9 +102,24 @@ export function registerCollectedGauges(metrics: Metrics, deps: Deps) {
       anchoringBacklog: n("anchoring_backlog"),
     };
   });
-  gauge("payg_webhook_deliveries_pending", "Webhook deliveries not finished (waiting for an attempt, a retry, or in flight)", queues, (q) => q.deliveriesPending);
-  gauge("payg_webhook_oldest_pending_age_seconds", "Age of the oldest unfinished webhook delivery (0: none); retries back off up to about 2 h by design", queues, (q) => q.deliveryOldestAge);
-  gauge("payg_webhook_overdue_seconds", "How long the most overdue webhook delivery has been due without being attempted (0: none; a working dispatcher keeps it near 0)", queues, (q) => q.deliveryOverdue);
+  gauge(
+    "payg_webhook_deliveries_pending",
+    "Webhook deliveries not finished (waiting for an attempt, a retry, or in flight)",
+    queues,
+    (q) => q.deliveriesPending,
+  );
+  gauge(
+    "payg_webhook_oldest_pending_age_seconds",
+    "Age of the oldest unfinished webhook delivery (0: none); retries back off up to about 2 h by design",
+    queues,
+    (q) => q.deliveryOldestAge,
+  );
+  gauge(
+    "payg_webhook_overdue_seconds",
+    "How long the most overdue webhook delivery has been due without being attempted (0: none; a working dispatcher keeps it near 0)",
+    queues,
+    (q) => q.deliveryOverdue,
+  );
   gauge("payg_webhook_events_undispatched", "Outbox events not yet fanned out to their subscriptions", queues, (q) => q.eventsUndispatched);
   new Gauge({
     name: "payg_tx_pending",
@@ -116,7 +135,12 @@ export function registerCollectedGauges(metrics: Metrics, deps: Deps) {
     },
   });
   gauge("payg_tx_oldest_pending_age_seconds", "Age of the oldest relayer transaction not final (0: none)", queues, (q) => q.txOldestAge);
-  gauge("payg_anchoring_backlog_batches", "Attested telemetry batches not anchored yet (no Merkle root yet, or their anchor transaction not final)", queues, (q) => q.anchoringBacklog);
+  gauge(
+    "payg_anchoring_backlog_batches",
+    "Attested telemetry batches not anchored yet (no Merkle root yet, or their anchor transaction not final)",
+    queues,
+    (q) => q.anchoringBacklog,
+  );
 
   // --- The hot wallet: gas, and the float cash orders are paid from. ---
   const account = deps.chain.relayerAccount.address;
@@ -133,7 +157,12 @@ export function registerCollectedGauges(metrics: Metrics, deps: Deps) {
       floats: tokens.map((t, i) => ({ token: t.symbol, amount: Number(formatUnits(floats[i], t.decimals)) })),
     };
   });
-  gauge("payg_hot_wallet_gas_balance_ether", "Native balance of the relayer's hot wallet, in ether (it pays the gas of every relayer transaction)", wallet, (w) => w.ether);
+  gauge(
+    "payg_hot_wallet_gas_balance_ether",
+    "Native balance of the relayer's hot wallet, in ether (it pays the gas of every relayer transaction)",
+    wallet,
+    (w) => w.ether,
+  );
   new Gauge({
     name: "payg_agent_float_balance",
     help: "Stablecoin balance of the relayer's hot wallet, in whole tokens: the float cash orders are paid from",
@@ -155,7 +184,12 @@ export function registerCollectedGauges(metrics: Metrics, deps: Deps) {
     ]);
     return { indexed, head };
   });
-  gauge("payg_indexer_lag_blocks", "Blocks between the chain head (eth_blockNumber) and the latest block the indexer has indexed", indexer, (i) => Math.max(0, i.head - i.indexed));
+  gauge(
+    "payg_indexer_lag_blocks",
+    "Blocks between the chain head (eth_blockNumber) and the latest block the indexer has indexed",
+    indexer,
+    (i) => Math.max(0, i.head - i.indexed),
+  );
 
   // --- The database pool (PostgreSQL; PGlite has one connection and no pool: no gauges). ---
   const poolUse = deps.database.poolUse?.bind(deps.database);

@@ -28,13 +28,20 @@ export type Cancellation = { orderId: string; status: ChainTransaction["status"]
 /** The order's cancellation that is queued, under way or mined, if any (one that failed or reverted does not
  * count: the order may then be paid or cancelled again). */
 export async function activeCancellation(db: DbOrTx, orderId: string): Promise<ChainTransaction | undefined> {
-  const [row] = await db.select().from(chainTransactions).where(eq(chainTransactions.ref, cancellationRef(orderId)));
+  const [row] = await db
+    .select()
+    .from(chainTransactions)
+    .where(eq(chainTransactions.ref, cancellationRef(orderId)));
   return row && row.status !== "failed" && row.status !== "reverted" ? row : undefined;
 }
 
 /** Queues the order's cancellation; repeating the request returns the one under way. */
 export async function cancelOrder(services: Services, order: OrderRow): Promise<Cancellation> {
-  const view = (row: ChainTransaction): Cancellation => ({ orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null });
+  const view = (row: ChainTransaction): Cancellation => ({
+    orderId: order.id,
+    status: row.status,
+    transactionHash: row.txHash as Hex | null,
+  });
   const active = await activeCancellation(services.db, order.id);
   if (active) return view(active);
   if (order.status === "success") throw errors.conflict("order_already_paid", `order ${order.id} is paid already`);

@@ -22,7 +22,13 @@ const PAGE = 200;
 
 /** Records an order's move into expired: the end of its stream, and the tenant's payment.expired webhook. */
 async function recordExpired(tx: DbOrTx, order: OrderRow, expiredAt: Date, reason: "expired" | "cancelled") {
-  const data = { orderId: order.id, deviceId: order.deviceId, amountUsd: usd(order.amountUsdMicros), expiredAt: expiredAt.toISOString(), reason };
+  const data = {
+    orderId: order.id,
+    deviceId: order.deviceId,
+    amountUsd: usd(order.amountUsdMicros),
+    expiredAt: expiredAt.toISOString(),
+    reason,
+  };
   await recordOrderEvent(tx, order.id, "order.expired", data);
   await recordWebhookEvent(tx, order.tenantId, "payment.expired", data);
 }
@@ -62,7 +68,15 @@ export function createExpiry(services: Services) {
       const updated = await tx
         .update(orders)
         .set({ status: "expired", updatedAt: new Date() })
-        .where(and(inArray(orders.id, expire.map((o) => o.id)), eq(orders.status, "pending")))
+        .where(
+          and(
+            inArray(
+              orders.id,
+              expire.map((o) => o.id),
+            ),
+            eq(orders.status, "pending"),
+          ),
+        )
         .returning();
       for (const order of updated) await recordExpired(tx, order, order.expiresAt, "expired");
     });
@@ -73,7 +87,10 @@ export function createExpiry(services: Services) {
 
   /** The delay until the earliest pending order is due. */
   async function untilNextDue(): Promise<number> {
-    const [next] = await db.select({ at: min(orders.expiresAt) }).from(orders).where(eq(orders.status, "pending"));
+    const [next] = await db
+      .select({ at: min(orders.expiresAt) })
+      .from(orders)
+      .where(eq(orders.status, "pending"));
     const now = Date.now();
     const latest = Math.min(SAFETY_POLL_MS, config.ORDER_TTL_SECONDS * 1000 + graceMs);
     if (!next?.at) return latest;

@@ -23,18 +23,14 @@ async function stablecoin(services: Services, symbol: string) {
   });
   const token = tokens.get(symbol);
   if (!token) {
-    throw errors.invalid(`token must be one of: ${[...tokens.keys()].join(", ")}`, [
-      { path: "token", message: `unknown token ${symbol}` },
-    ]);
+    throw errors.invalid(`token must be one of: ${[...tokens.keys()].join(", ")}`, [{ path: "token", message: `unknown token ${symbol}` }]);
   }
   return token;
 }
 
 function checkChain(services: Services, chain: string) {
   if (chain !== services.config.CHAIN_NAME) {
-    throw errors.invalid(`chain must be one of: ${services.config.CHAIN_NAME}`, [
-      { path: "chain", message: `unknown chain ${chain}` },
-    ]);
+    throw errors.invalid(`chain must be one of: ${services.config.CHAIN_NAME}`, [{ path: "chain", message: `unknown chain ${chain}` }]);
   }
 }
 
@@ -298,7 +294,11 @@ function prepareOrderQueries(db: Db) {
     relayLastError: chainTransactions.lastError,
   };
   return {
-    byId: db.select().from(orders).where(eq(orders.id, sql.placeholder("id"))).prepare("order_by_id"),
+    byId: db
+      .select()
+      .from(orders)
+      .where(eq(orders.id, sql.placeholder("id")))
+      .prepare("order_by_id"),
     withRelay: db
       .select(withRelay)
       .from(orders)
@@ -330,8 +330,7 @@ function createOrderLoader(queries: OrderQueries) {
   let pending: Map<string, Waiter[]> | undefined;
 
   async function read(ids: string[]): Promise<Map<string, OrderWithRelayRow>> {
-    const rows =
-      ids.length === 1 ? await queries.withRelay.execute({ id: ids[0] }) : await queries.manyWithRelay.execute({ ids });
+    const rows = ids.length === 1 ? await queries.withRelay.execute({ id: ids[0] }) : await queries.manyWithRelay.execute({ ids });
     return new Map(rows.map((row) => [row.order.id, row]));
   }
 

@@ -11,7 +11,14 @@
 // CONFIRM_POLL_MS; if a read ends before the newest order the indexer announced (a result it had cached a
 // moment too long), it reads again after STALE_RETRY_MS.
 import { and, eq, gte, inArray, isNull, lte } from "drizzle-orm";
-import { START_CURSOR, decodeCursor, type OrderCursor, type PaidOrder, type Settlement, type Subscription } from "../../../indexer/client.ts";
+import {
+  START_CURSOR,
+  decodeCursor,
+  type OrderCursor,
+  type PaidOrder,
+  type Settlement,
+  type Subscription,
+} from "../../../indexer/client.ts";
 import type { Tx } from "../db/client.ts";
 import { orders, syncState } from "../db/schema.ts";
 import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
@@ -172,9 +179,7 @@ export function createPaymentSync(services: Services) {
       reorganised = { held, still };
     }
     const ours = page.orders.filter((p) => p.chainId === chain.chainId);
-    const settlements = new Map(
-      (await indexer.settlementsByOrderIds(ours.map((p) => p.orderId))).map((s) => [s.orderId, s]),
-    );
+    const settlements = new Map((await indexer.settlementsByOrderIds(ours.map((p) => p.orderId))).map((s) => [s.orderId, s]));
     // The router settles in the same transaction as it pays, so the indexer commits both together: a
     // payment without its settlement means an inconsistent read, to be retried, never a lost split event.
     const unsettled = ours.find((p) => !settlements.has(p.orderId));
@@ -189,10 +194,13 @@ export function createPaymentSync(services: Services) {
         const rows = await tx
           .select()
           .from(orders)
-          .where(inArray(orders.onchainId, ours.map((p) => p.orderId)));
-        const byOnchainId = new Map(
-          rows.filter((o) => o.routerAddress.toLowerCase() === router).map((o) => [o.onchainId, o]),
-        );
+          .where(
+            inArray(
+              orders.onchainId,
+              ours.map((p) => p.orderId),
+            ),
+          );
+        const byOnchainId = new Map(rows.filter((o) => o.routerAddress.toLowerCase() === router).map((o) => [o.onchainId, o]));
         for (const paid of ours) {
           const order = byOnchainId.get(paid.orderId);
           if (!order) continue; // paid through the router, but not an order of this service
@@ -321,4 +329,3 @@ export function createPaymentSync(services: Services) {
     },
   };
 }
-

@@ -72,7 +72,8 @@ export async function requestSplit(services: Services, device: DeviceRow): Promi
     const [current] = await tx.select().from(devices).where(eq(devices.id, device.id)).for("update");
     if (current.splitStatus === "created" || current.splitStatus === "pending") return current;
     // A failed creation is asked for again under a new ref (the old one stays the failed transaction's).
-    const ref = current.splitStatus === "failed" ? `${CREATE_SPLIT_TX_KIND}:${split}:${newId("retry")}` : `${CREATE_SPLIT_TX_KIND}:${split}`;
+    const ref =
+      current.splitStatus === "failed" ? `${CREATE_SPLIT_TX_KIND}:${split}:${newId("retry")}` : `${CREATE_SPLIT_TX_KIND}:${split}`;
     await enqueueTransaction(tx, { kind: CREATE_SPLIT_TX_KIND, ref, to: chain.splitFactory, data });
     const [updated] = await tx
       .update(devices)
@@ -175,14 +176,21 @@ export function createSplitProvisioner(services: Services) {
     if (!created) logger.warn("a device's split was not created", { ref: row.ref, status: row.status, error: row.lastError });
   });
   txSender.onFinal(SET_RECIPIENTS_TX_KIND, async (row) => {
-    if (row.status !== "mined") logger.warn("a split's recipients were not replaced", { ref: row.ref, status: row.status, error: row.lastError });
+    if (row.status !== "mined")
+      logger.warn("a split's recipients were not replaced", { ref: row.ref, status: row.status, error: row.lastError });
   });
 
   async function tick(): Promise<number> {
     const due = await db
       .select()
       .from(devices)
-      .where(and(isNotNull(devices.assetOwner), isNotNull(devices.operator), or(isNull(devices.splitStatus), ne(devices.splitStatus, "created"))))
+      .where(
+        and(
+          isNotNull(devices.assetOwner),
+          isNotNull(devices.operator),
+          or(isNull(devices.splitStatus), ne(devices.splitStatus, "created")),
+        ),
+      )
       .orderBy(asc(devices.id))
       .limit(500);
     for (const device of due.filter((d) => d.splitStatus !== "pending")) await requestSplit(services, device);

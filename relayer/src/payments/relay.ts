@@ -38,7 +38,11 @@ async function simulate(services: Services, data: Hex) {
 /** The relayer transaction already under way for the order on the same rail, if any: repeating a request
  * returns it. A failed one does not count (the order may be retried); one on the other rail is a conflict. */
 type RelayKind = "pay_with_permit" | "pay_with_authorization" | "pay_cash";
-const RAIL_OF: Record<RelayKind, "permit" | "authorization" | "cash"> = { pay_with_permit: "permit", pay_with_authorization: "authorization", pay_cash: "cash" };
+const RAIL_OF: Record<RelayKind, "permit" | "authorization" | "cash"> = {
+  pay_with_permit: "permit",
+  pay_with_authorization: "authorization",
+  pay_cash: "cash",
+};
 
 async function activeRelay(services: Services, order: OrderRow, kind: RelayKind) {
   const [row] = await services.db.select().from(chainTransactions).where(eq(chainTransactions.ref, order.id));
@@ -70,10 +74,7 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   const voucher = voucherOf(order);
   const chain = services.chain;
   const deadline = chain.permitDeadline(voucher);
-  const [nonce, balance] = await Promise.all([
-    chain.permitNonce(voucher.token, owner),
-    chain.balanceOf(voucher.token, owner),
-  ]).catch(() => {
+  const [nonce, balance] = await Promise.all([chain.permitNonce(voucher.token, owner), chain.balanceOf(voucher.token, owner)]).catch(() => {
     throw errors.unavailable("the chain is not reachable; retry shortly");
   });
   const token = [...(await chain.stablecoins()).values()].find((t) => t.address === voucher.token);
@@ -147,14 +148,19 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
       { path: "signature", message: "does not recover to `from` for the authorization in paymentDetails.authorization" },
     ]);
   }
-  const [used, balance] = await Promise.all([chain.authorizationUsed(voucher.token, from, nonce), chain.balanceOf(voucher.token, from)]).catch(() => {
+  const [used, balance] = await Promise.all([
+    chain.authorizationUsed(voucher.token, from, nonce),
+    chain.balanceOf(voucher.token, from),
+  ]).catch(() => {
     throw errors.unavailable("the chain is not reachable; retry shortly");
   });
   if (used) {
     throw errors.conflict("authorization_used", "the wallet's authorization for this order was used or cancelled at the token");
   }
   if (balance < voucher.amount) {
-    throw errors.invalid("the wallet's balance does not cover the order", [{ path: "from", message: `balance ${balance} < amount ${voucher.amount}` }]);
+    throw errors.invalid("the wallet's balance does not cover the order", [
+      { path: "from", message: `balance ${balance} < amount ${voucher.amount}` },
+    ]);
   }
   const { r, s, v, yParity } = parseSignature(signature);
   const data = encodeFunctionData({

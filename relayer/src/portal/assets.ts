@@ -18,7 +18,14 @@ export function staticAssets(dir: string, files: Array<string | [string, string]
     files.map((entry) => {
       const [file, relative] = typeof entry === "string" ? [entry, entry] : entry;
       const body = readFileSync(path.join(dir, relative));
-      return [file, { body, type: types[path.extname(file)] ?? "application/octet-stream", etag: `"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"` }];
+      return [
+        file,
+        {
+          body,
+          type: types[path.extname(file)] ?? "application/octet-stream",
+          etag: `"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"`,
+        },
+      ];
     }),
   );
   const app = new Hono();

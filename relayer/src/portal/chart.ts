@@ -35,7 +35,9 @@ export function barChart(
   for (let v = 0; v <= top + step / 2; v += step) {
     const yy = y(v).toFixed(1);
     parts.push(`<line class="chart-grid" x1="${m.left}" x2="${width - m.right}" y1="${yy}" y2="${yy}"/>`);
-    parts.push(`<text class="chart-axis" x="${m.left - 8}" y="${yy}" text-anchor="end" dominant-baseline="middle">${escape(opts.formatValue(v))}</text>`);
+    parts.push(
+      `<text class="chart-axis" x="${m.left - 8}" y="${yy}" text-anchor="end" dominant-baseline="middle">${escape(opts.formatValue(v))}</text>`,
+    );
   }
   bars.forEach((bar, i) => {
     const cx = m.left + slot * i + slot / 2;
@@ -45,10 +47,14 @@ export function barChart(
         `<rect class="chart-bar" x="${(cx - barW / 2).toFixed(1)}" y="${(m.top + plotH - h).toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" rx="3"><title>${escape(bar.tooltip)}</title></rect>`,
       );
     } else {
-      parts.push(`<rect class="chart-hit" x="${(cx - slot / 2).toFixed(1)}" y="${m.top}" width="${slot.toFixed(1)}" height="${plotH}"><title>${escape(bar.tooltip)}</title></rect>`);
+      parts.push(
+        `<rect class="chart-hit" x="${(cx - slot / 2).toFixed(1)}" y="${m.top}" width="${slot.toFixed(1)}" height="${plotH}"><title>${escape(bar.tooltip)}</title></rect>`,
+      );
     }
     if (i % every === 0) {
-      parts.push(`<text class="chart-axis" x="${cx.toFixed(1)}" y="${height - m.bottom + 18}" text-anchor="middle">${escape(bar.label)}</text>`);
+      parts.push(
+        `<text class="chart-axis" x="${cx.toFixed(1)}" y="${height - m.bottom + 18}" text-anchor="middle">${escape(bar.label)}</text>`,
+      );
     }
   });
   parts.push(`<line class="chart-baseline" x1="${m.left}" x2="${width - m.right}" y1="${m.top + plotH}" y2="${m.top + plotH}"/>`);

@@ -14,7 +14,12 @@ import type { AssetList } from "../v1/assets.schemas.ts";
 import type { IdentityView, LoginResponse } from "../v1/auth.schemas.ts";
 import type { RevenueOverview } from "../v1/revenue.schemas.ts";
 import type { WebhookDelivery, WebhookDeliveryPage } from "../v1/webhook-deliveries.schemas.ts";
-import type { CreatedWebhookSubscription, WebhookSubscription, WebhookSubscriptionList, WebhookTestQueued } from "../v1/webhook-subscriptions.schemas.ts";
+import type {
+  CreatedWebhookSubscription,
+  WebhookSubscription,
+  WebhookSubscriptionList,
+  WebhookTestQueued,
+} from "../v1/webhook-subscriptions.schemas.ts";
 import { PAGE_HEADERS, staticAssets } from "./assets.ts";
 import { type Notice, type PageUser, layout } from "./layout.ts";
 import { assetsPage } from "./pages/assets.ts";
@@ -40,7 +45,10 @@ const NOTICES: Record<string, Notice> = {
   disabled: { kind: "info", text: "The endpoint is disabled. Pending deliveries were stopped." },
   enabled: { kind: "success", text: "The endpoint is enabled again." },
   updated: { kind: "success", text: "The endpoint was updated." },
-  payout_changed: { kind: "success", text: "The payout parties were changed. Later payments credit them; the on-chain change is on its way." },
+  payout_changed: {
+    kind: "success",
+    text: "The payout parties were changed. Later payments credit them; the on-chain change is on its way.",
+  },
   csrf: { kind: "error", text: "The form had expired. Please try again." },
 };
 
@@ -87,11 +95,25 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     return { status: response.status, body: json as Ok };
   }
 
-  function page(c: C, title: string, body: Parameters<typeof layout>[0]["body"], opts: { active?: string; notice?: Notice; status?: 200 | 201 | 400 | 403 | 404 | 422 | 502; autoRefresh?: boolean } = {}) {
+  function page(
+    c: C,
+    title: string,
+    body: Parameters<typeof layout>[0]["body"],
+    opts: { active?: string; notice?: Notice; status?: 200 | 201 | 400 | 403 | 404 | 422 | 502; autoRefresh?: boolean } = {},
+  ) {
     const name = c.req.query("notice") ?? "";
     const notice = opts.notice ?? (Object.hasOwn(NOTICES, name) ? NOTICES[name] : undefined);
     return c.html(
-      layout({ title, active: opts.active, user: c.get("user"), csrf: session.csrfToken(c), notice, assetVersion: assets.version, body, autoRefresh: opts.autoRefresh }),
+      layout({
+        title,
+        active: opts.active,
+        user: c.get("user"),
+        csrf: session.csrfToken(c),
+        notice,
+        assetVersion: assets.version,
+        body,
+        autoRefresh: opts.autoRefresh,
+      }),
       opts.status ?? 200,
       PAGE_HEADERS,
     );
@@ -109,7 +131,10 @@ export function portalPages(services: Services, appFetch: AppFetch) {
 
   function failure(c: C, title: string, result: { status: number; body: unknown }) {
     if (result.status === 401) return expired(c);
-    return page(c, title, "", { notice: { kind: "error", text: apiError(result.body, `The service answered ${result.status}.`) }, status: 502 });
+    return page(c, title, "", {
+      notice: { kind: "error", text: apiError(result.body, `The service answered ${result.status}.`) },
+      status: 502,
+    });
   }
 
   app.use("*", bodyLimit({ maxSize: 64 * 1024, onError: (c) => c.text("the form is too large", 413) }));
@@ -121,7 +146,11 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     if (!session.checkPost(c, (form as Record<string, unknown>)._csrf)) {
       c.get("logger").warn("portal form rejected by the CSRF check", { path: c.req.path });
       if (c.req.path === "/portal/login") return c.redirect("/portal/login?notice=csrf", 303);
-      return c.html(layout({ title: "Forbidden", csrf: session.csrfToken(c), assetVersion: assets.version, body: "", notice: NOTICES.csrf }), 403, PAGE_HEADERS);
+      return c.html(
+        layout({ title: "Forbidden", csrf: session.csrfToken(c), assetVersion: assets.version, body: "", notice: NOTICES.csrf }),
+        403,
+        PAGE_HEADERS,
+      );
     }
     await next();
   });
@@ -133,7 +162,13 @@ export function portalPages(services: Services, appFetch: AppFetch) {
   app.post("/login", async (c) => {
     const form = await c.req.parseBody();
     const email = str(form.email).trim();
-    const result = await callApi<z.output<typeof LoginResponse>>(c, "POST", "/v1/auth/login", { email, password: str(form.password) }, { auth: false });
+    const result = await callApi<z.output<typeof LoginResponse>>(
+      c,
+      "POST",
+      "/v1/auth/login",
+      { email, password: str(form.password) },
+      { auth: false },
+    );
     if (result.status === 200) {
       session.start(c, result.body.token, result.body.expiresIn);
       return c.redirect("/portal/keys", 303);
@@ -185,7 +220,10 @@ export function portalPages(services: Services, appFetch: AppFetch) {
 
   app.post("/keys", async (c) => {
     const form = await c.req.parseBody();
-    const created = await callApi<z.output<typeof CreatedApiKey>>(c, "POST", "/v1/api-keys", { name: str(form.name).trim(), role: str(form.role) || "developer" });
+    const created = await callApi<z.output<typeof CreatedApiKey>>(c, "POST", "/v1/api-keys", {
+      name: str(form.name).trim(),
+      role: str(form.role) || "developer",
+    });
     if (created.status === 201) return renderKeys(c, { created: created.body }, 201);
     if (created.status === 401) return expired(c);
     return renderKeys(c, { error: apiError(created.body, "The key could not be created.") }, 422);
@@ -225,20 +263,34 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     if (created.status === 401) return expired(c);
     const subs = await callApi<z.output<typeof WebhookSubscriptionList>>(c, "GET", "/v1/webhooks/subscriptions");
     const message = events.length === 0 ? "Choose at least one event." : apiError(created.body, "The endpoint could not be added.");
-    return page(c, "Webhooks", webhooksPage({ csrf: session.csrfToken(c), subscriptions: subs.body?.data ?? [], error: message, form: input }), {
-      active: "webhooks",
-      status: 422,
-    });
+    return page(
+      c,
+      "Webhooks",
+      webhooksPage({ csrf: session.csrfToken(c), subscriptions: subs.body?.data ?? [], error: message, form: input }),
+      {
+        active: "webhooks",
+        status: 422,
+      },
+    );
   });
 
-  async function renderSubscription(c: C, id: string, extra: { error?: string; form?: { url?: string; description?: string; events?: string[] } } = {}, status: 200 | 422 = 200) {
+  async function renderSubscription(
+    c: C,
+    id: string,
+    extra: { error?: string; form?: { url?: string; description?: string; events?: string[] } } = {},
+    status: 200 | 422 = 200,
+  ) {
     const sub = await callApi<z.output<typeof WebhookSubscription>>(c, "GET", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`);
     if (sub.status === 404 || sub.status === 422) return notFound(c);
     if (sub.status !== 200) return failure(c, "Webhook endpoint", sub);
     const query = new URLSearchParams({ limit: "25" });
     const cursor = c.req.query("cursor");
     if (cursor) query.set("cursor", cursor);
-    const deliveries = await callApi<z.output<typeof WebhookDeliveryPage>>(c, "GET", `/v1/webhooks/subscriptions/${sub.body.id}/deliveries?${query}`);
+    const deliveries = await callApi<z.output<typeof WebhookDeliveryPage>>(
+      c,
+      "GET",
+      `/v1/webhooks/subscriptions/${sub.body.id}/deliveries?${query}`,
+    );
     if (deliveries.status !== 200) return failure(c, "Webhook endpoint", deliveries);
     const data = deliveries.body.data;
     // Refresh while deliveries are on their way, and until the one just queued (?watch=) is done.
@@ -248,7 +300,13 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     return page(
       c,
       "Webhook endpoint",
-      subscriptionPage({ csrf: session.csrfToken(c), subscription: sub.body, deliveries: data, nextCursor: deliveries.body.nextCursor, ...extra }),
+      subscriptionPage({
+        csrf: session.csrfToken(c),
+        subscription: sub.body,
+        deliveries: data,
+        nextCursor: deliveries.body.nextCursor,
+        ...extra,
+      }),
       { active: "webhooks", status, autoRefresh: waiting && !cursor },
     );
   }
@@ -257,9 +315,16 @@ export function portalPages(services: Services, appFetch: AppFetch) {
 
   app.post("/webhooks/:id/test", async (c) => {
     const id = c.req.param("id");
-    const result = await callApi<z.output<typeof WebhookTestQueued>>(c, "POST", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}/test`);
+    const result = await callApi<z.output<typeof WebhookTestQueued>>(
+      c,
+      "POST",
+      `/v1/webhooks/subscriptions/${encodeURIComponent(id)}/test`,
+    );
     if (result.status !== 202) return failure(c, "Webhook endpoint", result);
-    return c.redirect(`/portal/webhooks/${encodeURIComponent(id)}?notice=test_queued&watch=${encodeURIComponent(result.body.eventId)}`, 303);
+    return c.redirect(
+      `/portal/webhooks/${encodeURIComponent(id)}?notice=test_queued&watch=${encodeURIComponent(result.body.eventId)}`,
+      303,
+    );
   });
 
   app.post("/webhooks/:id/disable", async (c) => {
@@ -288,12 +353,17 @@ export function portalPages(services: Services, appFetch: AppFetch) {
       description: input.description || null,
     });
     if (result.status === 200) return c.redirect(`/portal/webhooks/${encodeURIComponent(id)}?notice=updated`, 303);
-    if (result.status === 422) return renderSubscription(c, id, { error: apiError(result.body, "The endpoint could not be saved."), form: input }, 422);
+    if (result.status === 422)
+      return renderSubscription(c, id, { error: apiError(result.body, "The endpoint could not be saved."), form: input }, 422);
     return failure(c, "Webhook endpoint", result);
   });
 
   app.post("/webhooks/deliveries/:id/redeliver", async (c) => {
-    const result = await callApi<z.output<typeof WebhookDelivery>>(c, "POST", `/v1/webhooks/deliveries/${encodeURIComponent(c.req.param("id"))}/redeliver`);
+    const result = await callApi<z.output<typeof WebhookDelivery>>(
+      c,
+      "POST",
+      `/v1/webhooks/deliveries/${encodeURIComponent(c.req.param("id"))}/redeliver`,
+    );
     if (result.status !== 202) return failure(c, "Webhook endpoint", result);
     return c.redirect(
       `/portal/webhooks/${encodeURIComponent(result.body.subscriptionId)}?notice=redelivery_queued&watch=${encodeURIComponent(result.body.id)}`,

@@ -42,7 +42,8 @@ export function layout(opts: {
     ${
       opts.user
         ? html`<nav class="nav">${NAV.map(
-            (item) => html`<a href="${item.href}"${item.id === opts.active ? html` class="active" aria-current="page"` : ""}>${item.label}</a>`,
+            (item) =>
+              html`<a href="${item.href}"${item.id === opts.active ? html` class="active" aria-current="page"` : ""}>${item.label}</a>`,
           )}<a href="/v1/docs">API reference</a></nav>
     <div class="account">
       <span class="who" title="${opts.user.email}"><strong>${opts.user.name}</strong><span>${opts.user.tenant}</span></span>

@@ -23,13 +23,20 @@ export const CreateApiKey = z
   .object({
     // maxLength holds for the name as sent, before the spaces around it are trimmed.
     name: z.string().max(80).trim().min(1),
-    role: z.enum(["developer", "agent"]).default("developer").openapi({
-      description: `developer: ${ROLE_SCOPES.developer}; agent: ${ROLE_SCOPES.agent}`,
-    }),
+    role: z
+      .enum(["developer", "agent"])
+      .default("developer")
+      .openapi({
+        description: `developer: ${ROLE_SCOPES.developer}; agent: ${ROLE_SCOPES.agent}`,
+      }),
   })
   .strict()
   .openapi("CreateApiKey");
 
 export const ApiKeyList = z.object({ data: z.array(ApiKey) });
 
-export const KeyIdParam = pathIdParam("An API key id: key_ followed by 26 characters", "key_01JD2Y6Y8X3K5V4Q9T7R2M1N0P", "^key_[0-9A-Z]{26}$");
+export const KeyIdParam = pathIdParam(
+  "An API key id: key_ followed by 26 characters",
+  "key_01JD2Y6Y8X3K5V4Q9T7R2M1N0P",
+  "^key_[0-9A-Z]{26}$",
+);

@@ -108,7 +108,10 @@ export function apiKeyRoutes(services: Services) {
     async (c) => {
       const { id } = c.req.valid("param");
       const tenantId = c.get("identity").tenantId;
-      const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.tenantId, tenantId)));
+      const [row] = await db
+        .select()
+        .from(apiKeys)
+        .where(and(eq(apiKeys.id, id), eq(apiKeys.tenantId, tenantId)));
       if (!row) throw errors.notFound(`API key ${id}`);
       if (row.revokedAt) return c.json(view(row), 200);
       const [revoked] = await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id)).returning();

@@ -15,18 +15,12 @@ export const Asset = z
 
 export const AssetList = z.object({ data: z.array(Asset) }).openapi("AssetList");
 
-const PayoutAddress = z
-  .string()
-  .max(42)
-  .openapi({
-    description: "An address: 0x and 40 hex digits; mixed case must carry a valid EIP-55 checksum. Not the zero address.",
-    example: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
-  });
+const PayoutAddress = z.string().max(42).openapi({
+  description: "An address: 0x and 40 hex digits; mixed case must carry a valid EIP-55 checksum. Not the zero address.",
+  example: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+});
 
-export const ChangePayoutParties = z
-  .object({ assetOwner: PayoutAddress, operator: PayoutAddress })
-  .strict()
-  .openapi("ChangePayoutParties");
+export const ChangePayoutParties = z.object({ assetOwner: PayoutAddress, operator: PayoutAddress }).strict().openapi("ChangePayoutParties");
 
 export const ChangedPayoutParties = Asset.extend({
   transactionId: z.string().nullable().openapi({

@@ -39,7 +39,11 @@ export function assetRoutes(services: Services) {
       },
     }),
     async (c) => {
-      const rows = await db.select().from(devices).where(eq(devices.tenantId, portalUser(c).tenantId)).orderBy(asc(devices.id));
+      const rows = await db
+        .select()
+        .from(devices)
+        .where(eq(devices.tenantId, portalUser(c).tenantId))
+        .orderBy(asc(devices.id));
       return c.json({ data: rows.map(assetView) }, 200);
     },
   );
@@ -59,7 +63,10 @@ export function assetRoutes(services: Services) {
       responses: {
         200: { description: "Changed", content: { "application/json": { schema: ChangedPayoutParties } } },
         ...errorResponses(400, 401, 404, 422),
-        409: { ...splitNotReadyResponse, description: "split_not_ready: the device's split is being created; retry after the retry-after header's seconds." },
+        409: {
+          ...splitNotReadyResponse,
+          description: "split_not_ready: the device's split is being created; retry after the retry-after header's seconds.",
+        },
       },
     }),
     async (c) => {

@@ -36,8 +36,7 @@ export function authRoutes(services: Services) {
     maxFailures: config.LOGIN_ACCOUNT_MAX_FAILURES,
     windowSeconds: config.LOGIN_ACCOUNT_WINDOW_SECONDS,
   });
-  const windowText =
-    throttle.windowSeconds % 60 === 0 ? `${throttle.windowSeconds / 60} minutes` : `${throttle.windowSeconds} seconds`;
+  const windowText = throttle.windowSeconds % 60 === 0 ? `${throttle.windowSeconds / 60} minutes` : `${throttle.windowSeconds} seconds`;
 
   api.openapi(
     createRoute({
@@ -138,10 +137,7 @@ export function authRoutes(services: Services) {
       const [tenant] = await db.select().from(tenants).where(eq(tenants.id, identity.tenantId));
       const base = { tenant: { id: tenant.id, name: tenant.name } };
       if (identity.kind === "user") {
-        return c.json(
-          { type: "user" as const, ...base, user: { id: identity.userId, email: identity.email, name: identity.name } },
-          200,
-        );
+        return c.json({ type: "user" as const, ...base, user: { id: identity.userId, email: identity.email, name: identity.name } }, 200);
       }
       return c.json({ type: "api_key" as const, ...base, apiKey: { id: identity.keyId, role: identity.role } }, 200);
     },

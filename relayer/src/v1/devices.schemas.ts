@@ -6,9 +6,13 @@ export const PayoutParties = z
   .object({
     assetOwner: z.string().nullable().openapi({ description: "Recipient of the asset-owner leg (50%), EIP-55; null: none set" }),
     operator: z.string().nullable().openapi({ description: "Recipient of the operator leg (40%), EIP-55; null: none set" }),
-    split: z.string().nullable().openapi({ description: "The device's own split contract (predicted address); null until first requested" }),
+    split: z
+      .string()
+      .nullable()
+      .openapi({ description: "The device's own split contract (predicted address); null until first requested" }),
     splitStatus: z.enum(["none", "pending", "created", "failed"]).openapi({
-      description: "none: not requested yet; pending: its creation is on its way on-chain; created: payments can settle through it; failed: the creation failed (asked for again on the next quote)",
+      description:
+        "none: not requested yet; pending: its creation is on its way on-chain; created: payments can settle through it; failed: the creation failed (asked for again on the next quote)",
     }),
   })
   .openapi("PayoutParties");

@@ -30,9 +30,10 @@ export function orderEventRoutes(services: Services) {
       path: "/orders/{id}/events",
       tags: ["Payments"],
       summary: "Server-Sent Events of the order",
-      description: `Event types: ${Object.entries(ORDER_EVENT_TYPES)
-        .map(([type, text]) => `\`${type}\`: ${text}`)
-        .join(" ")} Every event's data is JSON.\n\n` +
+      description:
+        `Event types: ${Object.entries(ORDER_EVENT_TYPES)
+          .map(([type, text]) => `\`${type}\`: ${text}`)
+          .join(" ")} Every event's data is JSON.\n\n` +
         "**Resuming**: reconnect with the Last-Event-ID header (the `id` of the last event received) to get " +
         "only the events after it, then the stream goes on as usual. Resumed at or after the order's terminal " +
         "event, nothing more is due: the stream closes at once. An id this order's stream never sent (past its " +
@@ -76,7 +77,11 @@ export function orderEventRoutes(services: Services) {
           const ended = terminal !== undefined && terminal <= last;
           if (!resumes) {
             const current = await findOrderWithRelay(services, order.id);
-            await stream.writeSSE({ id: String(last), event: "state", data: JSON.stringify(await orderView(services, current.order, current.relay)) });
+            await stream.writeSSE({
+              id: String(last),
+              event: "state",
+              data: JSON.stringify(await orderView(services, current.order, current.relay)),
+            });
           }
           if (ended) return;
           while (!closed) {

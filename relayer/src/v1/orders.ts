@@ -12,7 +12,15 @@ import { cancelOrder } from "../payments/cancellation.ts";
 import { relayAuthorization, relayCash, relayPermit } from "../payments/relay.ts";
 import type { Identity } from "../http/env.ts";
 import type { Services } from "../services.ts";
-import { AuthorizationSubmission, CancellationAccepted, Order, OrderRequest, PermitSubmission, Receipt, RelayAccepted } from "./orders.schemas.ts";
+import {
+  AuthorizationSubmission,
+  CancellationAccepted,
+  Order,
+  OrderRequest,
+  PermitSubmission,
+  Receipt,
+  RelayAccepted,
+} from "./orders.schemas.ts";
 import { OrderIdParam } from "./shared-schemas.ts";
 
 export function orderRoutes(services: Services) {

@@ -60,7 +60,10 @@ export function revenueRoutes(services: Services) {
       const conditions = [eq(orders.tenantId, tenantId), eq(orders.status, "success")];
       if (q.deviceId) conditions.push(eq(orders.deviceId, q.deviceId));
       if (q.cursor) {
-        const [at] = await db.select().from(orders).where(and(eq(orders.id, q.cursor), eq(orders.tenantId, tenantId)));
+        const [at] = await db
+          .select()
+          .from(orders)
+          .where(and(eq(orders.id, q.cursor), eq(orders.tenantId, tenantId)));
         if (!at?.paidAt) throw errors.invalid("unknown cursor", [{ path: "cursor", message: "not a cursor of this list" }]);
         const cursorCondition = or(lt(orders.paidAt, at.paidAt), and(eq(orders.paidAt, at.paidAt), lt(orders.id, at.id)));
         if (cursorCondition) conditions.push(cursorCondition);
@@ -128,7 +131,10 @@ export function revenueRoutes(services: Services) {
       const { id } = c.req.valid("param");
       const tenantId = c.get("identity").tenantId;
       const match = id.startsWith("pt_") ? eq(participants.id, id) : eq(participants.address, id.toLowerCase());
-      const [participant] = await db.select().from(participants).where(and(match, eq(participants.tenantId, tenantId)));
+      const [participant] = await db
+        .select()
+        .from(participants)
+        .where(and(match, eq(participants.tenantId, tenantId)));
       if (!participant) throw errors.notFound(`participant ${id}`);
       // This tenant's splits only: a recipient may be paid by other tenants' devices too.
       const splits = await tenantSplits(tenantId);
@@ -143,7 +149,15 @@ export function revenueRoutes(services: Services) {
         ? await db
             .select({ id: orders.id, onchainId: orders.onchainId })
             .from(orders)
-            .where(and(eq(orders.tenantId, tenantId), inArray(orders.onchainId, latest.flatMap((l) => (l.orderId === null ? [] : [l.orderId])))))
+            .where(
+              and(
+                eq(orders.tenantId, tenantId),
+                inArray(
+                  orders.onchainId,
+                  latest.flatMap((l) => (l.orderId === null ? [] : [l.orderId])),
+                ),
+              ),
+            )
         : [];
       const orderOf = new Map(paidOrders.map((o) => [o.onchainId, o.id]));
       const names = await symbols();

@@ -23,7 +23,11 @@ export function pathIdParam(description: string, example: string, pattern: strin
   });
 }
 
-export const OrderIdParam = pathIdParam("An order id: ord_ followed by 26 characters", "ord_01JD2Y6Y8X3K5V4Q9T7R2M1N0P", ORDER_ID_PATTERN.source);
+export const OrderIdParam = pathIdParam(
+  "An order id: ord_ followed by 26 characters",
+  "ord_01JD2Y6Y8X3K5V4Q9T7R2M1N0P",
+  ORDER_ID_PATTERN.source,
+);
 
 export const DeviceIdParam = pathIdParam(
   "A device id: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",

@@ -43,7 +43,8 @@ export function ticketRoutes(services: Services) {
           .select({ id: orders.id })
           .from(orders)
           .where(and(eq(orders.id, body.orderId), eq(orders.deviceId, deviceId)));
-        if (!order) throw errors.invalid("the order is not an order of this device", [{ path: "orderId", message: "unknown order for this device" }]);
+        if (!order)
+          throw errors.invalid("the order is not an order of this device", [{ path: "orderId", message: "unknown order for this device" }]);
       }
       const row = await db.transaction(async (tx) => {
         const [ticket] = await tx

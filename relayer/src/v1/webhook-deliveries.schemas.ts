@@ -3,7 +3,11 @@
 import { z } from "@hono/zod-openapi";
 import { pathIdParam } from "./shared-schemas.ts";
 
-export const DeliveryIdParam = pathIdParam("A delivery id: msg_ followed by 26 characters", "msg_01JD2Y6Y8X3K5V4Q9T7R2M1N0P", "^msg_[0-9A-Z]{26}$");
+export const DeliveryIdParam = pathIdParam(
+  "A delivery id: msg_ followed by 26 characters",
+  "msg_01JD2Y6Y8X3K5V4Q9T7R2M1N0P",
+  "^msg_[0-9A-Z]{26}$",
+);
 
 const WebhookAttempt = z
   .object({
@@ -38,13 +42,19 @@ export const WebhookDelivery = z
 export const WebhookDeliveryPage = z.object({ data: z.array(WebhookDelivery), nextCursor: z.string().nullable() });
 
 export const WebhookDeliveryDetail = WebhookDelivery.extend({
-  payload: z.object({ type: z.string(), data: z.record(z.string(), z.unknown()), id: z.string() }).openapi({ description: "The envelope as delivered" }),
+  payload: z
+    .object({ type: z.string(), data: z.record(z.string(), z.unknown()), id: z.string() })
+    .openapi({ description: "The envelope as delivered" }),
 }).openapi("WebhookDeliveryDetail");
 
 export const DeliveriesQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(100).default(20),
-    cursor: z.string().regex(/^msg_[0-9A-Z]{26}$/).optional().openapi({ description: "The nextCursor of the previous page" }),
+    cursor: z
+      .string()
+      .regex(/^msg_[0-9A-Z]{26}$/)
+      .optional()
+      .openapi({ description: "The nextCursor of the previous page" }),
     status: z.enum(["pending", "succeeded", "failed"]).optional(),
   })
   .strict();

@@ -16,7 +16,13 @@ import {
   requeueDelivery,
 } from "../webhooks/subscriptions-store.ts";
 import { portalUser } from "./portal-user.ts";
-import { DeliveriesQuery, DeliveryIdParam, WebhookDelivery, WebhookDeliveryDetail, WebhookDeliveryPage } from "./webhook-deliveries.schemas.ts";
+import {
+  DeliveriesQuery,
+  DeliveryIdParam,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookDeliveryPage,
+} from "./webhook-deliveries.schemas.ts";
 import { SubscriptionIdParam } from "./webhook-subscriptions.schemas.ts";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -48,7 +54,10 @@ function deliveryView(row: DeliveryRow, attempts: AttemptRow[]) {
     lastError: row.lastError,
     createdAt: row.createdAt.toISOString(),
     completedAt: iso(row.completedAt),
-    attemptLog: attempts.filter((a) => a.deliveryId === row.id).sort((a, b) => a.attempt - b.attempt).map(attemptView),
+    attemptLog: attempts
+      .filter((a) => a.deliveryId === row.id)
+      .sort((a, b) => a.attempt - b.attempt)
+      .map(attemptView),
   };
 }
 
@@ -78,7 +87,10 @@ export function webhookDeliveryRoutes(services: Services) {
       const q = c.req.valid("query");
       const rows = await listDeliveries(db, sub.id, q);
       const page = rows.slice(0, q.limit);
-      const attempts = await attemptsOf(db, page.map((r) => r.id));
+      const attempts = await attemptsOf(
+        db,
+        page.map((r) => r.id),
+      );
       return c.json(
         { data: page.map((r) => deliveryView(r, attempts)), nextCursor: rows.length > q.limit ? page[page.length - 1].id : null },
         200,

@@ -3,7 +3,11 @@ import { z } from "@hono/zod-openapi";
 import { SUBSCRIPTION_PATTERNS } from "../webhooks/catalogue.ts";
 import { pathIdParam } from "./shared-schemas.ts";
 
-export const SubscriptionIdParam = pathIdParam("A subscription id: whs_ followed by 26 characters", "whs_01JD2Y6Y8X3K5V4Q9T7R2M1N0P", "^whs_[0-9A-Z]{26}$");
+export const SubscriptionIdParam = pathIdParam(
+  "A subscription id: whs_ followed by 26 characters",
+  "whs_01JD2Y6Y8X3K5V4Q9T7R2M1N0P",
+  "^whs_[0-9A-Z]{26}$",
+);
 const EventPattern = z.enum(SUBSCRIPTION_PATTERNS).openapi({
   description:
     "An event type of GET /v1/webhooks/event-types, a family such as device.*, or * (every type, including types added later). " +
@@ -31,7 +35,10 @@ export const UpdateWebhookSubscription = z
     url: CallbackUrl.optional(),
     eventTypes: z.array(EventPattern).min(1).max(50).optional(),
     description: z.string().max(200).trim().nullable().optional(),
-    status: z.enum(["active", "disabled"]).optional().openapi({ description: "disabled stops deliveries (pending ones fail); active resumes" }),
+    status: z
+      .enum(["active", "disabled"])
+      .optional()
+      .openapi({ description: "disabled stops deliveries (pending ones fail); active resumes" }),
   })
   .strict()
   .refine((b) => Object.keys(b).length > 0, "at least one field")

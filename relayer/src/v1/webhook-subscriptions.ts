@@ -66,7 +66,8 @@ export function webhookSubscriptionRoutes(services: Services) {
     try {
       return (await checkCallbackUrl(url, policy)).toString();
     } catch (error) {
-      if (error instanceof UnsafeUrlError) throw errors.invalid(`the callback URL is not allowed: ${error.message}`, [{ path: "url", message: error.message }]);
+      if (error instanceof UnsafeUrlError)
+        throw errors.invalid(`the callback URL is not allowed: ${error.message}`, [{ path: "url", message: error.message }]);
       throw error;
     }
   }
@@ -130,7 +131,10 @@ export function webhookSubscriptionRoutes(services: Services) {
     }),
     async (c) => {
       const rows = await listSubscriptions(db, portalUser(c).tenantId);
-      const counts = await deliveryCounts(db, rows.map((r) => r.id));
+      const counts = await deliveryCounts(
+        db,
+        rows.map((r) => r.id),
+      );
       return c.json({ data: rows.map((r) => subscriptionView(r, counts.get(r.id))) }, 200);
     },
   );

@@ -5,7 +5,10 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 
 type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
 
-const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/).openapi({ example: "0x90F79bf6EB2c4f870365E785982E1f101E93b906" });
+const Address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/)
+  .openapi({ example: "0x90F79bf6EB2c4f870365E785982E1f101E93b906" });
 const TxHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
 const Rail = z.enum(["permit", "approval", "cash", "authorization"]).openapi({
   description:
@@ -27,12 +30,18 @@ const Payment = z.object({
 
 const Settlement = z.object({
   orderId: z.string(),
-  ref: z.string().regex(/^0x[0-9a-fA-F]{64}$/).openapi({ description: "The on-chain settlement reference: bytes32 of the order's on-chain id" }),
+  ref: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/)
+    .openapi({ description: "The on-chain settlement reference: bytes32 of the order's on-chain id" }),
   split: Address.openapi({ description: "The device's own asset and split contract that settled (every device has one)" }),
   asset: z
     .object({
       deviceId: z.string().openapi({ example: "kiosk-nbo-001" }),
-      chainDeviceId: z.string().regex(/^0x[0-9a-fA-F]{64}$/).openapi({ description: "keccak256 of the device id: the split's asset key" }),
+      chainDeviceId: z
+        .string()
+        .regex(/^0x[0-9a-fA-F]{64}$/)
+        .openapi({ description: "keccak256 of the device id: the split's asset key" }),
     })
     .openapi({ description: "The asset (device) the split belongs to" }),
   token: Address.openapi({ description: "The token's address" }),
@@ -87,7 +96,8 @@ export const EVENT_CATALOGUE = {
   },
   "revenue.recorded": {
     summary: "Revenue was recorded for the tenant",
-    fires: "With payment.succeeded: the order's amount counts as the tenant's revenue from then on (the revenue page and GET /v1/revenue/overview). Once per order.",
+    fires:
+      "With payment.succeeded: the order's amount counts as the tenant's revenue from then on (the revenue page and GET /v1/revenue/overview). Once per order.",
     data: z.object({
       orderId: z.string(),
       deviceId: z.string(),
@@ -107,7 +117,9 @@ export const EVENT_CATALOGUE = {
       deviceId: z.string(),
       amountUsd: z.number(),
       expiredAt: Timestamp,
-      reason: z.enum(["expired", "cancelled"]).openapi({ description: "expired: its voucher's expiry passed; cancelled: its tenant cancelled it and the voucher was voided on-chain" }),
+      reason: z.enum(["expired", "cancelled"]).openapi({
+        description: "expired: its voucher's expiry passed; cancelled: its tenant cancelled it and the voucher was voided on-chain",
+      }),
     }),
   },
   "device.online": {
@@ -124,7 +136,8 @@ export const EVENT_CATALOGUE = {
   },
   "device.powered_on": {
     summary: "A paid session started on the device",
-    fires: "When the device cloud has powered the device on for a paid order's session (after payment.succeeded; retried while the device is offline). Once per order.",
+    fires:
+      "When the device cloud has powered the device on for a paid order's session (after payment.succeeded; retried while the device is offline). Once per order.",
     data: z.object({
       orderId: z.string(),
       deviceId: z.string(),
@@ -136,7 +149,8 @@ export const EVENT_CATALOGUE = {
   },
   "device.power_on_failed": {
     summary: "A paid session could not start",
-    fires: "When powering the device on for a paid order failed after every retry (12 attempts with backoff). Once per order; the order stays paid.",
+    fires:
+      "When powering the device on for a paid order failed after every retry (12 attempts with backoff). Once per order; the order stays paid.",
     data: z.object({ orderId: z.string(), deviceId: z.string(), reason: z.string(), attempts: z.number().int() }),
   },
   "device.session_ended": {
@@ -152,7 +166,8 @@ export const EVENT_CATALOGUE = {
   },
   "ticket.created": {
     summary: "A customer reported a problem on a device",
-    fires: "When POST /v1/devices/{id}/tickets records a ticket (the checkout page's \"Report a problem\" form, or any client). Once per ticket.",
+    fires:
+      'When POST /v1/devices/{id}/tickets records a ticket (the checkout page\'s "Report a problem" form, or any client). Once per ticket.',
     data: z.object({
       ticketId: z.string().openapi({ example: "tkt_01JD2Y6Y8X3K5V4Q9T7R2M1N0P" }),
       deviceId: z.string(),
@@ -233,7 +248,9 @@ export function registerWebhookDocs(registry: OpenAPIRegistry) {
     "x-service-signature": z.string().openapi({
       description: "sha256=<hex>: HMAC-SHA256 of the raw body, keyed with the whole signing secret (whsec_...) as UTF-8",
     }),
-    "webhook-id": z.string().openapi({ description: "The delivery id (= the envelope's id), the same on every attempt: deduplicate on it" }),
+    "webhook-id": z
+      .string()
+      .openapi({ description: "The delivery id (= the envelope's id), the same on every attempt: deduplicate on it" }),
     "webhook-timestamp": z.string().openapi({ description: "Unix seconds when this attempt was signed" }),
     "webhook-signature": z.string().openapi({
       description:

@@ -29,7 +29,8 @@ export function createDeviceStatusWatcher(services: Services) {
       failures = 0;
     } catch (error) {
       failures++;
-      if (failures === 1 || failures % 60 === 0) logger.warn("device cloud unreachable; device states unchanged", { error: (error as Error).message, failures });
+      if (failures === 1 || failures % 60 === 0)
+        logger.warn("device cloud unreachable; device states unchanged", { error: (error as Error).message, failures });
       return 0;
     }
     return db.transaction(async (tx) => {
@@ -44,10 +45,7 @@ export function createDeviceStatusWatcher(services: Services) {
           continue;
         }
         if (previous.online === online || previous.observedAt.getTime() > observedAt.getTime()) continue;
-        await tx
-          .update(deviceStatus)
-          .set({ online, observedAt, changedAt: observedAt })
-          .where(eq(deviceStatus.deviceId, device.id));
+        await tx.update(deviceStatus).set({ online, observedAt, changedAt: observedAt }).where(eq(deviceStatus.deviceId, device.id));
         await recordWebhookEvent(tx, device.tenantId, online ? "device.online" : "device.offline", {
           deviceId: device.id,
           online,

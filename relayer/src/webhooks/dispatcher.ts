@@ -159,7 +159,12 @@ export function createWebhookDispatcher(services: Services) {
       await tx
         .update(events)
         .set({ dispatchedAt: now })
-        .where(inArray(events.id, batch.map((e) => e.id)));
+        .where(
+          inArray(
+            events.id,
+            batch.map((e) => e.id),
+          ),
+        );
       return { events: batch.length, claims: claims.map((c) => ({ ...c, attemptId: attemptIds.get(c.delivery.id)! })) };
     });
   }
@@ -200,14 +205,20 @@ export function createWebhookDispatcher(services: Services) {
             .set({ status: "failed", nextAttemptAt: null, lastError, completedAt: now, updatedAt: now })
             .where(eq(webhookDeliveries.id, delivery.id));
         if (subscription.status !== "active") await end(`not delivered: ${subscription.disabledReason ?? "the subscription is disabled"}`);
-        else if (delivery.attempts >= delivery.attemptLimit) await end(delivery.lastError ?? "no result: the relayer stopped during the last attempt");
+        else if (delivery.attempts >= delivery.attemptLimit)
+          await end(delivery.lastError ?? "no result: the relayer stopped during the last attempt");
         else take.push(delivery);
       }
       if (take.length === 0) return [];
       await tx
         .update(webhookDeliveries)
         .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: new Date(now.getTime() + leaseMs), updatedAt: now })
-        .where(inArray(webhookDeliveries.id, take.map((d) => d.id)));
+        .where(
+          inArray(
+            webhookDeliveries.id,
+            take.map((d) => d.id),
+          ),
+        );
       const rows = await tx
         .insert(webhookAttempts)
         .values(take.map((d) => ({ deliveryId: d.id, attempt: d.attempts + 1, worker: WORKER, startedAt: now })))
@@ -266,7 +277,12 @@ export function createWebhookDispatcher(services: Services) {
         const locked = await tx
           .select()
           .from(webhookDeliveries)
-          .where(inArray(webhookDeliveries.id, batch.map((r) => r.claim.delivery.id)))
+          .where(
+            inArray(
+              webhookDeliveries.id,
+              batch.map((r) => r.claim.delivery.id),
+            ),
+          )
           .orderBy(asc(webhookDeliveries.id))
           .for("update");
         const byId = new Map(locked.map((row) => [row.id, row]));
@@ -357,7 +373,9 @@ export function createWebhookDispatcher(services: Services) {
 
   function start(claim: Claim) {
     const task: Promise<void> = attempt(claim)
-      .catch((error) => logger.warn("recording a webhook attempt failed", { deliveryId: claim.delivery.id, error: (error as Error).message }))
+      .catch((error) =>
+        logger.warn("recording a webhook attempt failed", { deliveryId: claim.delivery.id, error: (error as Error).message }),
+      )
       .finally(() => {
         inFlight.delete(task);
         worker.wake();

@@ -6,7 +6,15 @@
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import { UnsafeUrlError, type Resolver, type UrlPolicy, checkAddresses, guardedLookup, isAllowlisted, parseCallbackUrl } from "./url-safety.ts";
+import {
+  UnsafeUrlError,
+  type Resolver,
+  type UrlPolicy,
+  checkAddresses,
+  guardedLookup,
+  isAllowlisted,
+  parseCallbackUrl,
+} from "./url-safety.ts";
 
 export type AttemptResult = {
   /** The HTTP status the endpoint answered; null when there was no answer. */

@@ -434,7 +434,12 @@ export function serviceEndpoints(config: EndpointConfig): Endpoint[] {
   } catch {
     // HOST is not a host name: the server could not listen on it either
   }
-  for (const url of [config.publicBaseUrl, ...config.RPC_URL.split(",").map((u) => u.trim()), config.INDEXER_URL, config.DEVICE_CLOUD_URL]) {
+  for (const url of [
+    config.publicBaseUrl,
+    ...config.RPC_URL.split(",").map((u) => u.trim()),
+    config.INDEXER_URL,
+    config.DEVICE_CLOUD_URL,
+  ]) {
     const endpoint = endpointOfUrl(url);
     if (endpoint) endpoints.push(endpoint);
   }

@@ -269,7 +269,10 @@ export function authCases(stack: () => Stack) {
         const response = await loginFrom(s, email, password);
         expectError(asApi(response), 429, "rate_limited");
         const retryAfter = Number(response.headers["retry-after"]);
-        assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= ACCOUNT_WINDOW_SECONDS, `retry-after ${response.headers["retry-after"]}`);
+        assert.ok(
+          Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= ACCOUNT_WINDOW_SECONDS,
+          `retry-after ${response.headers["retry-after"]}`,
+        );
         limited.push(response);
       }
       assert.equal(limited[0].json.error.message, limited[1].json.error.message, "a known and an unknown account answer alike");
@@ -307,7 +310,9 @@ export function authCases(stack: () => Stack) {
       const s = stack();
       const first = await loginFrom(s, legacy.email, legacy.password);
       assert.equal(first.status, 200, first.text);
-      const [row] = await withRelayerDb(s, (query) => query<{ password_hash: string }>("select password_hash from users where email = $1", [legacy.email]));
+      const [row] = await withRelayerDb(s, (query) =>
+        query<{ password_hash: string }>("select password_hash from users where email = $1", [legacy.email]),
+      );
       assert.match(row.password_hash, /^scrypt\$131072\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
       assert.equal((await s.api("GET", "/v1/auth/me", { token: first.json.token })).status, 200);
       assert.equal((await loginFrom(s, legacy.email, legacy.password)).status, 200);
@@ -380,25 +385,32 @@ function freshAddress(): string {
 }
 
 /** A request from a chosen source address (fetch cannot choose it). */
-function send(s: Stack, req: { method: string; path: string; headers?: Record<string, string>; body?: string; from?: string }): Promise<RawResponse> {
+function send(
+  s: Stack,
+  req: { method: string; path: string; headers?: Record<string, string>; body?: string; from?: string },
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...req.headers };
     if (req.body !== undefined) headers["content-length"] = String(Buffer.byteLength(req.body));
-    const request = http.request(new URL(req.path, s.relayerUrl), { method: req.method, headers, localAddress: req.from, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("error", reject);
-      res.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        let json: UncheckedJson;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-    });
+    const request = http.request(
+      new URL(req.path, s.relayerUrl),
+      { method: req.method, headers, localAddress: req.from, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("error", reject);
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let json: UncheckedJson;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
     request.on("error", reject);
     request.setTimeout(60_000, () => request.destroy(new Error(`${req.method} ${req.path}: no answer within 60 s`)));
     request.end(req.body);
@@ -458,7 +470,9 @@ async function withRelayerDb<T>(s: Stack, fn: (query: Query) => Promise<T>): Pro
   if (db.kind === "postgres") {
     return withPostgres(testDatabaseUrl(), async (client) => {
       await client.query(`set search_path to "${db.schema}"`);
-      return fn(async <Row extends Record<string, unknown>>(sql: string, params?: unknown[]) => (await client.query<Row>(sql, params)).rows);
+      return fn(
+        async <Row extends Record<string, unknown>>(sql: string, params?: unknown[]) => (await client.query<Row>(sql, params)).rows,
+      );
     });
   }
   let result: { value: T } | undefined;
@@ -466,7 +480,11 @@ async function withRelayerDb<T>(s: Stack, fn: (query: Query) => Promise<T>): Pro
     whileStopped: async () => {
       const pglite = await PGlite.create(db.directory);
       try {
-        result = { value: await fn(async <Row extends Record<string, unknown>>(sql: string, params?: unknown[]) => (await pglite.query<Row>(sql, params)).rows) };
+        result = {
+          value: await fn(
+            async <Row extends Record<string, unknown>>(sql: string, params?: unknown[]) => (await pglite.query<Row>(sql, params)).rows,
+          ),
+        };
       } finally {
         await pglite.close();
       }

@@ -35,10 +35,16 @@ export function cancellationCases(stack: () => Stack, other: () => { key: string
       const { publicClient } = clients(s);
       const onchainId = BigInt(order.paymentDetails.order.orderId);
       const router = order.paymentDetails.router as Address;
-      assert.equal(await publicClient.readContract({ address: router, abi: paymentRouterAbi, functionName: "isCancelled", args: [onchainId] }), true);
+      assert.equal(
+        await publicClient.readContract({ address: router, abi: paymentRouterAbi, functionName: "isCancelled", args: [onchainId] }),
+        true,
+      );
 
       const events = await readEventStream(`${s.relayerUrl}/v1/orders/${order.id}/events`, { headers: { "last-event-id": "0" } });
-      assert.deepEqual(events.map((e) => e.event), ["order.created", "order.cancel_requested", "order.expired"]);
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ["order.created", "order.cancel_requested", "order.expired"],
+      );
       assert.equal(JSON.parse(events[2].data).reason, "cancelled");
 
       expectError(await s.api("POST", `/v1/orders/${order.id}/cash`, { token: s.sample.agentKey }), 409, "order_expired");

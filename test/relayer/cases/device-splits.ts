@@ -33,7 +33,16 @@ export function deviceSplitCases(stack: () => Stack) {
         ...spec,
         user,
         participants: [...spec.participants, { name: "Shared owner", address: address(SAMPLE_PARTY_ACCOUNTS.ownerC) }],
-        devices: [...spec.devices, { id: "kiosk-kla-nosplit", name: "Kiosk without parties", deviceClass: "solar-kiosk", region: "UG-102", tiers: { "30m": 300_000 } }],
+        devices: [
+          ...spec.devices,
+          {
+            id: "kiosk-kla-nosplit",
+            name: "Kiosk without parties",
+            deviceClass: "solar-kiosk",
+            region: "UG-102",
+            tiers: { "30m": 300_000 },
+          },
+        ],
       });
       // The relayer as the stack starts it (an earlier case may have restarted it with settings of its own).
       await s.restartRelayer();
@@ -75,7 +84,12 @@ export function deviceSplitCases(stack: () => Stack) {
       // The split's address is the factory's own prediction.
       const factory = s.chain.record.contracts.AssetSplitFactory!.address;
       const device = await s.api("GET", "/v1/devices/kiosk-nbo-001", { token: s.sample.developerKey });
-      const predicted = await client(s).readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "predictSplit", args: [device.body.chainDeviceId] });
+      const predicted = await client(s).readContract({
+        address: factory,
+        abi: assetSplitFactoryAbi,
+        functionName: "predictSplit",
+        args: [device.body.chainDeviceId],
+      });
       assert.equal(a.payout.split, predicted);
       assert.deepEqual(device.body.payout, a.payout);
 
@@ -112,7 +126,11 @@ export function deviceSplitCases(stack: () => Stack) {
         const earnings = await s.api("GET", `/v1/participants/${participant.id}/earnings`, { token: s.sample.developerKey });
         assert.equal(earnings.status, 200, earnings.text);
         const credited = earnings.body.earnings.reduce((n: bigint, e: { credited: string }) => n + BigInt(e.credited), 0n);
-        assert.equal(credited, legs.reduce((n: bigint, x: bigint) => n + x, 0n), `${participant.name}: credited = its legs`);
+        assert.equal(
+          credited,
+          legs.reduce((n: bigint, x: bigint) => n + x, 0n),
+          `${participant.name}: credited = its legs`,
+        );
         for (const e of earnings.body.earnings) {
           const bySplit = e.bySplit.reduce((n: bigint, x: { credited: string }) => n + BigInt(x.credited), 0n);
           assert.equal(bySplit, BigInt(e.credited), `${participant.name}: the per-split credits add up`);
@@ -149,15 +167,35 @@ export function deviceSplitCases(stack: () => Stack) {
       const letter = newOwner.slice(2).search(/[a-fA-F]/) + 2;
       const flipped = newOwner[letter] === newOwner[letter].toLowerCase() ? newOwner[letter].toUpperCase() : newOwner[letter].toLowerCase();
       const badChecksum = `${newOwner.slice(0, letter)}${flipped}${newOwner.slice(letter + 1)}`;
-      expectError(await s.api("PUT", `/v1/assets/${deviceId}/payout`, { token: jwt, body: { assetOwner: badChecksum, operator: before.payout.operator } }), 422, "invalid_parameters");
       expectError(
-        await s.api("PUT", `/v1/assets/${deviceId}/payout`, { token: jwt, body: { assetOwner: `0x${"0".repeat(40)}`, operator: before.payout.operator } }),
+        await s.api("PUT", `/v1/assets/${deviceId}/payout`, {
+          token: jwt,
+          body: { assetOwner: badChecksum, operator: before.payout.operator },
+        }),
         422,
         "invalid_parameters",
       );
-      expectError(await s.api("PUT", `/v1/assets/${deviceId}/payout`, { token: s.sample.developerKey, body: { assetOwner: newOwner, operator: before.payout.operator } }), 401, "unauthorized");
+      expectError(
+        await s.api("PUT", `/v1/assets/${deviceId}/payout`, {
+          token: jwt,
+          body: { assetOwner: `0x${"0".repeat(40)}`, operator: before.payout.operator },
+        }),
+        422,
+        "invalid_parameters",
+      );
+      expectError(
+        await s.api("PUT", `/v1/assets/${deviceId}/payout`, {
+          token: s.sample.developerKey,
+          body: { assetOwner: newOwner, operator: before.payout.operator },
+        }),
+        401,
+        "unauthorized",
+      );
 
-      const changed = await s.api("PUT", `/v1/assets/${deviceId}/payout`, { token: jwt, body: { assetOwner: newOwner, operator: before.payout.operator } });
+      const changed = await s.api("PUT", `/v1/assets/${deviceId}/payout`, {
+        token: jwt,
+        body: { assetOwner: newOwner, operator: before.payout.operator },
+      });
       assert.equal(changed.status, 200, changed.text);
       assert.equal(changed.body.payout.assetOwner, newOwner);
       assert.ok(changed.body.transactionId);
@@ -174,7 +212,10 @@ export function deviceSplitCases(stack: () => Stack) {
       const page = await s.api("GET", "/portal/devices", { headers: { cookie: `payg_session=${jwt}` } });
       assert.equal(page.status, 200);
       assert.match(page.text, /<h1>Assets<\/h1>/);
-      assert.ok(page.text.includes(`data-device-id="${deviceId}"`) && page.text.includes(newOwner), "the page lists the device with its new owner");
+      assert.ok(
+        page.text.includes(`data-device-id="${deviceId}"`) && page.text.includes(newOwner),
+        "the page lists the device with its new owner",
+      );
       const second = await paid(s, deviceId);
       assert.equal(second.deposit.address.toLowerCase(), split.toLowerCase(), "the same split");
       const legsOf = async (orderId: string) => (await s.api("GET", `/v1/orders/${orderId}/receipt`)).body.split.legs;
@@ -182,72 +223,81 @@ export function deviceSplitCases(stack: () => Stack) {
       assert.ok(same((await legsOf(second.order.id))[0].recipient, newOwner), "the later one the new owner");
       // What the former owner earned there stays its own.
       assert.equal(
-        await client(s).readContract({ address: split, abi: assetSplitCloneAbi, functionName: "claimable", args: [formerOwner as Address] }) >= first.deposit.args.assetOwnerAmount,
+        (await client(s).readContract({
+          address: split,
+          abi: assetSplitCloneAbi,
+          functionName: "claimable",
+          args: [formerOwner as Address],
+        })) >= first.deposit.args.assetOwnerAmount,
         true,
       );
     });
 
-    it("creates a split once when the relayer is killed (SIGKILL) between signing its creation and broadcasting it; a quote meanwhile is 409 split_not_ready", { timeout: 180_000 }, async () => {
-      const s = stack();
-      const deviceId = "kiosk-kla-nosplit";
-      const chain = client(s);
-      const factory = s.chain.record.contracts.AssetSplitFactory!.address;
-      const relayer = address(LOCAL_ACCOUNT_INDEX.agent);
-      const quote = () => s.api("POST", "/v1/quote", { body: { deviceId, chain: "local", token: "USDC", tier: "30m" } });
-      // No payout parties: no split, and a quote says so.
-      const none = await quote();
-      expectError(none, 409, "split_not_ready");
-      assert.equal(none.headers.get("retry-after"), "2");
+    it(
+      "creates a split once when the relayer is killed (SIGKILL) between signing its creation and broadcasting it; a quote meanwhile is 409 split_not_ready",
+      { timeout: 180_000 },
+      async () => {
+        const s = stack();
+        const deviceId = "kiosk-kla-nosplit";
+        const chain = client(s);
+        const factory = s.chain.record.contracts.AssetSplitFactory!.address;
+        const relayer = address(LOCAL_ACCOUNT_INDEX.agent);
+        const quote = () => s.api("POST", "/v1/quote", { body: { deviceId, chain: "local", token: "USDC", tier: "30m" } });
+        // No payout parties: no split, and a quote says so.
+        const none = await quote();
+        expectError(none, 409, "split_not_ready");
+        assert.equal(none.headers.get("retry-after"), "2");
 
-      const gate = await startRpcGate(s.chain.rpcUrl);
-      try {
-        await s.restartRelayer({ env: { RPC_URL: gate.url } });
-        // Parties set while there is no split: stored, nothing sent; the next quote asks for the split.
-        const login = await s.api("POST", "/v1/auth/login", { body: { email: other.email, password: other.password } });
-        assert.equal(login.status, 200, login.text);
-        const owner = address(SAMPLE_PARTY_ACCOUNTS.otherOwner);
-        const set = await s.api("PUT", `/v1/assets/${deviceId}/payout`, {
-          token: login.body.token,
-          body: { assetOwner: owner, operator: address(SAMPLE_PARTY_ACCOUNTS.otherOperator) },
-        });
-        assert.equal(set.status, 200, set.text);
-        assert.equal(set.body.transactionId, null);
-        assert.equal(set.body.payout.splitStatus, "none");
+        const gate = await startRpcGate(s.chain.rpcUrl);
+        try {
+          await s.restartRelayer({ env: { RPC_URL: gate.url } });
+          // Parties set while there is no split: stored, nothing sent; the next quote asks for the split.
+          const login = await s.api("POST", "/v1/auth/login", { body: { email: other.email, password: other.password } });
+          assert.equal(login.status, 200, login.text);
+          const owner = address(SAMPLE_PARTY_ACCOUNTS.otherOwner);
+          const set = await s.api("PUT", `/v1/assets/${deviceId}/payout`, {
+            token: login.body.token,
+            body: { assetOwner: owner, operator: address(SAMPLE_PARTY_ACCOUNTS.otherOperator) },
+          });
+          assert.equal(set.status, 200, set.text);
+          assert.equal(set.body.transactionId, null);
+          assert.equal(set.body.payout.splitStatus, "none");
 
-        const nonceBefore = await chain.getTransactionCount({ address: relayer });
-        const fromBlock = await chain.getBlockNumber({ cacheTime: 0 });
-        gate.hold("eth_sendRawTransaction");
-        // The creation is signed and stored, its broadcast held: the quote waits, then answers 409.
-        const waiting = await quote();
-        expectError(waiting, 409, "split_not_ready");
-        assert.equal(waiting.headers.get("retry-after"), "2");
-        await gate.held(20_000);
-        const killedAt = Date.now();
-        await s.restartRelayer({ kill: true });
-        await gate.close();
-        // The restarted relayer takes the sender's lease when the dead one's runs out and broadcasts the same
-        // signed creation again.
-        await sleep(Math.max(0, killedAt + 15_000 - Date.now()));
-        const deadline = Date.now() + 40_000;
-        let quoted = await quote();
-        while (quoted.status === 409 && Date.now() < deadline) {
-          await sleep(Number(quoted.headers.get("retry-after") ?? 1) * 1000);
-          quoted = await quote();
+          const nonceBefore = await chain.getTransactionCount({ address: relayer });
+          const fromBlock = await chain.getBlockNumber({ cacheTime: 0 });
+          gate.hold("eth_sendRawTransaction");
+          // The creation is signed and stored, its broadcast held: the quote waits, then answers 409.
+          const waiting = await quote();
+          expectError(waiting, 409, "split_not_ready");
+          assert.equal(waiting.headers.get("retry-after"), "2");
+          await gate.held(20_000);
+          const killedAt = Date.now();
+          await s.restartRelayer({ kill: true });
+          await gate.close();
+          // The restarted relayer takes the sender's lease when the dead one's runs out and broadcasts the same
+          // signed creation again.
+          await sleep(Math.max(0, killedAt + 15_000 - Date.now()));
+          const deadline = Date.now() + 40_000;
+          let quoted = await quote();
+          while (quoted.status === 409 && Date.now() < deadline) {
+            await sleep(Number(quoted.headers.get("retry-after") ?? 1) * 1000);
+            quoted = await quote();
+          }
+          assert.equal(quoted.status, 201, quoted.text);
+          const created = parseEventLogs({
+            abi: assetSplitFactoryAbi,
+            eventName: "SplitCreated",
+            logs: await chain.getLogs({ address: factory, fromBlock, toBlock: "latest" }),
+          });
+          assert.equal(created.length, 1, "one creation");
+          assert.ok(same(created[0].args.assetOwner, owner));
+          assert.equal(await chain.getTransactionCount({ address: relayer }), nonceBefore + 1, "the hot wallet sent one transaction");
+          const [recipients] = await chain.readContract({ address: created[0].args.split, abi: assetSplitCloneAbi, functionName: "legs" });
+          assert.ok(same(recipients[0], owner));
+        } finally {
+          await gate.close();
         }
-        assert.equal(quoted.status, 201, quoted.text);
-        const created = parseEventLogs({
-          abi: assetSplitFactoryAbi,
-          eventName: "SplitCreated",
-          logs: await chain.getLogs({ address: factory, fromBlock, toBlock: "latest" }),
-        });
-        assert.equal(created.length, 1, "one creation");
-        assert.ok(same(created[0].args.assetOwner, owner));
-        assert.equal(await chain.getTransactionCount({ address: relayer }), nonceBefore + 1, "the hot wallet sent one transaction");
-        const [recipients] = await chain.readContract({ address: created[0].args.split, abi: assetSplitCloneAbi, functionName: "legs" });
-        assert.ok(same(recipients[0], owner));
-      } finally {
-        await gate.close();
-      }
-    });
+      },
+    );
   });
 }

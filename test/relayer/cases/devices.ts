@@ -30,9 +30,15 @@ export function deviceCases(stack: () => Stack, other: () => { key: string; part
       assert.ok(!(ids as string[]).includes("other-001"), "another tenant's device is not listed");
 
       const kenya = await s.api("GET", "/v1/devices?region=KE-30", { token: s.sample.developerKey });
-      assert.deepEqual(kenya.body.data.map((d: { id: string }) => d.id), ["kiosk-nbo-001", "kiosk-nbo-002"]);
+      assert.deepEqual(
+        kenya.body.data.map((d: { id: string }) => d.id),
+        ["kiosk-nbo-001", "kiosk-nbo-002"],
+      );
       const chargers = await s.api("GET", "/v1/devices?deviceClass=ebike-charger", { token: s.sample.developerKey });
-      assert.deepEqual(chargers.body.data.map((d: { region: string }) => d.region), ["NG-LA", "NG-LA"]);
+      assert.deepEqual(
+        chargers.body.data.map((d: { region: string }) => d.region),
+        ["NG-LA", "NG-LA"],
+      );
     });
 
     it("returns one device with its priced tiers and its on-chain id", async () => {
@@ -41,7 +47,10 @@ export function deviceCases(stack: () => Stack, other: () => { key: string; part
       assert.equal(device.status, 200);
       assert.equal(device.body.chainDeviceId, keccak256(toHex("kiosk-nbo-001")));
       assert.deepEqual(device.body.tiers[0], { tier: "30m", durationSeconds: 1800, priceUsd: 0.3 });
-      assert.deepEqual(device.body.tiers.map((t: { tier: string }) => t.tier), ["30m", "1h", "4h", "24h"]);
+      assert.deepEqual(
+        device.body.tiers.map((t: { tier: string }) => t.tier),
+        ["30m", "1h", "4h", "24h"],
+      );
     });
 
     it("answers another tenant's device with 404, as if it did not exist", async () => {

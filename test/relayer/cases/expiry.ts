@@ -30,10 +30,16 @@ export function expiryCases(stack: () => Stack) {
       const expired = await waitForOrder(s, order.id, (o) => o.status === "expired", 15_000);
       assert.equal(expired.payment, null);
       const events = await readEventStream(`${s.relayerUrl}/v1/orders/${order.id}/events`);
-      assert.deepEqual(events.map((e) => e.event), ["state"]);
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ["state"],
+      );
       assert.equal(JSON.parse(events[0].data).status, "expired");
       const resumed = await readEventStream(`${s.relayerUrl}/v1/orders/${order.id}/events`, { headers: { "last-event-id": "0" } });
-      assert.deepEqual(resumed.map((e) => e.event), ["order.created", "order.expired"]);
+      assert.deepEqual(
+        resumed.map((e) => e.event),
+        ["order.created", "order.expired"],
+      );
 
       expectError(await s.api("POST", `/v1/orders/${order.id}/permit`, { body: permit }), 409, "order_expired");
       await assert.rejects(pay(s, order, "wallet-permit"), (error: unknown) => {

@@ -29,7 +29,11 @@ export function quoteOrderCases(stack: () => Stack) {
     it("answers an unknown device with 404 and unknown chain, token or tier with 422 naming the field", async () => {
       const s = stack();
       expectError(await s.api("POST", "/v1/quote", { body: { ...quoteBody, deviceId: "nope-1" } }), 404, "not_found");
-      for (const [field, value] of [["chain", "ethereum"], ["token", "DAI"], ["tier", "7d"]] as const) {
+      for (const [field, value] of [
+        ["chain", "ethereum"],
+        ["token", "DAI"],
+        ["tier", "7d"],
+      ] as const) {
         const response = await s.api("POST", "/v1/quote", { body: { ...quoteBody, [field]: value } });
         expectError(response, 422, "invalid_parameters");
         assert.equal(response.body.error.details[0].path, field);
@@ -125,7 +129,12 @@ export function quoteOrderCases(stack: () => Stack) {
       assert.equal(signer, localAccount(1).address, "signed by the quote signer");
 
       const client = createPublicClient({ transport: http(s.chain.rpcUrl) });
-      const digest = await client.readContract({ address: details.router, abi: paymentRouterAbi, functionName: "hashOrder", args: [message] });
+      const digest = await client.readContract({
+        address: details.router,
+        abi: paymentRouterAbi,
+        functionName: "hashOrder",
+        args: [message],
+      });
       assert.equal(details.permit.message.deadline, BigInt(digest).toString(), "the permit is bound to this order");
       assert.equal(details.permit.domain.verifyingContract.toLowerCase(), details.token.address.toLowerCase());
       assert.equal(details.relay.url, `${s.relayerUrl}/v1/orders/${order.body.id}/permit`);
@@ -142,7 +151,7 @@ export function quoteOrderCases(stack: () => Stack) {
       const q = await quote(s);
       const body = { deviceId: q.deviceId, chain: "local", token: "USDC", amountUsd: 0.5, quoteId: q.quoteId };
       const first = await s.api("POST", "/v1/orders", { body });
-      const again = await s.api("POST", "/v1/orders", { body: { ...body, amountUsd: 0.50 } });
+      const again = await s.api("POST", "/v1/orders", { body: { ...body, amountUsd: 0.5 } });
       assert.equal(first.status, 201);
       assert.equal(again.status, 200);
       assert.equal(again.body.id, first.body.id);
@@ -154,10 +163,16 @@ export function quoteOrderCases(stack: () => Stack) {
       const base = { deviceId: q.deviceId, chain: "local", token: "USDC", amountUsd: 0.5, quoteId: q.quoteId };
       const cheaper = await s.api("POST", "/v1/orders", { body: { ...base, amountUsd: 0.01 } });
       expectError(cheaper, 422, "invalid_parameters");
-      assert.deepEqual(cheaper.body.error.details.map((d: { path: string }) => d.path), ["amountUsd"]);
+      assert.deepEqual(
+        cheaper.body.error.details.map((d: { path: string }) => d.path),
+        ["amountUsd"],
+      );
       const otherDevice = await s.api("POST", "/v1/orders", { body: { ...base, deviceId: "kiosk-nbo-002" } });
       expectError(otherDevice, 422, "invalid_parameters");
-      assert.deepEqual(otherDevice.body.error.details.map((d: { path: string }) => d.path), ["deviceId"]);
+      assert.deepEqual(
+        otherDevice.body.error.details.map((d: { path: string }) => d.path),
+        ["deviceId"],
+      );
       expectError(await s.api("POST", "/v1/orders", { body: { ...base, token: "DAI" } }), 422, "invalid_parameters");
       expectError(await s.api("POST", "/v1/orders", { body: { ...base, amountUsd: -1 } }), 422, "invalid_parameters");
       expectError(await s.api("POST", "/v1/orders", { body: { ...base, amountUsd: "0.5" } }), 422, "invalid_parameters");

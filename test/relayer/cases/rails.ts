@@ -48,7 +48,10 @@ export function railCases(stack: () => Stack) {
         assert.equal(proof.body.payment.rail, onchainRail);
         const legs = proof.body.split.legs.map((l: { amount: string }) => BigInt(l.amount));
         assert.deepEqual(legs, [150_000n, 120_000n, 30_000n]);
-        assert.equal(legs.reduce((a: bigint, b: bigint) => a + b, 0n), BigInt(proof.body.split.gross));
+        assert.equal(
+          legs.reduce((a: bigint, b: bigint) => a + b, 0n),
+          BigInt(proof.body.split.gross),
+        );
       });
     }
 
@@ -64,15 +67,26 @@ export function railCases(stack: () => Stack) {
       assert.equal(JSON.parse(events[0].data).status, "pending");
       assert.equal(JSON.parse(events[2].data).rail, "permit");
       const ids = events.map((e) => Number(e.id));
-      assert.deepEqual([...ids].sort((a, b) => a - b), ids, "ids increase");
+      assert.deepEqual(
+        [...ids].sort((a, b) => a - b),
+        ids,
+        "ids increase",
+      );
 
       const resumed = await readEventStream(`${s.relayerUrl}/v1/orders/${order.id}/events`, {
         headers: { "last-event-id": events[2].id ?? "" },
       });
-      assert.deepEqual(resumed.map((e) => e.event), ["split.settled", "device.powered_on"]);
+      assert.deepEqual(
+        resumed.map((e) => e.event),
+        ["split.settled", "device.powered_on"],
+      );
 
       const after = await readEventStream(`${s.relayerUrl}/v1/orders/${order.id}/events`);
-      assert.deepEqual(after.map((e) => e.event), ["state"], "a finished order's stream gives its state and closes");
+      assert.deepEqual(
+        after.map((e) => e.event),
+        ["state"],
+        "a finished order's stream gives its state and closes",
+      );
       assert.equal(JSON.parse(after[0].data).status, "success");
     });
 
@@ -110,8 +124,16 @@ export function railCases(stack: () => Stack) {
       const noFunds = await s.api("POST", `/v1/orders/${order.id}/permit`, { body: broke });
       expectError(noFunds, 422, "invalid_parameters");
       assert.match(noFunds.body.error.message, /balance/);
-      expectError(await s.api("POST", `/v1/orders/${order.id}/permit`, { body: { owner: "0x12", signature: "0x00" } }), 422, "invalid_parameters");
-      expectError(await s.api("POST", `/v1/orders/${order.id}/permit`, { body: "nope", headers: { "content-type": "application/json" } }), 400, "invalid_body");
+      expectError(
+        await s.api("POST", `/v1/orders/${order.id}/permit`, { body: { owner: "0x12", signature: "0x00" } }),
+        422,
+        "invalid_parameters",
+      );
+      expectError(
+        await s.api("POST", `/v1/orders/${order.id}/permit`, { body: "nope", headers: { "content-type": "application/json" } }),
+        400,
+        "invalid_body",
+      );
       const still = await s.api("GET", `/v1/orders/${order.id}`);
       assert.equal(still.body.status, "pending");
       assert.equal(still.body.relay, null, "nothing was queued");
@@ -130,7 +152,12 @@ export function railCases(stack: () => Stack) {
       const signature = await signOrderAuthorization(wallet, {
         chainId: details.chainId,
         router: details.router,
-        order: { ...details.order, orderId: BigInt(details.order.orderId), amount: BigInt(details.order.amount), expiry: BigInt(details.order.expiry) },
+        order: {
+          ...details.order,
+          orderId: BigInt(details.order.orderId),
+          amount: BigInt(details.order.amount),
+          expiry: BigInt(details.order.expiry),
+        },
         tokenDomain: details.permit.domain,
       });
       const refused = await s.api("POST", `/v1/orders/${order.id}/authorization`, { body: { from: wallet.address, signature } });

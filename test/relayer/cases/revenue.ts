@@ -28,7 +28,10 @@ export function revenueCases(stack: () => Stack, other: () => { key: string; par
       for (const item of [...page.body.data, ...next.body.data]) {
         const sum = item.legs.reduce((n: bigint, l: { amount: string }) => n + BigInt(l.amount), 0n);
         assert.equal(sum, BigInt(item.gross));
-        assert.deepEqual(item.legs.map((l: { leg: string }) => l.leg), ["assetOwner", "operator", "protocol"]);
+        assert.deepEqual(
+          item.legs.map((l: { leg: string }) => l.leg),
+          ["assetOwner", "operator", "protocol"],
+        );
         assert.equal(item.token.symbol, "USDC");
       }
       assert.equal(page.body.data[0].gross, "700000");
@@ -74,7 +77,11 @@ export function revenueCases(stack: () => Stack, other: () => { key: string; par
 
     it("answers another tenant's participant and an id of any other shape with 404", async () => {
       const s = stack();
-      expectError(await s.api("GET", `/v1/participants/${other().participantId}/earnings`, { token: s.sample.developerKey }), 404, "not_found");
+      expectError(
+        await s.api("GET", `/v1/participants/${other().participantId}/earnings`, { token: s.sample.developerKey }),
+        404,
+        "not_found",
+      );
       expectError(await s.api("GET", `/v1/participants/${s.sample.participants[0].id}/earnings`, { token: other().key }), 404, "not_found");
       expectError(await s.api("GET", "/v1/participants/abc/earnings", { token: s.sample.developerKey }), 404, "not_found");
       expectError(await s.api("GET", `/v1/participants/${s.sample.participants[0].id}/earnings`), 401, "unauthorized");

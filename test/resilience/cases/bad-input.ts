@@ -62,7 +62,11 @@ const ORDERED_WRITES = new Set(["POST /energy/v1/telemetry:batch"]);
 function freshBatch(op: Operation, body: string, k: number): string {
   const reading = (sampleValue(op.body!.schema) as { readings: Array<Record<string, unknown>> }).readings[0];
   // Above the sample data's readings (sequence numbers in the thousands, counters in the tens of millions).
-  const next: Record<string, unknown> = { sequence_number: 1_000_000 + k, energy_wh_cumulative: 100_000_000 + 10 * k, reading_id: `fuzz-reading-${k}` };
+  const next: Record<string, unknown> = {
+    sequence_number: 1_000_000 + k,
+    energy_wh_cumulative: 100_000_000 + 10 * k,
+    reading_id: `fuzz-reading-${k}`,
+  };
   let out = body;
   for (const [name, value] of Object.entries(next)) {
     if (reading[name] === undefined) continue;
@@ -140,7 +144,8 @@ function problemOf(fx: Fixtures, c: Case, p: Prepared, res: RawResponse): string
 
 /** The size of a request's body and its largest header. */
 function sizeOf(p: Prepared): number {
-  const body = p.request.body === undefined ? 0 : Buffer.isBuffer(p.request.body) ? p.request.body.length : Buffer.byteLength(p.request.body);
+  const body =
+    p.request.body === undefined ? 0 : Buffer.isBuffer(p.request.body) ? p.request.body.length : Buffer.byteLength(p.request.body);
   const header = Math.max(0, ...Object.values(p.request.headers ?? {}).map((v) => v.length));
   return Math.max(body, header);
 }
@@ -183,7 +188,11 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
       const ctx = liveContext(fx, { credentials });
       const energyLimits = (await fx.call("GET", "/energy/v1/capabilities")).json.limits;
       const bodyLimit = (op: Operation) =>
-        op.api === "payments" ? MAX_BODY_BYTES : op.path.endsWith("/telemetry:batch") ? energyLimits.max_telemetry_body_bytes : energyLimits.max_body_bytes;
+        op.api === "payments"
+          ? MAX_BODY_BYTES
+          : op.path.endsWith("/telemetry:batch")
+            ? energyLimits.max_telemetry_body_bytes
+            : energyLimits.max_body_bytes;
       const cases = generateCases(fx.docs.operations, { bodyLimit });
       const pickSample = seededRandom(7);
       const chosen = opts.fraction >= 1 ? cases : cases.filter(() => pickSample() < opts.fraction);
@@ -225,7 +234,12 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
         if (ordered(w) && typeof w.p.request.body === "string") w.p.request.body = freshBatch(w.c.op, w.p.request.body, fresh++);
         for (let attempt = 1; ; attempt++) {
           try {
-            w.res = await fx.client.send({ ...w.p.request, localAddress: address(), timeoutMs: timeoutOf(w), headAnswerMs: withinLimit ? 0 : refusedOnHead ? HEAD_ANSWER_WAIT_MS : undefined });
+            w.res = await fx.client.send({
+              ...w.p.request,
+              localAddress: address(),
+              timeoutMs: timeoutOf(w),
+              headAnswerMs: withinLimit ? 0 : refusedOnHead ? HEAD_ANSWER_WAIT_MS : undefined,
+            });
             w.problem = problemOf(fx, w.c, w.p, w.res);
             return;
           } catch (error) {
@@ -259,7 +273,10 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
           );
           await pool(batch.filter(ordered), 1, send);
           const idOf = (w: Outcome) => (typeof w.res?.headers["x-request-id"] === "string" ? w.res.headers["x-request-id"] : w.id);
-          const ids = batch.filter((w) => w.res && timed(w)).map(idOf).filter((id): id is string => id !== undefined);
+          const ids = batch
+            .filter((w) => w.res && timed(w))
+            .map(idOf)
+            .filter((id): id is string => id !== undefined);
           const durations = await log.durations(ids);
           for (const w of batch) {
             const id = idOf(w);
@@ -277,7 +294,8 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
           watches.push(await watch.stop());
         }
       };
-      const slow = (a: Attempt) => a.ms === undefined || (a.ms > SERVER_TIME_LIMIT_MS && (a.cpuMs === undefined || a.cpuMs > SERVER_TIME_LIMIT_MS));
+      const slow = (a: Attempt) =>
+        a.ms === undefined || (a.ms > SERVER_TIME_LIMIT_MS && (a.cpuMs === undefined || a.cpuMs > SERVER_TIME_LIMIT_MS));
       const measureAlone = async (w: Outcome, k: number): Promise<Attempt> => {
         const id = w.id ? `${w.id}-again-${k}` : undefined;
         const headers = id ? { ...w.p.request.headers, "x-request-id": id } : w.p.request.headers;
@@ -311,7 +329,10 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
       const anonymous = work.filter((w) => w.p.anonymous).length;
       const byStatus = new Map<number, number>();
       for (const w of work) if (w.res) byStatus.set(w.res.status, (byStatus.get(w.res.status) ?? 0) + 1);
-      const measured = work.filter((w) => w.serverMs !== undefined).map((w) => w.serverMs!).sort((x, y) => x - y);
+      const measured = work
+        .filter((w) => w.serverMs !== undefined)
+        .map((w) => w.serverMs!)
+        .sort((x, y) => x - y);
       const quantile = (q: number) => measured[Math.min(measured.length - 1, Math.floor(q * measured.length))] ?? 0;
       const large = work.filter((w) => sizeOf(w.p) > LARGE_BYTES);
       const tooSlow = work.filter((w) => w.again && w.again.every(slow));
@@ -322,7 +343,10 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
           `${large.length} with a body or a header over ${LARGE_BYTES / 1024} KiB, ${Math.round(large.reduce((n, w) => n + sizeOf(w.p), 0) / 1024 / 1024)} MiB in all): ` +
           `${refused.length} that must change nothing (sent in ${(elapsed / 1000).toFixed(1)} s between two database fingerprints, the relayer without its workers), ` +
           `then ${accepted.length} well-formed writes carrying hostile text (${(acceptedElapsed / 1000).toFixed(1)} s); ` +
-          `answers: ${[...byStatus].sort((x, y) => x[0] - y[0]).map(([k, v]) => `${k}x${v}`).join(" ")}`,
+          `answers: ${[...byStatus]
+            .sort((x, y) => x[0] - y[0])
+            .map(([k, v]) => `${k}x${v}`)
+            .join(" ")}`,
       );
       const limited = new Map<string, number>();
       for (const w of work) if (w.res?.status === 429) limited.set(w.c.op.id, (limited.get(w.c.op.id) ?? 0) + 1);
@@ -330,7 +354,15 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
       t.diagnostic(
         `server time (access log) of ${measured.length} requests: p50 ${quantile(0.5)} ms, p99 ${quantile(0.99)} ms, max ${quantile(1)} ms; ` +
           `${remeasured.length} over ${SERVER_TIME_LIMIT_MS} ms measured again alone, ${tooSlow.length} slow every time` +
-          (remeasured.length ? ` (${remeasured.map((w) => `${label(w)}: ${w.serverMs} ms, then ${w.again!.map((a) => `${a.ms ?? "?"} ms/${a.cpuMs ?? "?"} ms CPU`).join(", ")}`).slice(0, 10).join("; ")})` : "") +
+          (remeasured.length
+            ? ` (${remeasured
+                .map(
+                  (w) =>
+                    `${label(w)}: ${w.serverMs} ms, then ${w.again!.map((a) => `${a.ms ?? "?"} ms/${a.cpuMs ?? "?"} ms CPU`).join(", ")}`,
+                )
+                .slice(0, 10)
+                .join("; ")})`
+            : "") +
           `; ${HEALTH_PATH} meanwhile: ${watches.map((r) => `${r.probes} probes, p50 ${r.p50Ms.toFixed(0)} ms, max ${r.maxMs.toFixed(0)} ms`).join("; ")}`,
       );
       const failures = [
@@ -343,7 +375,11 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
       assert.deepEqual(failures.slice(0, 40), [], `${failures.length} of ${work.length} malformed requests were answered wrongly`);
       // Every answered request was timed: a request the access log does not show would escape the limit.
       const unmeasured = work.filter((w) => w.res && timed(w) && w.serverMs === undefined);
-      assert.deepEqual(unmeasured.slice(0, 10).map(label), [], `${unmeasured.length} answered requests have no line in the relayer's access log`);
+      assert.deepEqual(
+        unmeasured.slice(0, 10).map(label),
+        [],
+        `${unmeasured.length} answered requests have no line in the relayer's access log`,
+      );
       const stalls = watches.flatMap((r) => [
         ...r.failures,
         ...(r.maxMs > HEALTH_LIMIT_MS ? [`GET ${HEALTH_PATH} took ${r.maxMs.toFixed(0)} ms (limit ${HEALTH_LIMIT_MS} ms)`] : []),

@@ -32,7 +32,11 @@ function bodyOfSize(op: Operation, bytes: number): string {
 }
 
 /** Opens an event stream from `localAddress`; a 200 stays open until `close()`. */
-function openStream(baseUrl: string, path: string, localAddress: string): Promise<{ status: number; res: http.IncomingMessage; text: Promise<string>; close(): void }> {
+function openStream(
+  baseUrl: string,
+  path: string,
+  localAddress: string,
+): Promise<{ status: number; res: http.IncomingMessage; text: Promise<string>; close(): void }> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = http.get({ host: url.hostname, port: Number(url.port), path, localAddress, agent: false }, (res) => {
@@ -60,21 +64,47 @@ export function limitCases(stack: () => Stack, fixtures: () => Fixtures) {
       let address = 10;
       for (const op of withBody) {
         const limit =
-          op.api === "payments" ? MAX_BODY_BYTES : op.path.endsWith("/telemetry:batch") ? energyLimits.max_telemetry_body_bytes : energyLimits.max_body_bytes;
+          op.api === "payments"
+            ? MAX_BODY_BYTES
+            : op.path.endsWith("/telemetry:batch")
+              ? energyLimits.max_telemetry_body_bytes
+              : energyLimits.max_body_bytes;
         const path = `${op.base}${op.path}`.replace(/\{([^}]+)\}/g, (_, name: string) =>
-          encodeURIComponent(ctx.live(op, op.params.find((p) => p.name === name)!) ?? "x"),
+          encodeURIComponent(
+            ctx.live(
+              op,
+              op.params.find((p) => p.name === name)!,
+            ) ?? "x",
+          ),
         );
         const headers: Record<string, string> = { "content-type": op.body!.contentType };
         const credential = ctx.credential(op);
         if (credential) headers.authorization = credential;
         const code = op.api === "payments" ? "body_too_large" : "payload_too_large";
         for (const chunked of [false, true]) {
-          const res = await fx.client.send({ method: op.method, path, headers, body: bodyOfSize(op, limit + 1), chunked, localAddress: `127.0.2.${address++}` });
+          const res = await fx.client.send({
+            method: op.method,
+            path,
+            headers,
+            body: bodyOfSize(op, limit + 1),
+            chunked,
+            localAddress: `127.0.2.${address++}`,
+          });
           expectEnvelope(fx, op.api, res, 413, code, `${op.id} with ${limit + 1} bytes${chunked ? " (chunked)" : ""}`);
           assert.equal(res.headers.connection, "close", `${op.id}: the connection is closed after a 413`);
         }
-        const atLimit = await fx.client.send({ method: op.method, path, headers, body: bodyOfSize(op, limit), localAddress: `127.0.2.${address++}`, headAnswerMs: 0 });
-        assert.ok(atLimit.status >= 400 && atLimit.status < 500 && atLimit.status !== 413, `${op.id} reads a body of ${limit} bytes: ${atLimit.status} ${atLimit.text.slice(0, 200)}`);
+        const atLimit = await fx.client.send({
+          method: op.method,
+          path,
+          headers,
+          body: bodyOfSize(op, limit),
+          localAddress: `127.0.2.${address++}`,
+          headAnswerMs: 0,
+        });
+        assert.ok(
+          atLimit.status >= 400 && atLimit.status < 500 && atLimit.status !== 413,
+          `${op.id} reads a body of ${limit} bytes: ${atLimit.status} ${atLimit.text.slice(0, 200)}`,
+        );
       }
       // The portal's forms have a limit of their own (64 KiB).
       const form = await fx.client.send({
@@ -90,12 +120,21 @@ export function limitCases(stack: () => Stack, fixtures: () => Fixtures) {
     it("caps every paginated list at its documented maximum and walks it page by page to the end", async () => {
       const fx = fixtures();
       const ctx = liveContext(fx);
-      const paginated = fx.docs.operations.filter((op) => op.method === "GET" && op.params.some((p) => p.in === "query" && p.name === "limit"));
+      const paginated = fx.docs.operations.filter(
+        (op) => op.method === "GET" && op.params.some((p) => p.in === "query" && p.name === "limit"),
+      );
       assert.ok(paginated.length >= 3, paginated.map((op) => op.id).join(", "));
       for (const op of paginated) {
         const limit = mainSchema(op.params.find((p) => p.name === "limit")!.schema);
         assert.equal(typeof limit.maximum, "number", `${op.id}: limit has a documented maximum`);
-        const path = `${op.base}${op.path}`.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(ctx.live(op, op.params.find((p) => p.name === name)!)!));
+        const path = `${op.base}${op.path}`.replace(/\{([^}]+)\}/g, (_, name: string) =>
+          encodeURIComponent(
+            ctx.live(
+              op,
+              op.params.find((p) => p.name === name)!,
+            )!,
+          ),
+        );
         const headers = { authorization: ctx.credential(op)! };
         const get = (query: string) => fx.client.send({ method: "GET", path: `${path}?${query}`, headers });
         const max = await get(`limit=${limit.maximum}`);
@@ -116,7 +155,11 @@ export function limitCases(stack: () => Stack, fixtures: () => Fixtures) {
           if (!cursor) break;
         }
         assert.equal(cursor, null, `${op.id}: the last page says so`);
-        assert.deepEqual(seen, max.json.data.map((item: Record<string, string>) => item.id ?? item.orderId), `${op.id}: pages`);
+        assert.deepEqual(
+          seen,
+          max.json.data.map((item: Record<string, string>) => item.id ?? item.orderId),
+          `${op.id}: pages`,
+        );
       }
     });
 
@@ -158,7 +201,10 @@ export function limitCases(stack: () => Stack, fixtures: () => Fixtures) {
         assert.fail(what);
       };
       // The right password does not get through either, while another client signs in.
-      await whileLimited(async () => (await login(fx.a.password)).status === 429, "the right password is refused while the client is limited");
+      await whileLimited(
+        async () => (await login(fx.a.password)).status === 429,
+        "the right password is refused while the client is limited",
+      );
       assert.equal((await login(fx.a.password, OTHER_CLIENT)).status, 200);
 
       // The portal's sign-in form goes through the same limit (it calls POST /v1/auth/login for the client).
@@ -223,7 +269,9 @@ export function limitCases(stack: () => Stack, fixtures: () => Fixtures) {
       const s = stack();
       const fx = fixtures();
       const op = fx.docs.operations.find((o) => o.stream)!;
-      const cap = Number(/At most (\d+) (?:open streams|streams open at once) per client/.exec(fx.docs.payments.paths[op.path].get.description)?.[1]);
+      const cap = Number(
+        /At most (\d+) (?:open streams|streams open at once) per client/.exec(fx.docs.payments.paths[op.path].get.description)?.[1],
+      );
       assert.ok(cap > 0, "the document states the cap");
       const path = `${op.base}${op.path.replace("{id}", fx.a.orderId!)}`;
       const open: Array<{ close(): void }> = [];
@@ -235,7 +283,15 @@ export function limitCases(stack: () => Stack, fixtures: () => Fixtures) {
         }
         const refused = await openStream(s.relayerUrl, path, CLIENT);
         const text = await refused.text;
-        const res: RawResponse = { status: refused.status, headers: refused.res.headers, text, json: JSON.parse(text), ms: 0, stream: false, journalIndex: -1 };
+        const res: RawResponse = {
+          status: refused.status,
+          headers: refused.res.headers,
+          text,
+          json: JSON.parse(text),
+          ms: 0,
+          stream: false,
+          journalIndex: -1,
+        };
         expectEnvelope(fx, "payments", res, 429, "rate_limited", `stream ${cap + 1}`);
         assert.ok(Number(res.headers["retry-after"]) >= 1);
         const elsewhere = await openStream(s.relayerUrl, path, OTHER_CLIENT);

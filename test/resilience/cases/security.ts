@@ -43,7 +43,8 @@ function sessionOf(jwt: string): string {
 export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts: { database: string }) {
   describe("security", () => {
     /** GET operations that take `scheme` (path parameters filled with tenant A's resources). */
-    const readsWith = (fx: Fixtures, scheme: string) => fx.docs.operations.filter((op) => op.method === "GET" && op.security.includes(scheme));
+    const readsWith = (fx: Fixtures, scheme: string) =>
+      fx.docs.operations.filter((op) => op.method === "GET" && op.security.includes(scheme));
 
     it(`rejects a revoked API key on the next request to every route that takes a key${opts.database === "postgres" ? ", on every relayer process" : ""}`, async () => {
       const s = stack();
@@ -59,9 +60,17 @@ export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts
       try {
         const bases = [s.relayerUrl, ...(second ? [second.url] : [])];
         const get = (base: string, op: Operation) =>
-          fetch(`${base}${pathOf(op, (name) => ctx.live(op, op.params.find((p) => p.name === name)!)!)}`, {
-            headers: { authorization: `Bearer ${key}` },
-          });
+          fetch(
+            `${base}${pathOf(op, (name) =>
+              ctx.live(
+                op,
+                op.params.find((p) => p.name === name)!,
+              )!,
+            )}`,
+            {
+              headers: { authorization: `Bearer ${key}` },
+            },
+          );
         for (const base of bases) {
           for (const op of routes) assert.equal((await get(base, op)).status, 200, `${op.id} with the key, before`);
         }
@@ -71,7 +80,11 @@ export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts
           for (const op of routes) {
             const res = await get(base, op);
             const text = await res.text();
-            assert.equal(res.status, 401, `${op.id} on ${base === s.relayerUrl ? "the first" : "another"} process, after revocation: ${text}`);
+            assert.equal(
+              res.status,
+              401,
+              `${op.id} on ${base === s.relayerUrl ? "the first" : "another"} process, after revocation: ${text}`,
+            );
             assert.equal(JSON.parse(text).error.code, "unauthorized");
           }
         }
@@ -91,7 +104,11 @@ export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts
         { audience: "portal", subject: fx.a.userId, tid: fx.a.tenantId, jti: sessionOf(fx.a.jwt) },
         lifetime,
       );
-      const sandbox = await shortLivedToken(s.relayerOptions.jwtSecret, { audience: "energy-sandbox", subject: s.sample.energyClient.clientId }, lifetime);
+      const sandbox = await shortLivedToken(
+        s.relayerOptions.jwtSecret,
+        { audience: "energy-sandbox", subject: s.sample.energyClient.clientId },
+        lifetime,
+      );
       const issuedAt = Date.now();
       const jwtRoutes = readsWith(fx, "bearerJwt");
       const sandboxRoutes = readsWith(fx, "sandboxToken");
@@ -99,7 +116,12 @@ export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts
       const call = (op: Operation, token: string) =>
         fx.client.send({
           method: "GET",
-          path: pathOf(op, (name) => ctx.live(op, op.params.find((p) => p.name === name)!)!),
+          path: pathOf(op, (name) =>
+            ctx.live(
+              op,
+              op.params.find((p) => p.name === name)!,
+            )!,
+          ),
           headers: { authorization: `Bearer ${token}` },
         });
       const portal = () => fx.client.send({ method: "GET", path: "/portal/keys", headers: { cookie: `payg_session=${jwt}` } });
@@ -134,7 +156,17 @@ export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts
       const secured = fx.docs.operations.filter((op) => op.api === "payments" && op.security.length > 0);
       const credentialOfB = (op: Operation) =>
         op.security.includes("apiKey") ? `Bearer ${op.id.endsWith("/cash") ? b.agentKey : b.developerKey}` : `Bearer ${b.jwt}`;
-      const aMarkers = [a.tenantId, a.deviceId, a.participant.id, a.participant.address.toLowerCase(), a.subscriptionId, a.deliveryId, a.keyId, a.orderId!, a.email];
+      const aMarkers = [
+        a.tenantId,
+        a.deviceId,
+        a.participant.id,
+        a.participant.address.toLowerCase(),
+        a.subscriptionId,
+        a.deliveryId,
+        a.keyId,
+        a.orderId!,
+        a.email,
+      ];
       const before = await fx.call("GET", `/v1/webhooks/subscriptions/${a.subscriptionId}`, { token: a.jwt });
       assert.equal(before.status, 200);
 
@@ -150,7 +182,14 @@ export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts
         }
         if (pathParams.length > 0) {
           // B names A's resource.
-          const values = [pathOf(op, (name) => ctxA.live(op, pathParams.find((p) => p.name === name)!)!)];
+          const values = [
+            pathOf(op, (name) =>
+              ctxA.live(
+                op,
+                pathParams.find((p) => p.name === name)!,
+              )!,
+            ),
+          ];
           if (op.path === "/participants/{id}/earnings") values.push(pathOf(op, () => a.participant.address));
           for (const target of values) {
             const res = await fx.client.send({ method: op.method, path: target, headers, body });
@@ -161,7 +200,8 @@ export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts
         } else if (op.method === "GET") {
           const res = await fx.client.send({ method: "GET", path: `${op.base}${op.path}`, headers });
           assert.equal(res.status, 200, `${op.id} as tenant B: ${res.text.slice(0, 200)}`);
-          for (const marker of aMarkers) assert.ok(!res.text.toLowerCase().includes(marker.toLowerCase()), `${op.id} as tenant B shows ${marker}`);
+          for (const marker of aMarkers)
+            assert.ok(!res.text.toLowerCase().includes(marker.toLowerCase()), `${op.id} as tenant B shows ${marker}`);
           lists++;
         }
       }
@@ -215,7 +255,10 @@ export function securityCases(stack: () => Stack, fixtures: () => Fixtures, opts
       const list = async () => (await fx.call("GET", "/v1/webhooks/subscriptions", { token: a.jwt })).json.data;
       const before = await list();
       for (const url of refused) {
-        const created = await fx.call("POST", "/v1/webhooks/subscriptions", { token: a.jwt, body: { url, eventTypes: ["payment.succeeded"] } });
+        const created = await fx.call("POST", "/v1/webhooks/subscriptions", {
+          token: a.jwt,
+          body: { url, eventTypes: ["payment.succeeded"] },
+        });
         assert.equal(created.status, 422, `create ${url}: ${created.text}`);
         assert.equal(created.json.error.details?.[0]?.path, "url", created.text);
         const updated = await fx.call("PATCH", `/v1/webhooks/subscriptions/${a.subscriptionId}`, { token: a.jwt, body: { url } });

@@ -50,7 +50,10 @@ export async function relayerFingerprint(stack: Stack, opts: { workers: boolean 
   const db = stack.relayerOptions.database;
   const env = opts.workers ? {} : { WORKERS: "false" };
   if (db.kind === "postgres") {
-    const read = () => withPostgres(testDatabaseUrl(), (client) => fingerprintWith(async <Row extends Record<string, unknown>>(sql: string) => (await client.query<Row>(sql)).rows, db.schema));
+    const read = () =>
+      withPostgres(testDatabaseUrl(), (client) =>
+        fingerprintWith(async <Row extends Record<string, unknown>>(sql: string) => (await client.query<Row>(sql)).rows, db.schema),
+      );
     if (!opts.workers) await stack.restartRelayer({ env });
     const result = await read();
     if (opts.workers) await stack.restartRelayer({ env });
@@ -62,7 +65,10 @@ export async function relayerFingerprint(stack: Stack, opts: { workers: boolean 
     whileStopped: async () => {
       const pglite = await PGlite.create(db.directory);
       try {
-        result = await fingerprintWith(async <Row extends Record<string, unknown>>(sql: string) => (await pglite.query<Row>(sql)).rows, "public");
+        result = await fingerprintWith(
+          async <Row extends Record<string, unknown>>(sql: string) => (await pglite.query<Row>(sql)).rows,
+          "public",
+        );
       } finally {
         await pglite.close();
       }

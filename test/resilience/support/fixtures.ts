@@ -39,7 +39,11 @@ export type Fixtures = {
   energy: { token: string; projectId: string; deviceId: string; distributionId: string; evidenceRef: string };
   secrets: Secret[];
   /** A JSON (or form) call through the journaled client. */
-  call(method: string, path: string, opts?: { token?: string; body?: unknown; form?: Record<string, string>; headers?: Record<string, string> }): Promise<RawResponse>;
+  call(
+    method: string,
+    path: string,
+    opts?: { token?: string; body?: unknown; form?: Record<string, string>; headers?: Record<string, string> },
+  ): Promise<RawResponse>;
   /** Registers a secret that exists from now on (in no response after this point, and never in a log). */
   secret(name: string, value: string): void;
   close(): Promise<void>;
@@ -101,7 +105,14 @@ export async function prepareFixtures(stack: Stack): Promise<Fixtures> {
 
   async function tenant(
     label: string,
-    creds: { email: string; password: string; developerKey: string; agentKey: string; deviceId: string; participant: { id: string; address: string } },
+    creds: {
+      email: string;
+      password: string;
+      developerKey: string;
+      agentKey: string;
+      deviceId: string;
+      participant: { id: string; address: string };
+    },
   ): Promise<Tenant> {
     const login = await call("POST", "/v1/auth/login", { body: { email: creds.email, password: creds.password } });
     assert.equal(login.status, 200, login.text);

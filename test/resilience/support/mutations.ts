@@ -168,7 +168,20 @@ const RAW_SEGMENTS = [
   "x".repeat(3000),
 ];
 
-const JSON_SYNTAX_ERRORS = ['{', '{"a":', "[", "nul", "{'a':1}", '{"a":1,}', "NaN", '{"a":"\u0001"}', "{} {}", '{"a":1}}', "undefined", '{"a" 1}'];
+const JSON_SYNTAX_ERRORS = [
+  "{",
+  '{"a":',
+  "[",
+  "nul",
+  "{'a':1}",
+  '{"a":1,}',
+  "NaN",
+  '{"a":"\u0001"}',
+  "{} {}",
+  '{"a":1}}',
+  "undefined",
+  '{"a" 1}',
+];
 
 const HUGE_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -193,7 +206,10 @@ function hostileSample(rnd: () => number): Array<[string, string]> {
   return Object.entries(HOSTILE).flatMap(([kind, values]): Array<[string, string]> => {
     if (kind === "unstorable") return values.map((value) => [kind, value]);
     const first = pick(values, rnd);
-    const second = pick(values.filter((v) => v !== first), rnd);
+    const second = pick(
+      values.filter((v) => v !== first),
+      rnd,
+    );
     return [
       [kind, first],
       [kind, second],
@@ -431,7 +447,16 @@ function jsonCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] 
   }
   add("empty", true, { body: "" });
   add("absent", body.required, { noBody: true, contentType: null });
-  for (const type of [null, "text/plain", "application/xml", "multipart/form-data; boundary=zzz", "application/x-www-form-urlencoded", "text/json", "application/jsonx", "application/json; charset=utf-16"]) {
+  for (const type of [
+    null,
+    "text/plain",
+    "application/xml",
+    "multipart/form-data; boundary=zzz",
+    "application/x-www-form-urlencoded",
+    "text/json",
+    "application/jsonx",
+    "application/json; charset=utf-16",
+  ]) {
     // A charset parameter does not change the media type: that request is well-formed.
     const wellFormed = type !== null && type.startsWith("application/json;");
     add(`content type ${type ?? "(none)"}`, body.required && !wellFormed, { body: template, contentType: type });
@@ -471,7 +496,11 @@ function jsonCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] 
   add(`${DEEP_LEVELS.toLocaleString("en")} nested objects`, violates(schema, { a: 1 }), { body: deepObject(DEEP_LEVELS) });
   large("nested arrays", (n) => deepArray(n), true);
   large("nested objects", (n) => deepObject(n), violates(schema, { a: 1 }));
-  if (first) large(`${first} repeated`, (n) => `{${`${JSON.stringify(first)}:${JSON.stringify((root as JsonContainer)[first])},`.repeat(n)}${template.slice(1)}`);
+  if (first)
+    large(
+      `${first} repeated`,
+      (n) => `{${`${JSON.stringify(first)}:${JSON.stringify((root as JsonContainer)[first])},`.repeat(n)}${template.slice(1)}`,
+    );
   large("__proto__ repeated", (n) => `{${'"__proto__":{"polluted":true},'.repeat(n)}${template.slice(1)}`, strict);
   // Fixed-width names, so that the size grows linearly: k0000, k0001, ... (base 36).
   const names = (n: number) => Array.from({ length: n }, (_, i) => `"k${i.toString(36).padStart(4, "0")}":0,`).join("");
@@ -503,7 +532,8 @@ function jsonCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] 
         const member = s.enum.find((v: unknown) => typeof v === "string");
         if (member) field("a member in upper case", member.toUpperCase() === member ? `${member}X` : member.toUpperCase());
       }
-      if (s.format === "date-time") for (const v of ["yesterday", "2026-13-45T99:99:99Z", "1700000000", "2026-02-30T00:00:00Z"]) field(`= ${show(v)}`, v);
+      if (s.format === "date-time")
+        for (const v of ["yesterday", "2026-13-45T99:99:99Z", "1700000000", "2026-02-30T00:00:00Z"]) field(`= ${show(v)}`, v);
       if (s.format === "email") for (const v of ["not-an-email", "a@", "@b", "a@b@c"]) field(`= ${show(v)}`, v);
       if (s.format === "uri" || s.format === "url") {
         for (const v of ["not a uri", "javascript:alert(1)", "file:///etc/passwd", "http://[::1", "//no-scheme"]) field(`= ${show(v)}`, v);
@@ -515,8 +545,14 @@ function jsonCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] 
         const text = sized((n) => withField(root, path, build(n)), bodyBytes);
         add(`${label} ${kind} (${text.length.toLocaleString("en")} bytes)`, violates(schema, JSON.parse(text)), { body: text });
       }
-      field(`= ${DEEP_LEVELS.toLocaleString("en")} nested arrays`, undefined, { rawToken: deepArray(DEEP_LEVELS), invalid: !types.has("array") });
-      field(`= ${DEEP_LEVELS.toLocaleString("en")} nested objects`, undefined, { rawToken: deepObject(DEEP_LEVELS), invalid: !types.has("object") });
+      field(`= ${DEEP_LEVELS.toLocaleString("en")} nested arrays`, undefined, {
+        rawToken: deepArray(DEEP_LEVELS),
+        invalid: !types.has("array"),
+      });
+      field(`= ${DEEP_LEVELS.toLocaleString("en")} nested objects`, undefined, {
+        rawToken: deepObject(DEEP_LEVELS),
+        invalid: !types.has("object"),
+      });
     }
     if (types.has("integer") || types.has("number")) {
       const numbers: number[] = [-1, 0, 1e308, -1e308];
@@ -533,16 +569,25 @@ function jsonCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] 
     if (types.has("array")) {
       const current = getField(root, path) as unknown[];
       if ((s.minItems ?? 0) > 0) field("= []", []);
-      if (typeof s.maxItems === "number" && s.maxItems <= 5_000) field(`${s.maxItems + 1} items`, Array.from({ length: s.maxItems + 1 }, () => current[0]));
+      if (typeof s.maxItems === "number" && s.maxItems <= 5_000)
+        field(
+          `${s.maxItems + 1} items`,
+          Array.from({ length: s.maxItems + 1 }, () => current[0]),
+        );
     }
-    if (types.has("object") && s.additionalProperties === false) field("with an unknown field", { ...(getField(root, path) as object), unexpected: 1 });
+    if (types.has("object") && s.additionalProperties === false)
+      field("with an unknown field", { ...(getField(root, path) as object), unexpected: 1 });
   });
   return cases;
 }
 
 /** Calls `visit` for every field of an object schema, nested objects and the first item of arrays
  * included (the template has one item). */
-function walk(schema: Schema, path: Array<string | number>, visit: (path: Array<string | number>, schema: Schema, required: boolean) => void) {
+function walk(
+  schema: Schema,
+  path: Array<string | number>,
+  visit: (path: Array<string | number>, schema: Schema, required: boolean) => void,
+) {
   const s = mainSchema(schema);
   const properties: Record<string, Schema> = s.properties ?? {};
   for (const [name, fieldSchema] of Object.entries(properties)) {
@@ -570,7 +615,10 @@ function formCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] 
   add("a JSON body", true, { body: JSON.stringify(root) });
   add("JSON content type", true, { body: JSON.stringify(root), contentType: "application/json" });
   add("text/plain", true, { body: template, contentType: "text/plain" });
-  add("multipart", true, { body: `--zzz\r\nContent-Disposition: form-data; name="grant_type"\r\n\r\nx\r\n--zzz--\r\n`, contentType: "multipart/form-data; boundary=zzz" });
+  add("multipart", true, {
+    body: `--zzz\r\nContent-Disposition: form-data; name="grant_type"\r\n\r\nx\r\n--zzz--\r\n`,
+    contentType: "multipart/form-data; boundary=zzz",
+  });
   add("no content type", true, { body: template, contentType: null });
   add("empty", true, { body: "" });
   add("absent", true, { noBody: true, contentType: null });
@@ -582,7 +630,11 @@ function formCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] 
   };
   const first = Object.keys(root)[0];
   large(`${first} repeated`, (n) => `${template}${`&${encodeAny(first)}=${encodeAny(root[first])}`.repeat(n)}`, true);
-  large("distinct unknown fields", (n) => `${template}${Array.from({ length: n }, (_, i) => `&k${i.toString(36).padStart(4, "0")}=1`).join("")}`, false);
+  large(
+    "distinct unknown fields",
+    (n) => `${template}${Array.from({ length: n }, (_, i) => `&k${i.toString(36).padStart(4, "0")}=1`).join("")}`,
+    false,
+  );
   large("a key nested in brackets", (n) => `${template}&a${"%5Ba%5D".repeat(n)}=1`, false);
   large("a key nested in brackets, unencoded", (n) => `${template}&a${"[a]".repeat(n)}=1`, false);
   large("a run of separators", (n) => `${template}${"&".repeat(n)}`, false);
@@ -592,11 +644,16 @@ function formCases(op: Operation, rnd: () => number, bodyBytes: number): Case[] 
   for (const [name, fieldSchema] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) {
     const others = Object.entries(root).filter(([k]) => k !== name);
     const required = (schema.required ?? []).includes(name);
-    const field = (what: string, fields: Array<[string, string]>, invalid: boolean) => add(`${name} ${what}`, invalid, { body: encode(fields) });
+    const field = (what: string, fields: Array<[string, string]>, invalid: boolean) =>
+      add(`${name} ${what}`, invalid, { body: encode(fields) });
     if (required) field("missing", others, true);
     field("twice", [...others, [name, root[name] ?? "a"], [name, root[name] ?? "b"]], true);
     field("as name[]", [...others, [`${name}[]`, root[name] ?? "a"]], required);
-    const values = ["", "x".repeat(((mainSchema(fieldSchema).maxLength as number | undefined) ?? 300) + 1), ...hostileSample(rnd).map(([, v]) => v)];
+    const values = [
+      "",
+      "x".repeat(((mainSchema(fieldSchema).maxLength as number | undefined) ?? 300) + 1),
+      ...hostileSample(rnd).map(([, v]) => v),
+    ];
     for (const value of [...values, ...INHERITED_KEYS]) field(`= ${show(value)}`, [...others, [name, value]], violates(fieldSchema, value));
     for (const [kind, build] of PATHOLOGICAL_TEXT) {
       const text = sized((n) => encode([...others, [name, build(n)]]), bodyBytes);
@@ -617,7 +674,14 @@ function methodCases(operations: Operation[]): Case[] {
     const documented = new Set(ops.map((op) => op.method));
     for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
       if (documented.has(method)) continue;
-      cases.push({ op: ops[0], what: `method ${method}`, invalid: true, method, body: method === "GET" || method === "OPTIONS" ? undefined : "{}", expectStatus: 404 });
+      cases.push({
+        op: ops[0],
+        what: `method ${method}`,
+        invalid: true,
+        method,
+        body: method === "GET" || method === "OPTIONS" ? undefined : "{}",
+        expectStatus: 404,
+      });
     }
   }
   return cases;
@@ -666,9 +730,7 @@ export function prepare(c: Case, ctx: Context, opts: { anonymous: boolean }): Pr
     if (c.body !== undefined) body = c.body;
     else if (op.body && !c.method) {
       const sample = sampleValue(op.body.schema);
-      body = isForm(op)
-        ? new URLSearchParams(Object.entries(sample as Record<string, string>)).toString()
-        : JSON.stringify(sample);
+      body = isForm(op) ? new URLSearchParams(Object.entries(sample as Record<string, string>)).toString() : JSON.stringify(sample);
     }
     contentType = c.contentType !== undefined ? c.contentType : body !== undefined ? (op.body?.contentType ?? "application/json") : null;
   }

@@ -119,13 +119,18 @@ export function typesOf(schema: Schema): Set<string> {
 export function mainSchema(schema: Schema): Schema {
   const alternatives: Schema[] | undefined = schema.anyOf ?? schema.oneOf;
   if (!alternatives) return schema;
-  return alternatives.find((s) => !(s.type === "null" || (Array.isArray(s.enum) && s.enum.every((v: unknown) => v === null)))) ?? alternatives[0];
+  return (
+    alternatives.find((s) => !(s.type === "null" || (Array.isArray(s.enum) && s.enum.every((v: unknown) => v === null)))) ?? alternatives[0]
+  );
 }
 
 function mainType(schema: Schema): string | undefined {
   const s = mainSchema(schema);
   const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
-  return types.find((t: string) => t !== "null") ?? (s.properties ? "object" : s.enum ? typeof s.enum.find((v: unknown) => v !== null) : undefined);
+  return (
+    types.find((t: string) => t !== "null") ??
+    (s.properties ? "object" : s.enum ? typeof s.enum.find((v: unknown) => v !== null) : undefined)
+  );
 }
 
 /** A value that satisfies `schema` (required object properties only; all of them when none is required). */

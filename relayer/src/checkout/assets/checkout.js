@@ -147,7 +147,9 @@
       step("connect", "done");
 
       step("sign", "active");
-      const submission = details.authorization ? await signAuthorization(wallet, details.authorization, owner) : await signPermit(wallet, details, owner);
+      const submission = details.authorization
+        ? await signAuthorization(wallet, details.authorization, owner)
+        : await signPermit(wallet, details, owner);
       step("sign", "done");
 
       step("confirm", "active");
@@ -164,7 +166,9 @@
       setStatus("pending", "Payment submitted. Waiting for the chain…");
     } catch (error) {
       const rejected = error && (error.code === 4001 || error.code === "ACTION_REJECTED");
-      showError(rejected ? "You declined the request in your wallet." : `Payment failed: ${error && error.message ? error.message : error}`);
+      showError(
+        rejected ? "You declined the request in your wallet." : `Payment failed: ${error && error.message ? error.message : error}`,
+      );
       for (const item of steps.querySelectorAll("li.active")) item.className = "failed";
       payButton.disabled = false;
     }

@@ -2,18 +2,7 @@
 // telemetry (batches, readings, idempotency records), and webhook registrations. Projects, distributions and
 // evidence are fixed sample data in code (relayer/src/energy/sample-data.ts), not tables.
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  doublePrecision,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  unique,
-} from "drizzle-orm/pg-core";
+import { bigint, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from "drizzle-orm/pg-core";
 import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 
 /** OAuth clients of the client-credentials grant. Only the SHA-256 of a secret is stored. */
@@ -132,9 +121,15 @@ export const energyBatches = pgTable(
     index("energy_batches_unanchored_idx")
       .on(t.receivedAt)
       .where(sql`attestation_status = 'pending' and merkle_root is not null and anchor_id is null`),
-    index("energy_batches_anchor_idx").on(t.anchorId).where(sql`anchor_id is not null`),
-    index("energy_batches_project_rooted_idx").on(t.projectId, t.receivedAt).where(sql`merkle_root is not null`),
-    index("energy_batches_provisional_idx").on(t.receivedAt).where(sql`anomaly_status = 'provisional'`),
+    index("energy_batches_anchor_idx")
+      .on(t.anchorId)
+      .where(sql`anchor_id is not null`),
+    index("energy_batches_project_rooted_idx")
+      .on(t.projectId, t.receivedAt)
+      .where(sql`merkle_root is not null`),
+    index("energy_batches_provisional_idx")
+      .on(t.receivedAt)
+      .where(sql`anomaly_status = 'provisional'`),
   ],
 );
 

@@ -18,7 +18,9 @@ export const events = pgTable(
   },
   (t) => [
     foreignKeyTo("events", t.tenantId, tenants.id),
-    index("events_undispatched_idx").on(t.createdAt).where(sql`dispatched_at is null`),
+    index("events_undispatched_idx")
+      .on(t.createdAt)
+      .where(sql`dispatched_at is null`),
     index("events_tenant_idx").on(t.tenantId, t.createdAt),
   ],
 );

@@ -1,20 +1,7 @@
 // Devices, quotes, orders and what follows a payment: the order's event log (its SSE stream), the
 // relayer's outgoing transactions, background jobs, revenue participants and sync cursors.
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  bigserial,
-  index,
-  integer,
-  json,
-  jsonb,
-  numeric,
-  pgSequence,
-  pgTable,
-  text,
-  timestamp,
-  unique,
-} from "drizzle-orm/pg-core";
+import { bigint, bigserial, index, integer, json, jsonb, numeric, pgSequence, pgTable, text, timestamp, unique } from "drizzle-orm/pg-core";
 import { tenants } from "./accounts.ts";
 import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 
@@ -119,8 +106,12 @@ export const orders = pgTable(
     checkOneOf("orders", t.status, orderStatuses),
     checkOneOf("orders", t.rail, orderRails),
     index("orders_tenant_idx").on(t.tenantId, t.createdAt),
-    index("orders_pending_expiry_idx").on(t.expiresAt).where(sql`status = 'pending'`),
-    index("orders_unconfirmed_idx").on(t.blockNumber).where(sql`status = 'success' and confirmed_at is null`),
+    index("orders_pending_expiry_idx")
+      .on(t.expiresAt)
+      .where(sql`status = 'pending'`),
+    index("orders_unconfirmed_idx")
+      .on(t.blockNumber)
+      .where(sql`status = 'success' and confirmed_at is null`),
   ],
 );
 
@@ -193,7 +184,12 @@ export const jobs = pgTable(
     doneAt: timestamp("done_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [unique("jobs_kind_key_uq").on(t.kind, t.key), index("jobs_due_idx").on(t.runAt).where(sql`done_at is null`)],
+  (t) => [
+    unique("jobs_kind_key_uq").on(t.kind, t.key),
+    index("jobs_due_idx")
+      .on(t.runAt)
+      .where(sql`done_at is null`),
+  ],
 );
 
 /** Revenue participants a tenant follows: the recipients of split legs. */
@@ -207,10 +203,7 @@ export const participants = pgTable(
     address: text("address").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [
-    foreignKeyTo("participants", t.tenantId, tenants.id),
-    unique("participants_tenant_address_uq").on(t.tenantId, t.address),
-  ],
+  (t) => [foreignKeyTo("participants", t.tenantId, tenants.id), unique("participants_tenant_address_uq").on(t.tenantId, t.address)],
 );
 
 /** Named cursors of the background workers (e.g. the last indexed payment handled). */

@@ -72,7 +72,9 @@ export const webhookDeliveries = pgTable(
     foreignKeyTo("webhook_deliveries", t.tenantId, tenants.id),
     checkOneOf("webhook_deliveries", t.status, webhookDeliveryStatuses),
     unique("webhook_deliveries_event_subscription_uq").on(t.eventId, t.subscriptionId),
-    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    index("webhook_deliveries_due_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
     index("webhook_deliveries_subscription_idx").on(t.subscriptionId, t.createdAt),
   ],
 );

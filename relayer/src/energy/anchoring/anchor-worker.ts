@@ -136,11 +136,7 @@ export function createAnchorWorker(services: Services) {
       .update(energyBatches)
       .set({ merkleRoot: root })
       .where(
-        and(
-          eq(energyBatches.batchId, batch.batchId),
-          eq(energyBatches.attestationStatus, "pending"),
-          isNull(energyBatches.merkleRoot),
-        ),
+        and(eq(energyBatches.batchId, batch.batchId), eq(energyBatches.attestationStatus, "pending"), isNull(energyBatches.merkleRoot)),
       );
   }
 
@@ -193,13 +189,7 @@ export function createAnchorWorker(services: Services) {
         readings: energyBatches.readings,
       })
       .from(energyBatches)
-      .where(
-        and(
-          eq(energyBatches.attestationStatus, "pending"),
-          isNotNull(energyBatches.merkleRoot),
-          isNull(energyBatches.anchorId),
-        ),
-      )
+      .where(and(eq(energyBatches.attestationStatus, "pending"), isNotNull(energyBatches.merkleRoot), isNull(energyBatches.anchorId)))
       .orderBy(asc(energyBatches.receivedAt), asc(energyBatches.batchId))
       .limit(MAX_BATCHES_PER_ANCHOR);
     if (rooted.length === 0) return 0;

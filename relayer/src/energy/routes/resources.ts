@@ -10,8 +10,7 @@ import { SAMPLE_DISTRIBUTIONS, SAMPLE_PROJECTS } from "../sample-data.ts";
 import { type EnergyEnv, createSandboxApi } from "../sandbox-api.ts";
 import { Distribution, Evidence, Project, SandboxDevice } from "../schemas.ts";
 
-const pathParam = (name: string, example: string) =>
-  z.object({ [name]: z.string().openapi({ param: { name, in: "path" }, example }) });
+const pathParam = (name: string, example: string) => z.object({ [name]: z.string().openapi({ param: { name, in: "path" }, example }) });
 
 const notFound = errorResponse(["not_found"], "No such resource in the sandbox.");
 const security = [{ sandboxToken: [] }];

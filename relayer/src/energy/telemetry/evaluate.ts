@@ -104,10 +104,7 @@ export function evaluateBatch(
     if (supersedes !== null) {
       const target = lookups.superseded.get(supersedes);
       if (!target) {
-        return reject(
-          "superseded_reading_not_found",
-          `no reading ${supersedes} of this device was accepted in an earlier batch`,
-        );
+        return reject("superseded_reading_not_found", `no reading ${supersedes} of this device was accepted in an earlier batch`);
       }
       if (target.supersededBy !== null || supersededNow.has(supersedes)) {
         return reject("reading_already_superseded", `reading ${supersedes} was corrected already`);
@@ -155,10 +152,7 @@ export function evaluateBatch(
     if (state.lastSequenceNumber !== null && reading.sequence_number > state.lastSequenceNumber + 1) {
       gap = true;
       const missing = reading.sequence_number - state.lastSequenceNumber - 1;
-      flag(
-        "sequence_gap",
-        `sequence_number ${reading.sequence_number} follows ${state.lastSequenceNumber}: ${missing} missing`,
-      );
+      flag("sequence_gap", `sequence_number ${reading.sequence_number} follows ${state.lastSequenceNumber}: ${missing} missing`);
     }
     state.lastSequenceNumber = reading.sequence_number;
     seen.add(id);

@@ -59,7 +59,11 @@ export async function ingestTelemetry(services: Services, req: IngestRequest): P
       return { status: result.status, body: result.body, replayed: result.replayed };
     } catch (caught) {
       if (!isDuplicateReadingId(caught) || attempt >= 3) throw caught;
-      const known = await acceptedReadingIds(services.db, req.batch.device_id, req.batch.readings.map((r) => r.reading_id));
+      const known = await acceptedReadingIds(
+        services.db,
+        req.batch.device_id,
+        req.batch.readings.map((r) => r.reading_id),
+      );
       duplicates = new Set([...duplicates, ...known]);
     }
   }
@@ -81,10 +85,7 @@ function countIngest(services: Services, outcome: Outcome) {
 /** A unique violation of (device_id, reading_id), from node-postgres or PGlite (possibly wrapped). */
 function isDuplicateReadingId(error: unknown): boolean {
   for (let e = error as { code?: string; constraint?: string; message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (
-      e.code === "23505" &&
-      (e.constraint === ENERGY_READING_ID_CONSTRAINT || e.message?.includes(ENERGY_READING_ID_CONSTRAINT))
-    ) {
+    if (e.code === "23505" && (e.constraint === ENERGY_READING_ID_CONSTRAINT || e.message?.includes(ENERGY_READING_ID_CONSTRAINT))) {
       return true;
     }
   }
@@ -260,13 +261,7 @@ async function acceptedReadingIds(tx: DbOrTx, deviceId: string, ids: string[]): 
 }
 
 /** Writes the accepted readings in one statement (a unique violation when a reading id was accepted before). */
-async function insertReadings(
-  tx: DbOrTx,
-  deviceId: string,
-  batchId: string,
-  receivedAt: Date,
-  evaluation: Evaluation,
-): Promise<void> {
+async function insertReadings(tx: DbOrTx, deviceId: string, batchId: string, receivedAt: Date, evaluation: Evaluation): Promise<void> {
   // Short keys, and no key for a null value (json_to_recordset reads a missing key as null): less to send
   // and to parse. device_ts goes as float8 milliseconds (exact to the microsecond PostgreSQL keeps).
   const rows = evaluation.accepted.map((r) => {

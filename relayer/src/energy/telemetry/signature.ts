@@ -5,17 +5,12 @@
 // registered key (every sample device but one), the result is `absent`: nothing was verified.
 import { createPublicKey, verify } from "node:crypto";
 
-
 export type SignatureResult = "valid" | "invalid" | "absent";
 
 const spkiPrefix = Buffer.from("302a300506032b6570032100", "hex");
 
 /** Verifies `signature` (the header's value) of `body` with the raw 32-byte Ed25519 key `publicKeyHex`. */
-export function verifyDeviceSignature(
-  body: string,
-  signature: string | undefined,
-  publicKeyHex: string | null,
-): SignatureResult {
+export function verifyDeviceSignature(body: string, signature: string | undefined, publicKeyHex: string | null): SignatureResult {
   if (signature === undefined || publicKeyHex === null) return "absent";
   const value = signature.trim();
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) return "invalid";

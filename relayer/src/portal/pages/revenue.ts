@@ -29,7 +29,8 @@ export function revenuePage(opts: { overview: RevenueOverviewView; decimals: Map
   return html`<div class="page-head">
   <div><h1>Revenue</h1><p class="muted">Paid orders of your devices, split 50/40/10 on-chain at payment time.</p></div>
   <nav class="tabs" aria-label="Period">${(["24h", "7d", "30d"] as const).map(
-    (r) => html`<a href="/portal/revenue?range=${r}"${r === o.range ? html` class="active" aria-current="page"` : ""}>${r === "24h" ? "24 hours" : r === "7d" ? "7 days" : "30 days"}</a>`,
+    (r) =>
+      html`<a href="/portal/revenue?range=${r}"${r === o.range ? html` class="active" aria-current="page"` : ""}>${r === "24h" ? "24 hours" : r === "7d" ? "7 days" : "30 days"}</a>`,
   )}</nav>
 </div>
 ${o.indexerAvailable ? "" : html`<div class="notice notice-info">The indexer is not reachable: splits and earnings are not shown right now.</div>`}
@@ -54,11 +55,12 @@ ${o.indexerAvailable ? "" : html`<div class="notice notice-info">The indexer is 
       o.participants.length === 0
         ? html`<p class="empty">No participants configured.</p>`
         : html`<div class="table-wrap"><table class="table" id="earnings-table"><thead><tr><th>Participant</th><th class="num">Credited</th><th class="num">Withdrawn</th><th class="num">Claimable</th></tr></thead><tbody>${o.participants.map(
-            (p) => html`<tr><td><strong>${p.name}</strong><div class="mono dim small">${shortHex(p.address)}</div></td>${
-              p.earnings.length === 0
-                ? html`<td class="num dim" colspan="3">nothing yet</td>`
-                : html`<td class="num">${p.earnings.map((e) => html`<div>${tokenAmount(e.credited, e.token.decimals, e.token.symbol)}</div>`)}</td><td class="num">${p.earnings.map((e) => html`<div>${tokenAmount(e.withdrawn, e.token.decimals, e.token.symbol)}</div>`)}</td><td class="num strong">${p.earnings.map((e) => html`<div>${tokenAmount(e.claimable, e.token.decimals, e.token.symbol)}</div>`)}</td>`
-            }</tr>`,
+            (p) =>
+              html`<tr><td><strong>${p.name}</strong><div class="mono dim small">${shortHex(p.address)}</div></td>${
+                p.earnings.length === 0
+                  ? html`<td class="num dim" colspan="3">nothing yet</td>`
+                  : html`<td class="num">${p.earnings.map((e) => html`<div>${tokenAmount(e.credited, e.token.decimals, e.token.symbol)}</div>`)}</td><td class="num">${p.earnings.map((e) => html`<div>${tokenAmount(e.withdrawn, e.token.decimals, e.token.symbol)}</div>`)}</td><td class="num strong">${p.earnings.map((e) => html`<div>${tokenAmount(e.claimable, e.token.decimals, e.token.symbol)}</div>`)}</td>`
+              }</tr>`,
           )}</tbody></table></div>`
     }
   </section>
@@ -68,7 +70,8 @@ ${o.indexerAvailable ? "" : html`<div class="notice notice-info">The indexer is 
       o.byDevice.length === 0
         ? html`<p class="empty">No paid orders in this period.</p>`
         : html`<table class="table"><thead><tr><th>Device</th><th class="num">Orders</th><th class="num">Revenue</th></tr></thead><tbody>${o.byDevice.map(
-            (d) => html`<tr><td class="mono">${d.deviceId}</td><td class="num">${d.orders}</td><td class="num">${formatUsd(d.grossUsd)}</td></tr>`,
+            (d) =>
+              html`<tr><td class="mono">${d.deviceId}</td><td class="num">${d.orders}</td><td class="num">${formatUsd(d.grossUsd)}</td></tr>`,
           )}</tbody></table>`
     }
   </section>
@@ -78,9 +81,9 @@ ${o.indexerAvailable ? "" : html`<div class="notice notice-info">The indexer is 
   ${
     o.recentSplits.length === 0
       ? html`<p class="empty">No paid orders yet.</p>`
-      : html`<div class="table-wrap"><table class="table" id="splits-table"><thead><tr><th>Order</th><th>Device</th><th>Paid (UTC)</th><th class="num">Amount</th>${(["assetOwner", "operator", "protocol"] as const).map(
-          (leg) => html`<th class="num">${LEG_LABELS[leg]}</th>`,
-        )}<th>Transaction</th></tr></thead><tbody>${o.recentSplits.map(
+      : html`<div class="table-wrap"><table class="table" id="splits-table"><thead><tr><th>Order</th><th>Device</th><th>Paid (UTC)</th><th class="num">Amount</th>${(
+          ["assetOwner", "operator", "protocol"] as const
+        ).map((leg) => html`<th class="num">${LEG_LABELS[leg]}</th>`)}<th>Transaction</th></tr></thead><tbody>${o.recentSplits.map(
           (s) => html`<tr>
         <td class="mono small nowrap" title="${s.orderId}">${shortId(s.orderId)}</td>
         <td class="mono small nowrap">${s.deviceId}</td>

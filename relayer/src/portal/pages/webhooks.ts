@@ -30,11 +30,13 @@ function eventCheckboxes(selected: string[]) {
   <legend>Events</legend>
   <label class="check check-all"><input type="checkbox" name="events" value="*"${all ? html` checked` : ""} data-all-events> <span><strong>All events</strong> <span class="dim">(*, including types added later)</span></span></label>
   <div class="event-groups">${[...families.entries()].map(
-    ([family, types]) => html`<div class="event-group"><h4>${FAMILY_LABELS[family] ?? family}</h4>${types.map(
-      (type) => html`<label class="check" title="${EVENT_CATALOGUE[type].fires}"><input type="checkbox" name="events" value="${type}"${
-        selected.includes(type) || selected.includes(`${family}.*`) ? html` checked` : ""
-      }> <span><code>${type}</code><span class="dim small">${EVENT_CATALOGUE[type].summary}</span></span></label>`,
-    )}</div>`,
+    ([family, types]) =>
+      html`<div class="event-group"><h4>${FAMILY_LABELS[family] ?? family}</h4>${types.map(
+        (type) =>
+          html`<label class="check" title="${EVENT_CATALOGUE[type].fires}"><input type="checkbox" name="events" value="${type}"${
+            selected.includes(type) || selected.includes(`${family}.*`) ? html` checked` : ""
+          }> <span><code>${type}</code><span class="dim small">${EVENT_CATALOGUE[type].summary}</span></span></label>`,
+      )}</div>`,
   )}</div>
 </fieldset>`;
 }
@@ -43,7 +45,12 @@ function eventChips(types: string[]) {
   return html`<span class="chips">${types.map((t) => html`<code class="chip">${t}</code>`)}</span>`;
 }
 
-export function webhooksPage(opts: { csrf: string; subscriptions: SubscriptionView[]; error?: string; form?: { url?: string; description?: string; events?: string[] } }) {
+export function webhooksPage(opts: {
+  csrf: string;
+  subscriptions: SubscriptionView[];
+  error?: string;
+  form?: { url?: string; description?: string; events?: string[] };
+}) {
   return html`<div class="page-head">
   <div><h1>Webhooks</h1><p class="muted">Events are POSTed to your endpoints, signed with the endpoint's secret (<code>webhook-signature</code>, Standard Webhooks, and <code>x-service-signature</code>). Up to 5 attempts with exponential backoff.</p></div>
 </div>
@@ -83,7 +90,9 @@ export function webhooksPage(opts: { csrf: string; subscriptions: SubscriptionVi
 
 function deliveryRows(csrf: string, subscriptionId: string, deliveries: DeliveryView[], canRedeliver: boolean) {
   return deliveries.map(
-    (d) => html`<tbody class="delivery" data-delivery-id="${d.id}" data-event-type="${d.eventType}" data-status="${d.status}" data-attempts="${d.attempts}">
+    (
+      d,
+    ) => html`<tbody class="delivery" data-delivery-id="${d.id}" data-event-type="${d.eventType}" data-status="${d.status}" data-attempts="${d.attempts}">
   <tr>
     <td><code>${d.eventType}</code></td>
     <td class="mono small">${d.id}</td>
