@@ -12,7 +12,7 @@ import { createPublicClient, http as viemHttp, parseAbi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { repoRoot } from "../ignition/deployment-records.ts";
 import { serverSentEvents } from "../sdk/event-stream.ts";
-import { signOrderAuthorization, signOrderPermit } from "../sdk/payment-order.ts";
+import { paymentOrderOf, signOrderAuthorization, signOrderPermit } from "../sdk/payment-order.ts";
 import { verifyWebhook } from "../sdk/webhooks.ts";
 
 type StackFile = {
@@ -142,12 +142,7 @@ try {
     const signature = await signOrderAuthorization(wallet, {
       chainId: details.chainId,
       router: details.router,
-      order: {
-        ...details.order,
-        orderId: BigInt(details.order.orderId),
-        amount: BigInt(details.order.amount),
-        expiry: BigInt(details.order.expiry),
-      },
+      order: paymentOrderOf(details.order),
       tokenDomain: details.authorization.domain,
     });
     say(

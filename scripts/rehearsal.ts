@@ -50,7 +50,7 @@ import { stopAllServices } from "../lib/processes.ts";
 import { step } from "../lib/progress.ts";
 import { createRelayerDatabase, registerSimulatedDevices, seedRelayer, startDeviceCloud, startRelayer } from "../lib/relayer.ts";
 import { SAMPLE_DEVICES, localAccount, localPrivateKey, sampleSeedSpec } from "../lib/sample-data.ts";
-import { signOrderAuthorization } from "../sdk/payment-order.ts";
+import { paymentOrderOf, signOrderAuthorization } from "../sdk/payment-order.ts";
 import { verifyWebhook } from "../sdk/webhooks.ts";
 
 export const REHEARSAL_CHAIN_ID = 84532;
@@ -327,14 +327,7 @@ async function main(): Promise<RehearsalResult> {
     // The token has EIP-3009, so the order offers USDC's own rail; the permit stays for tokens without it.
     if (!details.authorization) throw new Error("the order's paymentDetails offer no EIP-3009 authorization although the token has it");
     const rail: RehearsalResult["rail"] = "authorization";
-    const paymentOrder = {
-      orderId: BigInt(details.order.orderId),
-      deviceId: details.order.deviceId,
-      token: details.order.token,
-      split: details.order.split,
-      amount: BigInt(details.order.amount),
-      expiry: BigInt(details.order.expiry),
-    };
+    const paymentOrder = paymentOrderOf(details.order);
     const signature = await signOrderAuthorization(wallet, {
       chainId: details.chainId,
       router: details.router,

@@ -27,6 +27,25 @@ export type PaymentOrder = {
   expiry: bigint;
 };
 
+/** `paymentDetails.order` as the API sends it (numbers as decimal strings) as the router takes it. */
+export function paymentOrderOf(order: {
+  orderId: string;
+  deviceId: Hex;
+  token: Address;
+  split: Address;
+  amount: string;
+  expiry: string;
+}): PaymentOrder {
+  return {
+    orderId: BigInt(order.orderId),
+    deviceId: order.deviceId,
+    token: order.token,
+    split: order.split,
+    amount: BigInt(order.amount),
+    expiry: BigInt(order.expiry),
+  };
+}
+
 /** The router's EIP-712 domain: it binds a voucher to one chain and one router. */
 export function routerDomain(chainId: number, router: Address) {
   return { name: "PaymentRouter", version: "1", chainId, verifyingContract: router } as const;

@@ -1,9 +1,9 @@
 // The relayer's payment rails: a wallet signs only the permit (or, where the token has EIP-3009, a receive
 // authorization) and the relayer submits payWithPermit (payWithAuthorization) from its own account, paying
 // the gas; or an agent confirms cash and the relayer pays through the cash rail from its float. Each order gets at most one relayer transaction, whatever the number of requests.
-import { type Address, type Hex, encodeFunctionData, getAddress, parseSignature, recoverTypedDataAddress, toHex } from "viem";
+import { type Address, type Hex, encodeFunctionData, getAddress, recoverTypedDataAddress, toHex } from "viem";
 import { paymentRouterAbi } from "../../../generated/abis.ts";
-import { permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/payment-order.ts";
+import { permitSignatureParts, permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/payment-order.ts";
 import { and, eq, inArray } from "drizzle-orm";
 import { enqueueTransaction } from "../chain/tx-sender.ts";
 import { chainTransactions } from "../db/schema.ts";
@@ -65,6 +65,22 @@ async function enqueue(services: Services, order: OrderRow, kind: RelayKind, dat
   });
 }
 
+/** Simulates `data` from the relayer's account, queues it as the order's one transaction of `kind` and wakes
+ * the sender: what every rail does once its request is checked. */
+async function submit(services: Services, order: OrderRow, kind: RelayKind, data: Hex, actor: Record<string, unknown>) {
+  await simulate(services, data);
+  const row = await enqueue(services, order, kind, data, actor);
+  services.txSender.wake();
+  return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
+}
+
+/** The stablecoin of the order's voucher, as the chain described it. */
+async function tokenOf(services: Services, token: Address) {
+  const info = [...(await services.chain.stablecoins()).values()].find((t) => t.address === token);
+  if (!info) throw errors.unavailable(`token ${token} is no longer accepted`);
+  return info;
+}
+
 /** POST /v1/orders/{id}/permit: checks the permit off-chain, simulates the payment, queues it. */
 export async function relayPermit(services: Services, order: OrderRow, body: { owner: string; signature: string }) {
   const active = await activeRelay(services, order, "pay_with_permit");
@@ -77,8 +93,7 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   const [nonce, balance] = await Promise.all([chain.permitNonce(voucher.token, owner), chain.balanceOf(voucher.token, owner)]).catch(() => {
     throw errors.unavailable("the chain is not reachable; retry shortly");
   });
-  const token = [...(await chain.stablecoins()).values()].find((t) => t.address === voucher.token);
-  if (!token) throw errors.unavailable(`token ${voucher.token} is no longer accepted`);
+  const token = await tokenOf(services, voucher.token);
   const signature = body.signature as Hex;
   const signer = await recoverTypedDataAddress({
     ...permitTypedData({
@@ -101,16 +116,13 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
       { path: "owner", message: `balance ${balance} < amount ${voucher.amount}` },
     ]);
   }
-  const { r, s, v, yParity } = parseSignature(signature);
+  const { v, r, s } = permitSignatureParts(signature);
   const data = encodeFunctionData({
     abi: paymentRouterAbi,
     functionName: "payWithPermit",
-    args: [voucher, order.voucherSignature as Hex, owner as Address, Number(v ?? BigInt(yParity + 27)), r, s],
+    args: [voucher, order.voucherSignature as Hex, owner, v, r, s],
   });
-  await simulate(services, data);
-  const row = await enqueue(services, order, "pay_with_permit", data, { payer: owner });
-  services.txSender.wake();
-  return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
+  return submit(services, order, "pay_with_permit", data, { payer: owner });
 }
 
 /** POST /v1/orders/{id}/authorization: checks the EIP-3009 receive authorization off-chain, simulates the
@@ -122,8 +134,7 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
   const from = getAddress(body.from);
   const voucher = voucherOf(order);
   const chain = services.chain;
-  const token = [...(await chain.stablecoins()).values()].find((t) => t.address === voucher.token);
-  if (!token) throw errors.unavailable(`token ${voucher.token} is no longer accepted`);
+  const token = await tokenOf(services, voucher.token);
   if (!token.eip3009) {
     throw errors.invalid(`token ${token.symbol} has no EIP-3009 authorizations: pay by permit (paymentDetails.permit)`, [
       { path: "signature", message: "this order's token takes permits only" },
@@ -162,16 +173,13 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
       { path: "from", message: `balance ${balance} < amount ${voucher.amount}` },
     ]);
   }
-  const { r, s, v, yParity } = parseSignature(signature);
+  const { v, r, s } = permitSignatureParts(signature);
   const data = encodeFunctionData({
     abi: paymentRouterAbi,
     functionName: "payWithAuthorization",
-    args: [voucher, order.voucherSignature as Hex, from as Address, Number(v ?? BigInt(yParity + 27)), r, s],
+    args: [voucher, order.voucherSignature as Hex, from, v, r, s],
   });
-  await simulate(services, data);
-  const row = await enqueue(services, order, "pay_with_authorization", data, { payer: from });
-  services.txSender.wake();
-  return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
+  return submit(services, order, "pay_with_authorization", data, { payer: from });
 }
 
 /** POST /v1/orders/{id}/cash: an agent took cash for the order; the relayer pays it from its float. The
@@ -185,8 +193,5 @@ export async function relayCash(services: Services, order: OrderRow) {
     functionName: "payCash",
     args: [voucherOf(order), order.voucherSignature as Hex],
   });
-  await simulate(services, data);
-  const row = await enqueue(services, order, "pay_cash", data, {});
-  services.txSender.wake();
-  return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
+  return submit(services, order, "pay_cash", data, {});
 }

@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import { createPublicClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { localAccount, localPrivateKey } from "../../../lib/sample-data.ts";
-import { signOrderAuthorization } from "../../../sdk/payment-order.ts";
+import { paymentOrderOf, signOrderAuthorization } from "../../../sdk/payment-order.ts";
 import { createOrder, pay, readEventStream, signPermit, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
 import { expectError } from "./expect.ts";
@@ -152,12 +152,7 @@ export function railCases(stack: () => Stack) {
       const signature = await signOrderAuthorization(wallet, {
         chainId: details.chainId,
         router: details.router,
-        order: {
-          ...details.order,
-          orderId: BigInt(details.order.orderId),
-          amount: BigInt(details.order.amount),
-          expiry: BigInt(details.order.expiry),
-        },
+        order: paymentOrderOf(details.order),
         tokenDomain: details.permit.domain,
       });
       const refused = await s.api("POST", `/v1/orders/${order.id}/authorization`, { body: { from: wallet.address, signature } });
