@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { before, describe, it } from "node:test";
-import { type Address, type Hex, createPublicClient, http, parseEventLogs } from "viem";
+import { type Address, type Hex, createPublicClient, http, keccak256, parseEventLogs, toHex } from "viem";
 import { assetSplitCloneAbi, assetSplitFactoryAbi } from "../../../generated/abis.ts";
 import { SAMPLE_PARTY_ACCOUNTS, localAccount, otherSampleSeedSpec } from "../../../lib/sample-data.ts";
-import { startRpcGate } from "../../resilience/support/rpc-gate.ts";
+import { startRpcProxy } from "../../support/rpc-proxy.ts";
 import { createOrder, pay, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
 import { LOCAL_ACCOUNT_INDEX } from "../../support/local-chain.ts";
@@ -248,9 +248,9 @@ export function deviceSplitCases(stack: () => Stack) {
         expectError(none, 409, "split_not_ready");
         assert.equal(none.headers.get("retry-after"), "2");
 
-        const gate = await startRpcGate(s.chain.rpcUrl);
+        const rpcProxy = await startRpcProxy(s.chain.rpcUrl);
         try {
-          await s.restartRelayer({ env: { RPC_URL: gate.url } });
+          await s.restartRelayer({ env: { RPC_URL: rpcProxy.url } });
           // Parties set while there is no split: stored, nothing sent; the next quote asks for the split.
           const login = await s.api("POST", "/v1/auth/login", { body: { email: other.email, password: other.password } });
           assert.equal(login.status, 200, login.text);
@@ -265,15 +265,15 @@ export function deviceSplitCases(stack: () => Stack) {
 
           const nonceBefore = await chain.getTransactionCount({ address: relayer });
           const fromBlock = await chain.getBlockNumber({ cacheTime: 0 });
-          gate.hold("eth_sendRawTransaction");
+          rpcProxy.hold("eth_sendRawTransaction");
           // The creation is signed and stored, its broadcast held: the quote waits, then answers 409.
           const waiting = await quote();
           expectError(waiting, 409, "split_not_ready");
           assert.equal(waiting.headers.get("retry-after"), "2");
-          await gate.held(20_000);
+          await rpcProxy.held(20_000);
           const killedAt = Date.now();
           await s.restartRelayer({ kill: true });
-          await gate.close();
+          await rpcProxy.close();
           // The restarted relayer takes the sender's lease when the dead one's runs out and broadcasts the same
           // signed creation again.
           await sleep(Math.max(0, killedAt + 15_000 - Date.now()));
@@ -284,18 +284,27 @@ export function deviceSplitCases(stack: () => Stack) {
             quoted = await quote();
           }
           assert.equal(quoted.status, 201, quoted.text);
+          // This asset's creations and the hot wallet's transactions about it (other devices' splits may be
+          // created meanwhile when this case runs alone).
+          const assetKey = keccak256(toHex(deviceId));
           const created = parseEventLogs({
             abi: assetSplitFactoryAbi,
             eventName: "SplitCreated",
             logs: await chain.getLogs({ address: factory, fromBlock, toBlock: "latest" }),
-          });
+          }).filter((event) => event.args.assetKey === assetKey);
           assert.equal(created.length, 1, "one creation");
           assert.ok(same(created[0].args.assetOwner, owner));
-          assert.equal(await chain.getTransactionCount({ address: relayer }), nonceBefore + 1, "the hot wallet sent one transaction");
+          const sent = [];
+          for (let n = fromBlock + 1n; n <= (await chain.getBlockNumber({ cacheTime: 0 })); n++) {
+            const block = await chain.getBlock({ blockNumber: n, includeTransactions: true });
+            sent.push(...block.transactions.filter((tx) => same(tx.from, relayer) && tx.input.includes(assetKey.slice(2))));
+          }
+          assert.equal(sent.length, 1, "the hot wallet sent one transaction for the asset");
+          assert.ok(sent[0]!.nonce >= nonceBefore);
           const [recipients] = await chain.readContract({ address: created[0].args.split, abi: assetSplitCloneAbi, functionName: "legs" });
           assert.ok(same(recipients[0], owner));
         } finally {
-          await gate.close();
+          await rpcProxy.close();
         }
       },
     );

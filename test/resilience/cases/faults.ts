@@ -19,7 +19,7 @@ import type { Stack } from "../../support/stack.ts";
 import { envelopeProblem } from "../support/envelope.ts";
 import type { Fixtures } from "../support/fixtures.ts";
 import { type RawResponse, loopbackAddresses } from "../support/http.ts";
-import { startRpcGate } from "../support/rpc-gate.ts";
+import { startRpcProxy } from "../../support/rpc-proxy.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -80,7 +80,7 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
       async () => {
         const s = stack();
         const chain = chainOf(s);
-        // Blocks are mined on request only, and the relayer's RPC goes through a gate: the first transaction
+        // Blocks are mined on request only, and the relayer's RPC goes through a rpcProxy: the first transaction
         // reaches the node and waits there for its receipt; the second is signed and stored, and its
         // broadcast is held; then the process dies. The two permits come from two wallets (a wallet's second
         // permit would reuse the token nonce of its first, still unmined): the spare account gets some of the
@@ -94,23 +94,23 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
             functionName: "mint",
             args: [localAccount(spare).address, 10_000_000n],
           });
-        const gate = await startRpcGate(s.chain.rpcUrl);
+        const rpcProxy = await startRpcProxy(s.chain.rpcUrl);
         await s.chain.rpc("evm_setAutomine", [false]);
         try {
-          await s.restartRelayer({ env: { RPC_URL: gate.url } });
+          await s.restartRelayer({ env: { RPC_URL: rpcProxy.url } });
           const fromBlock = await chain.client.getBlockNumber({ cacheTime: 0 });
           const nonceBefore = await chain.nonce();
-          gate.hold("eth_sendRawTransaction", { after: 1 });
+          rpcProxy.hold("eth_sendRawTransaction", { after: 1 });
           const awaitingReceipt = await createOrder(s, s.sample.devices[1].id, "30m");
           const beingBroadcast = await createOrder(s, s.sample.devices[1].id, "1h");
           assert.equal((await pay(s, awaitingReceipt, "relayed-permit")).status, 202);
           await waitForOrder(s, awaitingReceipt.id, (o) => o.relay?.status === "sent", 20_000);
           assert.equal(await chain.nonce("pending"), nonceBefore + 1, "the first transaction waits in the node's pool");
           assert.equal((await pay(s, beingBroadcast, "relayed-permit", spare)).status, 202);
-          await gate.held(20_000);
+          await rpcProxy.held(20_000);
           const killedAt = Date.now();
           await s.restartRelayer({ kill: true });
-          await gate.close();
+          await rpcProxy.close();
           // The restarted relayer takes the sender's lease when the dead one's runs out, finds both stored
           // transactions unmined and broadcasts the same signed bytes again; then a block is mined.
           await sleep(Math.max(0, killedAt + 17_000 - Date.now()));
@@ -120,7 +120,7 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
           await assertPaidOnce(s, [awaitingReceipt, beingBroadcast], fromBlock, nonceBefore);
         } finally {
           await s.chain.rpc("evm_setAutomine", [true]);
-          await gate.close();
+          await rpcProxy.close();
         }
       },
     );
