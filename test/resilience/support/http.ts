@@ -99,7 +99,10 @@ export function httpClient(baseUrl: string | (() => string), opts: { keepJournal
       request.on("error", (error: NodeJS.ErrnoException) =>
         finish(
           Object.assign(new Error(`${req.method} ${req.path.slice(0, 200)}: ${error.message}`), {
-            reusedSocket: request.reusedSocket && (error.code === "ECONNRESET" || error.message === "socket hang up"),
+            // EPIPE too: a large body still being written when the server's idle close of the kept-alive
+            // connection arrives fails the write, not the read.
+            reusedSocket:
+              request.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE" || error.message === "socket hang up"),
           }),
         ),
       );
