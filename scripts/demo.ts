@@ -11,6 +11,7 @@ import path from "node:path";
 import { createPublicClient, http as viemHttp, parseAbi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { repoRoot } from "../ignition/deployment-records.ts";
+import { call } from "../lib/api-call.ts";
 import { serverSentEvents } from "../sdk/event-stream.ts";
 import { paymentOrderOf, signOrderAuthorization, signOrderPermit } from "../sdk/payment-order.ts";
 import { verifyWebhook } from "../sdk/webhooks.ts";
@@ -39,22 +40,6 @@ const started = Date.now();
 let stepNo = 0;
 const say = (title: string, detail = "") =>
   console.log(`\n${++stepNo}. ${title} (+${((Date.now() - started) / 1000).toFixed(1)} s)${detail ? `\n   ${detail}` : ""}`);
-
-// The demo reads the answers' fields by name and checks what it needs as it goes (an integrator's script).
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call<T = any>(method: string, url: string, body?: unknown, token?: string): Promise<T> {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
 
 type SplitOfReceipt = { split: string; transactionHash: string; legs: Array<{ leg: string; amount: string; recipient: string }> };
 

@@ -43,6 +43,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { repoRoot } from "../ignition/deployment-records.ts";
+import { call } from "../lib/api-call.ts";
 import { deployWithIgnition, startChain } from "../lib/chain.ts";
 import { abisUpToDate, compileContracts, generateAbis } from "../lib/contracts.ts";
 import { createIndexerDatabase, startIndexer } from "../lib/indexer.ts";
@@ -106,22 +107,6 @@ const tokenAbi = parseAbi([
   "function name() view returns (string)",
   "function version() view returns (string)",
 ]);
-
-// The script reads the API's answers by field name and checks what it needs as it goes.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call<T = any>(method: string, url: string, body?: unknown, token?: string): Promise<T> {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
