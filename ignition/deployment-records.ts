@@ -1,6 +1,6 @@
 // Deployment records: what the indexer and the relayer need to know of an Ignition deployment, read from
 // Ignition's journal (never copied by hand).
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -49,15 +49,33 @@ export async function writeDeploymentRecord(deploymentId: string): Promise<Deplo
   return saveDeploymentRecord(await readDeployment(deploymentId));
 }
 
-/** Writes `record` to generated/deployments/<id>.json. */
+/** Writes `record` to generated/deployments/<id>.json, whole or not at all (a reader waiting for the file,
+ * waitForDeploymentRecord, never sees half of it). */
 export async function saveDeploymentRecord(record: DeploymentRecord): Promise<DeploymentRecord> {
   await mkdir(generatedDeploymentsDir, { recursive: true });
-  await writeFile(deploymentRecordPath(record.deploymentId), `${JSON.stringify(record, null, 2)}\n`);
+  const file = deploymentRecordPath(record.deploymentId);
+  const partial = `${file}.${process.pid}.partial`;
+  await writeFile(partial, `${JSON.stringify(record, null, 2)}\n`);
+  await rename(partial, file);
   return record;
 }
 
 export function deploymentRecordPath(deploymentId: string): string {
   return path.join(generatedDeploymentsDir, `${deploymentId}.json`);
+}
+
+/** Loads a generated deployment record once it exists, checking every 50 ms for at most `timeoutMs`: for a
+ * reader started while the deployment is under way (saveDeploymentRecord writes the file whole). */
+export async function waitForDeploymentRecord(deploymentId: string, timeoutMs: number): Promise<DeploymentRecord> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return JSON.parse(await readFile(deploymentRecordPath(deploymentId), "utf8")) as DeploymentRecord;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || Date.now() >= deadline) return loadDeploymentRecord(deploymentId);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** Loads a generated deployment record. */

@@ -12,6 +12,8 @@ export const LOCAL_CHAIN_IDS: readonly number[] = [31337, 1337];
 export type IndexerEnv = {
   /** Ignition deployment id whose generated record (generated/deployments/<id>.json) gives chain and addresses. */
   deploymentId: string;
+  /** How long to wait for that record to appear, in milliseconds (0: it must exist at start). */
+  deploymentWaitMs: number;
   /** The chain's JSON-RPC URL. */
   rpcUrl: string;
   /** How many times the URL is listed in Ponder's `rpc` array. Ponder rate-limits each entry separately
@@ -32,6 +34,8 @@ export class IndexerConfigError extends Error {
 
 /** Reads and validates the indexer's environment:
  * - DEPLOYMENT: deployment id, default `chain-31337`;
+ * - DEPLOYMENT_WAIT_SECONDS: how long to wait for the deployment's record to appear, 0-3600, default 0 (it
+ *   must exist): an indexer started beside the deployment (`npm start` on a new chain) boots meanwhile;
  * - PONDER_RPC_URL: JSON-RPC URL (http/https/ws/wss), default http://127.0.0.1:8545;
  * - PONDER_RPC_BUCKETS: how many times to list the URL, 1-64; default 16 on loopback, 1 elsewhere;
  * - PONDER_POLLING_MS: realtime polling interval, default 100 ms on a local chain, 1000 ms elsewhere;
@@ -74,6 +78,7 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
     }
     return n;
   };
+  const deploymentWaitMs = (integer("DEPLOYMENT_WAIT_SECONDS", 0, 3_600) ?? 0) * 1_000;
   const rpcBuckets = integer("PONDER_RPC_BUCKETS", 1, 64) ?? (loopback ? 16 : 1);
   const pollingIntervalMs = integer("PONDER_POLLING_MS", 10, 60_000);
 
@@ -116,7 +121,7 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
   if (problems.length > 0) {
     throw new IndexerConfigError(`invalid indexer configuration:\n  - ${problems.join("\n  - ")}`);
   }
-  return { deploymentId, rpcUrl, rpcBuckets, pollingIntervalMs, wsUrl, database };
+  return { deploymentId, deploymentWaitMs, rpcUrl, rpcBuckets, pollingIntervalMs, wsUrl, database };
 }
 
 /** Ponder's name for a chain (the key of /status and of _ponder_checkpoint). */

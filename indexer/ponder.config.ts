@@ -4,11 +4,16 @@
 import { createConfig, factory } from "ponder";
 import { getAbiItem } from "viem";
 import { assetSplitAbi, assetSplitCloneAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../generated/abis.ts";
-import { loadDeploymentRecord } from "../ignition/deployment-records.ts";
+import { loadDeploymentRecord, waitForDeploymentRecord } from "../ignition/deployment-records.ts";
 import { LOCAL_CHAIN_IDS, chainName, readIndexerEnv } from "./env.ts";
 
 const env = readIndexerEnv();
-const record = await loadDeploymentRecord(env.deploymentId);
+// Started beside the deployment (DEPLOYMENT_WAIT_SECONDS), Ponder has loaded itself by the time it gets here
+// and waits for the record.
+const record =
+  env.deploymentWaitMs > 0
+    ? await waitForDeploymentRecord(env.deploymentId, env.deploymentWaitMs)
+    : await loadDeploymentRecord(env.deploymentId);
 
 const router = record.contracts.PaymentRouter;
 // The split factory: every split it creates (one per asset, an AssetSplitClone) is indexed from its creation

@@ -38,6 +38,10 @@ export type StartIndexerOptions = {
   /** With PostgreSQL and a local chain (31337), first delete that chain's rows from Ponder's shared RPC data
    * schema `ponder_sync` (default true; see resetLocalChainSyncData). */
   resetLocalChainSyncData?: boolean;
+  /** The deployment is under way and its record (generated/deployments/<id>.json) does not exist yet: Ponder
+   * loads itself meanwhile and waits for the record (DEPLOYMENT_WAIT_SECONDS, as long as readyTimeoutMs).
+   * Not with resetLocalChainSyncData, which needs the record's chain id first. */
+  awaitDeployment?: boolean;
   /** How long to wait for /ready (historical indexing complete). Default 120 s. */
   readyTimeoutMs?: number;
   logFile?: string;
@@ -52,11 +56,15 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<{ service
   // PGlite has a single database of its own; Ponder still wants a schema name.
   const schema = db.kind === "postgres" ? db.schema : "public";
   const viewsSchema = db.kind === "postgres" ? db.viewsSchema : undefined;
-  const { chainId } = await loadDeploymentRecord(opts.deploymentId);
-  const local = LOCAL_CHAIN_IDS.includes(chainId);
-  if (db.kind === "postgres" && opts.resetLocalChainSyncData !== false && local) await resetLocalChainSyncData(db.url, chainId);
+  const resetSyncData = db.kind === "postgres" && opts.resetLocalChainSyncData !== false;
+  if (opts.awaitDeployment && resetSyncData) throw new Error("startIndexer: awaitDeployment needs resetLocalChainSyncData: false");
+  const recordAtStart = opts.awaitDeployment ? undefined : await loadDeploymentRecord(opts.deploymentId);
+  if (resetSyncData && recordAtStart && LOCAL_CHAIN_IDS.includes(recordAtStart.chainId))
+    await resetLocalChainSyncData(db.url, recordAtStart.chainId);
   const started = await runPonder("indexer", { command: "start", schema, viewsSchema }, opts);
-  if (local) {
+  // Ready, Ponder has read the record: it exists now.
+  const { chainId } = recordAtStart ?? (await loadDeploymentRecord(opts.deploymentId));
+  if (LOCAL_CHAIN_IDS.includes(chainId)) {
     try {
       await catchUpLocalChain(started.url, opts.rpcUrl, started.service);
     } catch (error) {
@@ -70,15 +78,15 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<{ service
 /** Creates the embedded database directory of an indexer (`database` of startIndexer, kind pglite) ahead of
  * its start, for Ponder's own PGlite, from a template kept in `templates` (see lib/pglite.ts); nothing if it
  * exists. */
-export function createIndexerDatabase(directory: string, templates: string): Promise<void> {
-  return createPgliteDirectory(directory, pgliteOf(path.join(ponderPackage, "package.json")), templates);
+export function createIndexerDatabase(directory: string, templates: string, run: { background?: boolean } = {}): Promise<void> {
+  return createPgliteDirectory(directory, pgliteOf(path.join(ponderPackage, "package.json")), templates, run);
 }
 
 /** Ponder's backfill stops 30 blocks below the chain head (what it takes for final on a chain it does not
  * know), and the live indexing hears of blocks over the chain's WebSocket (indexer/env.ts), which tells of
  * new blocks only: the last 30 are indexed when the next block arrives. An automining local node makes none
  * until a transaction comes, so on a local chain this mines an empty block once the indexer is ready (again
- * after a second while the indexer had not subscribed yet) and waits until the indexer has reached it.
+ * while the indexer had not subscribed yet) and waits until the indexer has reached it.
  * Also when /status already shows the head: an indexer restarted on its kept database reports the block it
  * had reached, but it reverted what it had indexed above the last final block (crash recovery), and indexes
  * those blocks again only when a new block arrives. */
@@ -99,18 +107,20 @@ async function catchUpLocalChain(url: string, rpcUrl: string, service: Service):
     const chains = Object.values((await response.json()) as Record<string, { block: { number: number } }>);
     return chains.length === 0 ? 0 : Math.min(...chains.map((chain) => chain.block.number));
   };
+  // The first blocks are mined a quarter of a second apart (the subscription is usually made within one), then
+  // a second apart: some 11 s in all.
   for (let attempt = 1; ; attempt++) {
     await rpc("evm_mine");
     const head = Number(await rpc("eth_blockNumber"));
     try {
       await waitUntil("the indexer to reach the chain head", async () => (await indexed()) >= head, {
         service,
-        timeoutMs: 1_000,
+        timeoutMs: attempt <= 4 ? 250 : 1_000,
         intervalMs: 25,
       });
       return;
     } catch (error) {
-      if (attempt === 10) throw error;
+      if (attempt === 14) throw error;
     }
   }
 }
@@ -194,6 +204,8 @@ async function runPonder(
   const env: NodeJS.ProcessEnv = {
     ...PONDER_ENV,
     DEPLOYMENT: opts.deploymentId,
+    DEPLOYMENT_WAIT_SECONDS:
+      "awaitDeployment" in opts && opts.awaitDeployment ? String(Math.ceil((opts.readyTimeoutMs ?? 120_000) / 1000)) : undefined,
     PONDER_RPC_URL: opts.rpcUrl,
     PONDER_RPC_BUCKETS: opts.rpcBuckets === undefined ? undefined : String(opts.rpcBuckets),
     PONDER_POLLING_MS: opts.pollingIntervalMs === undefined ? undefined : String(opts.pollingIntervalMs),

@@ -25,8 +25,14 @@ export function pgliteOf(packageJson: string): string {
 const isDataDirectory = (directory: string) => existsSync(path.join(directory, "PG_VERSION"));
 
 /** Creates the PGlite data directory `directory` for the PGlite module `pglite` (a path, see pgliteOf) unless
- * it exists: a copy of the template for that PGlite version in `templates`, made first if missing. */
-export async function createPgliteDirectory(directory: string, pglite: string, templates: string): Promise<void> {
+ * it exists: a copy of the template for that PGlite version in `templates`, made first if missing.
+ * `background`: see StartOptions (lib/processes.ts). */
+export async function createPgliteDirectory(
+  directory: string,
+  pglite: string,
+  templates: string,
+  run: { background?: boolean } = {},
+): Promise<void> {
   if (isDataDirectory(directory)) return;
   const { version } = JSON.parse(await readFile(path.join(path.dirname(path.dirname(pglite)), "package.json"), "utf8")) as {
     version: string;
@@ -37,13 +43,12 @@ export async function createPgliteDirectory(directory: string, pglite: string, t
     const partial = `${template}.${process.pid}.partial`;
     await rm(partial, { recursive: true, force: true });
     await mkdir(partial, { recursive: true });
-    const service = startService("pglite", process.execPath, [
-      "--input-type=module",
-      "-e",
-      initialise,
-      partial,
-      pathToFileURL(pglite).href,
-    ]);
+    const service = startService(
+      "pglite",
+      process.execPath,
+      ["--input-type=module", "-e", initialise, partial, pathToFileURL(pglite).href],
+      { background: run.background },
+    );
     const code = await service.exited;
     if (code !== 0) throw new Error(`initialising a PGlite ${version} database failed (exit ${code}):\n${service.recentOutput()}`);
     await rename(partial, template).catch(async (error: NodeJS.ErrnoException) => {

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -30,9 +31,13 @@ export type StartOptions = {
   echo?: boolean;
   /** The signal that asks it to stop cleanly (default SIGTERM). */
   stopSignal?: NodeJS.Signals;
+  /** One-shot work beside the work a start waits for (a database's initdb, the seed while the contracts
+   * compile): run at a lower CPU priority (nice 10), so that on a busy machine the awaited work goes first. */
+  background?: boolean;
 };
 
 const RECENT_LINES = 200;
+const BACKGROUND_PRIORITY = 10;
 
 /** Every service this process started that has not exited yet, in start order. */
 const running = new Set<Service>();
@@ -44,6 +49,13 @@ export function startService(name: string, command: string, args: string[], opts
     env: { ...process.env, ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  if (opts.background && child.pid !== undefined) {
+    try {
+      os.setPriority(child.pid, BACKGROUND_PRIORITY);
+    } catch {
+      // not allowed here: it runs at the normal priority
+    }
+  }
   const recent: string[] = [];
   let log: ReturnType<typeof createWriteStream> | undefined;
   if (opts.logFile) {

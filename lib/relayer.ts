@@ -81,19 +81,21 @@ export async function startRelayer(opts: RelayerOptions): Promise<{ service: Ser
 /** Creates the relayer's embedded database directory (RelayerDatabase kind pglite) ahead of the seed or
  * the relayer, for the relayer's PGlite, from a template kept in `templates` (see lib/pglite.ts); nothing if
  * it exists. */
-export function createRelayerDatabase(directory: string, templates: string): Promise<void> {
-  return createPgliteDirectory(directory, pgliteOf(path.join(repoRoot, "package.json")), templates);
+export function createRelayerDatabase(directory: string, templates: string, run: { background?: boolean } = {}): Promise<void> {
+  return createPgliteDirectory(directory, pgliteOf(path.join(repoRoot, "package.json")), templates, run);
 }
 
 /** Runs the seed CLI against the relayer's database (before the relayer starts, for PGlite): one process
- * for every tenant of `specs`, seeded in order; the results in the same order. */
-export async function seedRelayer(opts: RelayerOptions, specs: unknown[]): Promise<SeedOutput[]> {
+ * for every tenant of `specs`, seeded in order; the results in the same order. `background`: see
+ * StartOptions. */
+export async function seedRelayer(opts: RelayerOptions, specs: unknown[], run: { background?: boolean } = {}): Promise<SeedOutput[]> {
   const dir = await mkdtemp(path.join(tmpdir(), "payg-seed-"));
   const specFile = path.join(dir, "spec.json");
   await writeFile(specFile, JSON.stringify(specs), { mode: 0o600 });
   const service = startService("seed", process.execPath, [seedCli, specFile], {
     cwd: repoRoot,
     env: relayerEnv(opts, 0),
+    background: run.background,
   });
   service.exited.finally(() => rm(dir, { recursive: true, force: true }));
   let output = "";

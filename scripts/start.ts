@@ -17,7 +17,9 @@
 // databases, the device cloud, the seed; Ignition, then the indexer and the relayer), and shows each with
 // the seconds it took. Repeated work is skipped: the ABIs are generated only when the artifacts changed, new
 // databases are copies of empty ones kept in the stack's directory (database-templates/), and on the same
-// chain the sample tenant the last start seeded is kept as it is and the indexer starts beside Ignition.
+// chain the sample tenant the last start seeded is kept as it is. The indexer starts beside Ignition: on the
+// same chain on the last deployment's record; on a new chain, like the relayer, waiting for this deployment's
+// (DEPLOYMENT_WAIT_SECONDS), so that their own start-up overlaps the deployment.
 //
 // Environment: CHAIN_PORT (8545), DEVICE_CLOUD_PORT (8789), INDEXER_PORT (42069), RELAYER_PORT (8787),
 // DEMO_WEBHOOK_PORT (8790), DEVICE_TIME_SCALE (60), LOG_LEVEL (info); LOCAL_STACK_DIR (.local: data, logs and
@@ -33,7 +35,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import pg from "pg";
-import { type DeploymentRecord, loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
+import { type DeploymentRecord, deploymentRecordPath, loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
 import { deployWithIgnition, isSameChain, rpc, startChain } from "../lib/chain.ts";
 import { abisUpToDate, compileContracts, generateAbis } from "../lib/contracts.ts";
 import { type IndexerDatabase, createIndexerDatabase, resetLocalChainSyncData, startIndexer } from "../lib/indexer.ts";
@@ -306,11 +308,12 @@ async function main() {
       : undefined;
 
   // From here each piece starts as soon as what it needs is there, beside the others:
-  //   [contracts built] -> seed -> relayer
+  //   relayer database -> seed -> relayer
   //   chain [+ contracts built] -> Ignition -> indexer, relayer
-  // generated/abis.ts is read by the seed, the indexer and the relayer. When it is up to date, Ignition's
-  // own compile (nothing to do unless a contract changed) is the only one; otherwise the contracts are built
-  // first (while the chain starts), and the seed waits for that rather than for Ignition.
+  // (on a new chain the indexer and the relayer start with Ignition and wait for its record: below).
+  // generated/abis.ts is read by the indexer and the relayer (not by the seed). When it is up to date,
+  // Ignition's own compile (nothing to do unless a contract changed) is the only one; otherwise the contracts
+  // are built first, while the chain starts and the seed runs.
   const abisCurrent = await abisUpToDate();
   const contracts = abisCurrent
     ? Promise.resolve()
@@ -336,22 +339,27 @@ async function main() {
 
   // New embedded databases: copies of empty ones kept in the stack's directory (PostgreSQL's initdb costs
   // seconds of CPU; the first start makes them, beside the contracts' compile). On PostgreSQL the indexer and
-  // the relayer create their schemas themselves.
+  // the relayer create their schemas themselves. While the contracts compile (what the deployment, then
+  // everything, waits for), this work and the seed run at a lower CPU priority.
   const newEmbedded = !reuse && !postgres;
   const indexerDatabaseCreated = newEmbedded
-    ? begin(() => step("creating the indexer's database", () => createIndexerDatabase(dirs.indexer, dirs.templates)))
+    ? begin(() =>
+        step("creating the indexer's database", () => createIndexerDatabase(dirs.indexer, dirs.templates, { background: !abisCurrent })),
+      )
     : Promise.resolve();
   const relayerDatabaseCreated = newEmbedded
-    ? begin(() => step("creating the relayer's database", () => createRelayerDatabase(dirs.relayer, dirs.templates)))
+    ? begin(() =>
+        step("creating the relayer's database", () => createRelayerDatabase(dirs.relayer, dirs.templates, { background: !abisCurrent })),
+      )
     : Promise.resolve();
 
   const seeding = begin(async () => {
     if (seededBefore) return step("keeping the sample tenants of the last start", async () => seededBefore);
-    await Promise.all([contracts, relayerDatabaseCreated]);
-    return step("seeding the sample tenants", () => seedRelayer(relayerOptions, [spec, otherSpec]));
+    await relayerDatabaseCreated;
+    return step("seeding the sample tenants", () => seedRelayer(relayerOptions, [spec, otherSpec], { background: !abisCurrent }));
   });
 
-  const startIndexerNow = () =>
+  const startIndexerNow = (awaitDeployment = false) =>
     startIndexer({
       deploymentId: DEPLOYMENT,
       rpcUrl,
@@ -359,11 +367,27 @@ async function main() {
       database: indexerDatabase,
       // Cleared above for a new chain; on the same chain the cached RPC data is that chain's.
       resetLocalChainSyncData: false,
+      awaitDeployment,
       logFile: log("indexer"),
     });
-  // On the same chain the deployment is most likely the last start's: the indexer starts at once on its
-  // record, beside Ignition (it only reads the chain), and is kept unless Ignition changed something.
-  const early = reuse && abisCurrent ? begin(startIndexerNow) : undefined;
+  // The indexer starts beside Ignition (it only reads the chain), so that Ponder's own start-up (seconds of
+  // CPU) is done by the time the deployment is:
+  //   - on the same chain at once, on the last deployment's record (most likely this one's): kept unless
+  //     Ignition changed something;
+  //   - on a new chain once the contracts are built, waiting for this deployment's record (the last one's is
+  //     removed first): kept unless Ignition rebuilt changed contracts.
+  const earlyOn: "last deployment" | "this deployment" | undefined =
+    reuse && abisCurrent ? "last deployment" : !sameChain ? "this deployment" : undefined;
+  if (earlyOn === "this deployment") await rm(deploymentRecordPath(DEPLOYMENT), { force: true });
+  const early =
+    earlyOn === "last deployment"
+      ? begin(() => startIndexerNow())
+      : earlyOn === "this deployment"
+        ? begin(async () => {
+            await Promise.all([contracts, indexerDatabaseCreated]);
+            return startIndexerNow(true);
+          })
+        : undefined;
   const stopEarly = () =>
     early?.then(
       (started) => started.service.stop(),
@@ -378,21 +402,23 @@ async function main() {
       () => deployWithIgnition({ rpcUrl, deploymentId: DEPLOYMENT, fresh: !sameChain, logFile: log("deploy") }),
     );
     // Ignition compiled contracts changed since generated/abis.ts was written: write it again once nothing
-    // reads it (the seed, an indexer started early), before the indexer and the relayer start.
+    // reads it (an indexer started early), before the indexer and the relayer start.
     let abisChanged = false;
     if (!(await abisUpToDate())) {
-      await Promise.all([seeding, stopEarly()]);
+      await stopEarly();
       await step("generating the changed contracts' ABIs", () => generateAbis({ logFile: log("build") }));
       abisChanged = true;
     }
-    return { record, changed: abisChanged || !isDeepStrictEqual(record, lastRecord) };
+    return { record, abisChanged, recordChanged: !isDeepStrictEqual(record, lastRecord) };
   });
 
   const indexerUp = begin(async () => {
     if (!early) await Promise.all([deployment, indexerDatabaseCreated]);
+    else if (earlyOn === "this deployment") await Promise.all([contracts, indexerDatabaseCreated]);
     return step(`starting the indexer on port ${ports.indexer} (catching up with the chain)`, async () => {
       let starting = early;
-      if (early && (await deployment).changed) {
+      const { abisChanged, recordChanged } = await deployment;
+      if (early && (abisChanged || (earlyOn === "last deployment" && recordChanged))) {
         await stopEarly();
         starting = undefined;
       }
@@ -413,10 +439,19 @@ async function main() {
     });
   });
 
+  // On a new chain the relayer too starts beside Ignition, waiting for the deployment's record; it is started
+  // again if Ignition rebuilt changed contracts (it would have loaded the ABIs of the last build).
+  const relayerEarly = earlyOn === "this deployment";
   const relayerUp = begin(async () => {
-    await Promise.all([deployment, seeding, deviceCloudUp]);
+    await Promise.all([relayerEarly ? contracts : deployment, seeding, deviceCloudUp]);
     return step(`starting the relayer on port ${ports.relayer}`, async () => {
-      const started = await startRelayer(relayerOptions);
+      let started = await startRelayer(
+        relayerEarly ? { ...relayerOptions, env: { ...relayerOptions.env, DEPLOYMENT_WAIT_SECONDS: "120" } } : relayerOptions,
+      );
+      if (relayerEarly && (await deployment).abisChanged) {
+        await started.service.stop();
+        started = await startRelayer(relayerOptions);
+      }
       watch(started.service);
       return started;
     });

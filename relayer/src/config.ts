@@ -84,6 +84,9 @@ export const configSchema = z.object({
   PGLITE_DIR: z.string().default(".local/relayer-db"),
   /** Ignition deployment whose contracts this relayer pays through (generated/deployments/<id>.json). */
   DEPLOYMENT: z.string().default("chain-31337"),
+  /** How long to wait at start for that deployment's record to appear (0: it must exist): a relayer started
+   * beside the deployment (`npm start` on a new chain) loads itself and opens its database meanwhile. */
+  DEPLOYMENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(3_600).default(0),
   /** The `chain` value clients send in quotes and orders for this deployment's chain. */
   CHAIN_NAME: z
     .string()

@@ -7,7 +7,7 @@ import { createJwtSigner } from "./auth/jwt.ts";
 import { connectPaymentsChain } from "./chain/payments-chain.ts";
 import { createTxSender } from "./chain/tx-sender.ts";
 import { type Config, loadConfig } from "./config.ts";
-import { type DatabaseOptions, openDatabase } from "./db/client.ts";
+import { databaseOptions, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { createDeviceCloud } from "./devices/device-cloud.ts";
 import { deviceJobHandlers } from "./devices/power-on.ts";
@@ -24,12 +24,6 @@ import { createSplitProvisioner } from "./payments/payout-parties.ts";
 import type { Services } from "./services.ts";
 import { createDeviceStatusWatcher } from "./webhooks/device-status.ts";
 import { createWebhookDispatcher } from "./webhooks/dispatcher.ts";
-
-export function databaseOptions(config: Config): DatabaseOptions {
-  return config.DATABASE_URL
-    ? { kind: "postgres", url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA }
-    : { kind: "pglite", directory: config.PGLITE_DIR };
-}
 
 /** Builds every service from the configuration (the database is migrated). */
 export async function createServices(config: Config): Promise<Services> {

@@ -4,8 +4,8 @@
 import { and, eq } from "drizzle-orm";
 import { generateApiKey, hashApiKey } from "./auth/api-keys.ts";
 import { hashPassword } from "./auth/passwords.ts";
-import { chainDeviceId } from "./chain/payments-chain.ts";
-import { payoutAddress } from "./payments/payout-parties.ts";
+import { chainDeviceId } from "./chain/device-id.ts";
+import { payoutAddress } from "./payments/payout-address.ts";
 import type { Db } from "./db/client.ts";
 import { apiKeys, devices, participants, tenants, users } from "./db/schema.ts";
 import { type EnergyClientSpec, seedEnergySandbox } from "./energy/seed.ts";

@@ -16,16 +16,14 @@ import {
   hashDomain,
   hashTypedData,
   http,
-  keccak256,
   parseAbi,
-  toHex,
   type Transport,
   zeroAddress,
   zeroHash,
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { assetSplitFactoryAbi, paymentRouterAbi } from "../../../generated/abis.ts";
-import { type DeploymentRecord, loadDeploymentRecord } from "../../../ignition/deployment-records.ts";
+import { type DeploymentRecord, loadDeploymentRecord, waitForDeploymentRecord } from "../../../ignition/deployment-records.ts";
 import { type PaymentOrder, orderTypedData } from "../../../sdk/payment-order.ts";
 import { type Config, rpcUrls } from "../config.ts";
 import type { Logger } from "../logger.ts";
@@ -55,13 +53,11 @@ const permitExtrasAbi = parseAbi([
 
 export type PaymentsChain = Awaited<ReturnType<typeof connectPaymentsChain>>;
 
-/** The on-chain device id an order carries: keccak256 of the public device id. */
-export function chainDeviceId(deviceId: string): Hex {
-  return keccak256(toHex(deviceId));
-}
-
 export async function connectPaymentsChain(config: Config, logger: Logger) {
-  const deployment: DeploymentRecord = await loadDeploymentRecord(config.DEPLOYMENT);
+  const deployment: DeploymentRecord =
+    config.DEPLOYMENT_WAIT_SECONDS > 0
+      ? await waitForDeploymentRecord(config.DEPLOYMENT, config.DEPLOYMENT_WAIT_SECONDS * 1_000)
+      : await loadDeploymentRecord(config.DEPLOYMENT);
   const router = deployment.contracts.PaymentRouter?.address;
   const splitFactory = deployment.contracts.AssetSplitFactory?.address;
   if (!router || !splitFactory) {

@@ -5,10 +5,9 @@
 import { readFile } from "node:fs/promises";
 import { text } from "node:stream/consumers";
 import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db/client.ts";
+import { databaseOptions, openDatabase } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { createLogger } from "../logger.ts";
-import { databaseOptions } from "../main.ts";
 import { type SeedSpec, seed } from "../seed.ts";
 
 const config = loadConfig();

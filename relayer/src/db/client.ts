@@ -7,6 +7,7 @@ import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
 import type { ExtractTablesWithRelations } from "drizzle-orm";
 import pg from "pg";
+import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import * as schema from "./schema.ts";
 
@@ -35,6 +36,13 @@ export type Database = {
 };
 
 export type DatabaseOptions = { kind: "pglite"; directory: string } | { kind: "postgres"; url: string; schema: string; poolSize?: number };
+
+/** The database the configuration names: DATABASE_URL's PostgreSQL, else the embedded PGlite in PGLITE_DIR. */
+export function databaseOptions(config: Pick<Config, "DATABASE_URL" | "DATABASE_SCHEMA" | "PGLITE_DIR">): DatabaseOptions {
+  return config.DATABASE_URL
+    ? { kind: "postgres", url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA }
+    : { kind: "pglite", directory: config.PGLITE_DIR };
+}
 
 export async function openDatabase(options: DatabaseOptions, logger: Logger): Promise<Database> {
   return options.kind === "postgres" ? openPostgres(options, logger) : openPglite(options);

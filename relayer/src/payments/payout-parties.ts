@@ -7,7 +7,7 @@
 // counts as created. A change of the parties replaces the split's recipients through the same sender; what
 // the old recipients earned stays theirs (the contract credits each settlement's legs when it settles).
 import { and, asc, eq, isNotNull, isNull, ne, or } from "drizzle-orm";
-import { type Address, type Hex, encodeFunctionData, getAddress, isAddress, zeroAddress } from "viem";
+import { type Address, type Hex, encodeFunctionData } from "viem";
 import { assetSplitFactoryAbi } from "../../../generated/abis.ts";
 import { type ChainTransaction, enqueueTransaction } from "../chain/tx-sender.ts";
 import type { DbOrTx } from "../db/client.ts";
@@ -27,14 +27,6 @@ export const SPLIT_RETRY_AFTER_SECONDS = 2;
 const SPLIT_POLL_MS = 100;
 
 type DeviceRow = typeof devices.$inferSelect;
-
-/** `text` as a payout address (EIP-55: a mixed-case address must carry a valid checksum), checksummed;
- * undefined if it is none or the zero address. */
-export function payoutAddress(text: string): Address | undefined {
-  if (text.length !== 42 || !isAddress(text, { strict: true })) return undefined;
-  const address = getAddress(text);
-  return address === zeroAddress ? undefined : address;
-}
 
 export function splitNotReady(deviceId: string, why: string): ApiError {
   return new ApiError(409, "split_not_ready", `the split of device ${deviceId} ${why}; retry shortly`, {
