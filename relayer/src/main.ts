@@ -1,5 +1,6 @@
 // The relayer process: configuration, database and migrations, chain connection, HTTP server, background
 // workers; a clean stop on SIGINT/SIGTERM.
+import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
 import { createIndexerClient } from "../../indexer/client.ts";
 import { createApp } from "./app.ts";
@@ -8,6 +9,7 @@ import { connectPaymentsChain } from "./chain/payments-chain.ts";
 import { createTxSender } from "./chain/tx-sender.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { databaseOptions, openDatabase } from "./db/client.ts";
+import { answerClientErrors } from "./http/client-errors.ts";
 import { migrate } from "./db/migrate.ts";
 import { createDeviceCloud } from "./devices/device-cloud.ts";
 import { deviceJobHandlers } from "./devices/power-on.ts";
@@ -88,6 +90,7 @@ async function main() {
   const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) => {
     logger.info("relayer listening", { host: info.address, port: info.port, database: services.database.kind });
   });
+  answerClientErrors(server as Server, logger);
   server.on("error", (error) => {
     logger.error("the HTTP server failed", { error });
     process.exit(1);
