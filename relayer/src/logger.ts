@@ -18,6 +18,24 @@ const LINE_KEYS = new Set(["time", "level", "msg"]);
 /** `{"a":1,"b":2}` -> `,"a":1,"b":2` (`{}` -> ``). */
 const members = (json: string) => (json.length > 2 ? `,${json.slice(1, -1)}` : "");
 
+/** Whether `fields` has a key of the line's own (time, level, msg) or of the logger's base. */
+function repeatsKey(fields: Record<string, unknown>, base: Record<string, unknown>): boolean {
+  for (const key in fields) if (LINE_KEYS.has(key) || Object.hasOwn(base, key)) return true;
+  return false;
+}
+
+// The current time in ISO 8601, formatted once per millisecond: a busy server writes several lines in each.
+let isoMs = Number.NaN;
+let isoText = "";
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
+}
+
 export function createLogger(level: LogLevel = "info", base: Record<string, unknown> = {}, write = defaultWrite): Logger {
   const min = order[level];
   // A line is JSON.stringify({ time, level, msg, ...base, ...fields }). The base's part is serialised
@@ -29,10 +47,10 @@ export function createLogger(level: LogLevel = "info", base: Record<string, unkn
   const baseJson = baseKeys.some((k) => LINE_KEYS.has(k)) ? undefined : members(JSON.stringify(safeBase));
   const log = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < min) return;
-    const time = new Date().toISOString();
+    const time = isoNow();
     const text = redactText(msg);
     const extra = fields ? redactFields(fields) : {};
-    if (baseJson !== undefined && !Object.keys(extra).some((k) => LINE_KEYS.has(k) || Object.hasOwn(safeBase, k))) {
+    if (baseJson !== undefined && !repeatsKey(extra, safeBase)) {
       write(`{"time":"${time}","level":"${lvl}","msg":${JSON.stringify(text)}${baseJson}${members(JSON.stringify(extra))}}`);
     } else {
       write(JSON.stringify({ time, level: lvl, msg: text, ...safeBase, ...extra }));

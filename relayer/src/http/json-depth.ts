@@ -45,20 +45,22 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
 /** Refuses JSON bodies nested deeper than MAX_JSON_DEPTH with `refuse` (each interface answers in its own
  * envelope). Bodies of other types, and requests without one, pass. */
 export function refuseDeepJson(refuse: (c: Context) => Response): MiddlewareHandler {
-  return async (c, next) => {
-    const method = c.req.method;
-    if (method !== "GET" && method !== "HEAD" && method !== "OPTIONS") {
-      const type = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
-      if (/^application\/([\w.-]+\+)?json$/.test(type)) {
-        let text: string | undefined;
-        try {
-          text = await c.req.text();
-        } catch {
-          // the body could not be read: the validator answers that
-        }
-        if (text !== undefined && jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) return refuse(c);
+  const check: MiddlewareHandler = async (c, next) => {
+    const type = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
+    if (/^application\/([\w.-]+\+)?json$/.test(type)) {
+      let text: string | undefined;
+      try {
+        text = await c.req.text();
+      } catch {
+        // the body could not be read: the validator answers that
       }
+      if (text !== undefined && jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) return refuse(c);
     }
     await next();
+  };
+  // A request without a body goes straight on, without an asynchronous step of this middleware's own.
+  return (c, next) => {
+    const method = c.req.method;
+    return method === "GET" || method === "HEAD" || method === "OPTIONS" ? next() : check(c, next);
   };
 }

@@ -14,7 +14,7 @@ export function requestContext(logger: Logger): MiddlewareHandler<AppEnv> {
     const incoming = c.req.header("x-request-id");
     const requestId = incoming && requestIdPattern.test(incoming) ? incoming : newId("req");
     c.set("requestId", requestId);
-    c.set("logger", lazyChild(logger, { requestId }));
+    c.set("logger", new LazyChild(logger, { requestId }));
     const started = performance.now();
     await next();
     setResponseHeader(c, "x-request-id", requestId);
@@ -32,17 +32,41 @@ export function requestContext(logger: Logger): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** `logger.child(fields)`, made when first used. */
-function lazyChild(logger: Logger, fields: Record<string, unknown>): Logger {
-  let child: Logger | undefined;
-  const get = () => (child ??= logger.child(fields));
-  return {
-    debug: (msg, more) => get().debug(msg, more),
-    info: (msg, more) => get().info(msg, more),
-    warn: (msg, more) => get().warn(msg, more),
-    error: (msg, more) => get().error(msg, more),
-    child: (more) => get().child(more),
-  };
+/** `logger.child(fields)`, made when first used. A class, so that a request makes one object here, not one
+ * closure per method. */
+class LazyChild implements Logger {
+  readonly #parent: Logger;
+  readonly #fields: Record<string, unknown>;
+  #child: Logger | undefined;
+
+  constructor(parent: Logger, fields: Record<string, unknown>) {
+    this.#parent = parent;
+    this.#fields = fields;
+  }
+
+  get #logger(): Logger {
+    return (this.#child ??= this.#parent.child(this.#fields));
+  }
+
+  debug(msg: string, fields?: Record<string, unknown>) {
+    this.#logger.debug(msg, fields);
+  }
+
+  info(msg: string, fields?: Record<string, unknown>) {
+    this.#logger.info(msg, fields);
+  }
+
+  warn(msg: string, fields?: Record<string, unknown>) {
+    this.#logger.warn(msg, fields);
+  }
+
+  error(msg: string, fields?: Record<string, unknown>) {
+    this.#logger.error(msg, fields);
+  }
+
+  child(fields: Record<string, unknown>): Logger {
+    return this.#logger.child(fields);
+  }
 }
 
 /** Sets a header on the response a handler produced. The same as c.header() after next(), without its

@@ -3,7 +3,7 @@
 // jsonb refuses both), so such a value reaching a query failed there with a 500. This middleware refuses the
 // request first, wherever the value is: percent-encoded in the path or the query (%00), or in a JSON or
 // form body. Well-formed requests pay one string scan (bodies are read once, and cached for the validator).
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 
 export type UnstorableAt = "path" | "query" | "body";
 
@@ -52,8 +52,9 @@ export function jsonEscapesUnstorable(text: string): boolean {
   return false;
 }
 
-/** Where the request carries text no interface accepts, if anywhere. */
-export async function findUnstorableText(c: Context): Promise<UnstorableAt | undefined> {
+/** Where the request carries text no interface accepts, if anywhere: answered at once when there is no body
+ * to read (no asynchronous step for most requests), a promise when the body has to be read. */
+export function findUnstorableText(c: Context): UnstorableAt | undefined | Promise<UnstorableAt | undefined> {
   const url = c.req.url;
   if (url.includes("%00")) {
     const query = url.indexOf("?");
@@ -65,6 +66,10 @@ export async function findUnstorableText(c: Context): Promise<UnstorableAt | und
   const json = /^application\/([\w.-]+\+)?json$/.test(type);
   const form = type === "application/x-www-form-urlencoded";
   if (!json && !form) return undefined;
+  return findInBody(c, json);
+}
+
+async function findInBody(c: Context, json: boolean): Promise<UnstorableAt | undefined> {
   let text: string;
   try {
     text = await c.req.text();
@@ -78,11 +83,13 @@ export async function findUnstorableText(c: Context): Promise<UnstorableAt | und
 
 /** Refuses requests carrying such text with `refuse` (each interface answers in its own envelope). */
 export function refuseUnstorableText(refuse: (c: Context, where: UnstorableAt) => Response | undefined): MiddlewareHandler {
-  return async (c, next) => {
-    const where = await findUnstorableText(c);
+  const answer = (c: Context, next: Next, where: UnstorableAt | undefined): Promise<Response | void> => {
     const refused = where ? refuse(c, where) : undefined;
-    if (refused) return refused;
-    await next();
+    return refused ? Promise.resolve(refused) : next();
+  };
+  return (c, next) => {
+    const where = findUnstorableText(c);
+    return where instanceof Promise ? where.then((found) => answer(c, next, found)) : answer(c, next, where);
   };
 }
 

@@ -7,6 +7,7 @@
 // Every name starts with payg_; labels only ever take values from small fixed sets (route templates, never
 // raw paths), so the number of series stays bounded whatever the clients send.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { batchedHistogram } from "./batched-histogram.ts";
 
 export const METRIC_PREFIX = "payg_";
 
@@ -21,16 +22,22 @@ export function createMetrics() {
 
   let paymentSyncLag: (() => PaymentSyncLag) | undefined;
 
+  const httpRequestDuration: Histogram<"method" | "route" | "status"> = new Histogram({
+    name: "payg_http_request_duration_seconds",
+    help: "Time to answer an HTTP request (until the response starts: an event stream counts until its headers), by method, route template and status",
+    labelNames: ["method", "route", "status"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+    collect: (): void => httpRequests.flush(),
+  });
+  // One observation a request: batched (batched-histogram.ts).
+  const httpRequests = batchedHistogram(httpRequestDuration);
+
   return {
     registry,
 
-    httpRequestDuration: new Histogram({
-      name: "payg_http_request_duration_seconds",
-      help: "Time to answer an HTTP request (until the response starts: an event stream counts until its headers), by method, route template and status",
-      labelNames: ["method", "route", "status"] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    }),
+    /** payg_http_request_duration_seconds, observed through batches (flushed before every scrape). */
+    httpRequests,
 
     webhookAttempts: new Counter({
       name: "payg_webhook_delivery_attempts_total",

@@ -13,6 +13,7 @@ import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../http/env.ts";
 import { errorBody } from "../http/errors.ts";
 import { clientAddress } from "../http/middleware.ts";
+import type { Observer } from "./batched-histogram.ts";
 import type { Metrics } from "./registry.ts";
 
 /** The methods that get a label of their own; any other is counted as "other". */
@@ -29,26 +30,30 @@ export function routeTemplate(c: Context): string {
   return "unmatched";
 }
 
-/** Observes every request in payg_http_request_duration_seconds. The histogram's child of each label set is
- * looked up once and kept (prom-client otherwise hashes the labels on every observation); the label sets are
- * bounded: registered route templates, a few methods, the statuses the service answers. */
+/** Observes every request in payg_http_request_duration_seconds. The series of each label set is made once
+ * and kept, found again through maps keyed by the label values themselves (no key text built per request);
+ * the label sets are bounded: registered route templates, a few methods, the statuses the service answers. */
 export function httpMetrics(metrics: Metrics): MiddlewareHandler<AppEnv> {
-  const children = new Map<string, { observe(seconds: number): void }>();
+  const byRoute = new Map<string, Map<number, Map<string, Observer>>>();
+  const seriesOf = (method: string, route: string, status: number): Observer => {
+    let byStatus = byRoute.get(route);
+    if (!byStatus) byRoute.set(route, (byStatus = new Map()));
+    let byMethod = byStatus.get(status);
+    if (!byMethod) byStatus.set(status, (byMethod = new Map()));
+    let series = byMethod.get(method);
+    if (!series) {
+      series = metrics.httpRequests.series({ method, route, status: String(status) });
+      byMethod.set(method, series);
+    }
+    return series;
+  };
   return async (c, next) => {
     const started = performance.now();
     try {
       await next();
     } finally {
       const method = METHODS.has(c.req.method) ? c.req.method : "other";
-      const route = routeTemplate(c);
-      const status = c.res.status;
-      const key = `${method} ${status} ${route}`;
-      let child = children.get(key);
-      if (!child) {
-        child = metrics.httpRequestDuration.labels({ method, route, status: String(status) });
-        children.set(key, child);
-      }
-      child.observe((performance.now() - started) / 1000);
+      seriesOf(method, routeTemplate(c), c.res.status).observe((performance.now() - started) / 1000);
     }
   };
 }
