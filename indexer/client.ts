@@ -130,6 +130,13 @@ export type IndexerClientOptions = {
   reorgDepth?: number;
   /** Timeout of every request (SQL queries, /status) in ms. Default 10000. */
   requestTimeoutMs?: number;
+  /** Whether the block `blockNumber` on the chain is still the one with hash `blockHash` (false when there is no
+   * such block). Asked before the cursor's order, missing from an indexer that shows it indexed past it, is
+   * taken for a reorganisation: Ponder restarted on its kept data reverts the rows above its safe checkpoint
+   * and indexes those blocks again, while its latest checkpoint still shows the progress it had before. While
+   * the cursor's block is on the chain the order will come back: the page is empty, nothing is undone.
+   * Without it, a missing order past the latest checkpoint is a reorganisation. */
+  isCanonicalBlock?: (blockNumber: bigint, blockHash: Hex) => Promise<boolean>;
 };
 
 /** A page of settlements: newest first, before settlement id `before` (none: from the newest), at most `limit`
@@ -264,6 +271,10 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
           .where(eq(schema.orders.cursor, at.checkpoint)),
       );
       if (isCursorOrder(own)) return page([], cursor);
+      // Re-indexed after a restart rather than reorganised: the cursor's block is still on the chain.
+      if (options.isCanonicalBlock && (await options.isCanonicalBlock(at.blockNumber, at.blockHash))) {
+        return page([], cursor);
+      }
 
       // Reorganised: restart below any possible fork point.
       const fromBlock = at.blockNumber > reorgDepth ? at.blockNumber - reorgDepth : 0n;

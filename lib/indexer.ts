@@ -42,6 +42,10 @@ export type StartIndexerOptions = {
    * loads itself meanwhile and waits for the record (DEPLOYMENT_WAIT_SECONDS, as long as readyTimeoutMs).
    * Not with resetLocalChainSyncData, which needs the record's chain id first. */
   awaitDeployment?: boolean;
+  /** On a local chain, mine a block and wait until it is indexed (default true; see catchUpLocalChain). False
+   * returns at /ready: an indexer restarted on its kept data then shows the blocks above its safe checkpoint
+   * only once the next block comes (tests of that window). */
+  catchUp?: boolean;
   /** How long to wait for /ready (historical indexing complete). Default 120 s. */
   readyTimeoutMs?: number;
   logFile?: string;
@@ -64,7 +68,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<{ service
   const started = await runPonder("indexer", { command: "start", schema, viewsSchema }, opts);
   // Ready, Ponder has read the record: it exists now.
   const { chainId } = recordAtStart ?? (await loadDeploymentRecord(opts.deploymentId));
-  if (LOCAL_CHAIN_IDS.includes(chainId)) {
+  if (LOCAL_CHAIN_IDS.includes(chainId) && opts.catchUp !== false) {
     try {
       await catchUpLocalChain(started.url, opts.rpcUrl, started.service);
     } catch (error) {

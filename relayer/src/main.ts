@@ -36,7 +36,8 @@ export async function createServices(config: Config): Promise<Services> {
   const chain = await connectPaymentsChain(config, logger);
   const metrics = createMetrics();
   const txSender = createTxSender({ database, chain, logger, metrics, config });
-  const indexer = createIndexerClient(config.INDEXER_URL);
+  // A missing paid order is a reorganisation only if its block left the chain (see isCanonicalBlock).
+  const indexer = createIndexerClient(config.INDEXER_URL, { isCanonicalBlock: chain.isCanonicalBlock });
   registerCollectedGauges(metrics, { database, chain, indexer, logger });
   return {
     config,

@@ -3,6 +3,7 @@
 // and a reader whose cursor was on the abandoned fork is told and rewound.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { createPublicClient, http } from "viem";
 import { START_CURSOR, createIndexerClient, orderRef, type IndexerClient, type OrderCursor, type PaidOrder } from "../../indexer/client.ts";
 import { testDatabases } from "../support/databases.ts";
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "../support/local-chain.ts";
@@ -117,6 +118,17 @@ for (const variant of testDatabases("reorg")) {
         "every order from the rewind point, once, in chain order",
       );
       assert.equal(rewound.cursor, fromCommon.cursor);
+
+      // A reader that asks the chain whether the cursor's block is still there (as the relayer's does, so that
+      // an indexer re-indexing its last blocks after a restart is not taken for a reorg) sees the same: the
+      // abandoned fork's block is gone.
+      const chainClient = createPublicClient({ transport: http(stack.chain.rpcUrl) });
+      const asking = createIndexerClient(stack.indexerUrl, {
+        isCanonicalBlock: async (blockNumber, blockHash) =>
+          (await chainClient.getBlock({ blockNumber }).catch(() => undefined))?.hash === blockHash,
+      });
+      assert.deepEqual((await readAll(asking, fork1.cursor)).reorg, rewound.reorg);
+      assert.equal((await readAll(asking, common.cursor)).reorg, null);
 
       // With a tighter rewind depth, the re-delivery starts later but still at the fork.
       // (reorgDepth = the depth of this reorg: the rewind starts at the fork's first block)

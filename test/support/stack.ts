@@ -66,6 +66,10 @@ export type Stack = {
   /** Stops the relayer (SIGTERM, or SIGKILL with `kill`) and starts it again on the same data; `whileStopped`
    * runs in between (e.g. to open the relayer's PGlite directory, which one process at a time may hold). */
   restartRelayer(opts?: { kill?: boolean; env?: NodeJS.ProcessEnv; whileStopped?: () => Promise<void> }): Promise<void>;
+  /** Stops the indexer cleanly and starts it again on its kept data, on the same port. With `catchUp: false`
+   * no block is mined for it: the rows Ponder reverted at start (those above its safe checkpoint) stay away
+   * until the next block. */
+  restartIndexer(opts?: { catchUp?: boolean }): Promise<void>;
   /** Starts one more relayer process on the same database (PostgreSQL only: PGlite allows one process),
    * with its own port and log file; stop() stops it too. */
   startExtraRelayer(opts?: { env?: NodeJS.ProcessEnv }): Promise<{ url: string; service: Service }>;
@@ -107,21 +111,20 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     // The indexer starts while the relayer's database is seeded (they share nothing until the relayer runs).
     const indexerPort = opts.indexer === false ? undefined : await freePort();
     const indexerUrl = indexerPort === undefined ? "http://127.0.0.1:9" : `http://127.0.0.1:${indexerPort}`;
-    const indexerStarting =
-      indexerPort === undefined
-        ? undefined
-        : startIndexer({
-            port: indexerPort,
-            deploymentId: chain.deploymentId,
-            rpcUrl,
-            database: indexerDb.database,
-            logFile: path.join(logDir, `${chain.deploymentId}.indexer.log`),
-            echo: opts.echo,
-          });
-    // However the start ends, stop what it started.
+    const indexerOptions = {
+      port: indexerPort,
+      deploymentId: chain.deploymentId,
+      rpcUrl,
+      database: indexerDb.database,
+      logFile: path.join(logDir, `${chain.deploymentId}.indexer.log`),
+      echo: opts.echo,
+    };
+    const indexerStarting = indexerPort === undefined ? undefined : startIndexer(indexerOptions);
+    // However the start ends, stop what it started (and what restartIndexer started since).
+    let restartedIndexer: Service | undefined;
     cleanups.push(async () => {
       const started = await indexerStarting?.catch(() => undefined);
-      await started?.service.stop();
+      await (restartedIndexer ?? started?.service)?.stop();
     });
     indexerStarting?.catch(() => undefined);
 
@@ -225,6 +228,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           port: relayer.port,
           env: { ...relayerOptions.env, ...restart.env },
         });
+      },
+      async restartIndexer(restart = {}) {
+        if (!stack.indexer) throw new Error("this stack runs no indexer");
+        await stack.indexer.stop();
+        const started = await startIndexer({ ...indexerOptions, resetLocalChainSyncData: false, catchUp: restart.catchUp });
+        restartedIndexer = started.service;
+        stack.indexer = started.service;
       },
       async startExtraRelayer(extra = {}) {
         if (opts.database !== "postgres") throw new Error("several relayer processes need PostgreSQL");

@@ -5,6 +5,7 @@ import {
   AbiDecodingDataSizeTooSmallError,
   type Address,
   BaseError,
+  BlockNotFoundError,
   ContractFunctionRevertedError,
   ContractFunctionZeroDataError,
   type Hex,
@@ -193,6 +194,17 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     return { split: predictSplitAddress(splitFactory!, token.address, chainDeviceId), token };
   }
 
+  /** Whether block `blockNumber` on the chain is the one with hash `blockHash` (false: another block, or none
+   * at that height). A failure to ask is thrown. */
+  async function isCanonicalBlock(blockNumber: bigint, blockHash: Hex): Promise<boolean> {
+    try {
+      return (await publicClient.getBlock({ blockNumber })).hash === blockHash;
+    } catch (error) {
+      if (error instanceof BlockNotFoundError) return false;
+      throw error;
+    }
+  }
+
   /** Whether the split of `chainDeviceId` exists on-chain (the factory's isSplitCreated). */
   const isSplitCreated = (chainDeviceId: Hex): Promise<boolean> =>
     publicClient.readContract({ address: splitFactory, abi: assetSplitFactoryAbi, functionName: "isSplitCreated", args: [chainDeviceId] });
@@ -205,6 +217,7 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     splitFactory,
     splitOf,
     isSplitCreated,
+    isCanonicalBlock,
     publicClient,
     quoteSigner,
     relayerAccount,

@@ -20,6 +20,8 @@ import { envelopeProblem } from "../support/envelope.ts";
 import type { Fixtures } from "../support/fixtures.ts";
 import { type RawResponse, loopbackAddresses } from "../support/http.ts";
 import { startRpcProxy } from "../../support/rpc-proxy.ts";
+import { waitUntil } from "../../../lib/processes.ts";
+import { createIndexerClient } from "../../../indexer/client.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -105,7 +107,16 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
           const beingBroadcast = await createOrder(s, s.sample.devices[1].id, "1h");
           assert.equal((await pay(s, awaitingReceipt, "relayed-permit")).status, 202);
           await waitForOrder(s, awaitingReceipt.id, (o) => o.relay?.status === "sent", 20_000);
-          assert.equal(await chain.nonce("pending"), nonceBefore + 1, "the first transaction waits in the node's pool");
+          // "sent" is stored before the broadcast (so that a crash cannot lose a signed transaction): the
+          // transaction reaches the node's pool a moment later.
+          await waitUntil(
+            "the first transaction to wait in the node's pool",
+            async () => (await chain.nonce("pending")) === nonceBefore + 1,
+            {
+              timeoutMs: 20_000,
+              intervalMs: 25,
+            },
+          );
           assert.equal((await pay(s, beingBroadcast, "relayed-permit", spare)).status, 202);
           await rpcProxy.held(20_000);
           const killedAt = Date.now();
@@ -346,6 +357,38 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
         },
       );
     }
+
+    it(
+      "an indexer restarted on its kept data takes no payment back: while it re-indexes its last blocks the paid order stays paid, nothing is reverted",
+      { timeout: 180_000 },
+      async () => {
+        const s = stack();
+        const order = await createOrder(s, s.sample.devices[0].id, "30m");
+        await pay(s, order, "wallet-permit");
+        await waitForOrder(s, order.id, (o) => o.status === "success", 60_000);
+        const orderId = BigInt(order.paymentDetails.order.orderId);
+        const indexer = createIndexerClient(s.indexerUrl);
+        // Ponder restarted on its data reverts the rows above its safe checkpoint (the last 30 blocks of a local
+        // chain) and indexes those blocks again when the next one comes; its latest checkpoint still shows the
+        // old progress. No block is mined for it here, so the window stays open.
+        await s.restartIndexer({ catchUp: false });
+        assert.deepEqual(await indexer.ordersByIds([orderId]), [], "the restarted indexer has not re-indexed the order yet");
+        // The relayer's payment sync reads the indexer again once its live query reconnects (within seconds).
+        const until = Date.now() + 6_000;
+        while (Date.now() < until) {
+          assert.equal((await waitForOrder(s, order.id, () => true, 5_000)).status, "success", "the order stays paid");
+          await sleep(100);
+        }
+        await s.chain.rpc("evm_mine");
+        await waitUntil("the indexer to index the order again", async () => (await indexer.ordersByIds([orderId])).length === 1, {
+          timeoutMs: 30_000,
+          intervalMs: 100,
+        });
+        await sleep(2_000);
+        assert.equal((await waitForOrder(s, order.id, () => true, 5_000)).status, "success");
+        assert.doesNotMatch(s.relayer.recentOutput(), /payment removed by a chain reorganisation/);
+      },
+    );
 
     it(
       "keeps serving reads while the chain's RPC is cut off from the relayer and the indexer; payments answer 503; orders recover when it returns",
