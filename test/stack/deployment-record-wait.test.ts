@@ -14,6 +14,7 @@ import {
 } from "../../ignition/deployment-records.ts";
 import { IndexerConfigError, readIndexerEnv } from "../../indexer/env.ts";
 import { loadConfig } from "../../relayer/src/config.ts";
+import { MINIMAL_RELAYER_ENV } from "../support/relayer-env.ts";
 
 const ids: string[] = [];
 function recordOf(deploymentId: string): DeploymentRecord {
@@ -80,12 +81,7 @@ describe("DEPLOYMENT_WAIT_SECONDS", () => {
   });
 
   it("the relayer reads it in seconds (0 by default) and refuses what is not 0-3600", () => {
-    const env = {
-      QUOTE_SIGNER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
-      RELAYER_PRIVATE_KEY: `0x${"22".repeat(32)}`,
-      JWT_SECRET: "j".repeat(32),
-      WEBHOOK_SECRET_KEY: "w".repeat(32),
-    };
+    const env = MINIMAL_RELAYER_ENV;
     assert.equal(loadConfig(env).DEPLOYMENT_WAIT_SECONDS, 0);
     assert.equal(loadConfig({ ...env, DEPLOYMENT_WAIT_SECONDS: "120" }).DEPLOYMENT_WAIT_SECONDS, 120);
     for (const bad of ["-1", "3601", "1.5", "soon"]) {

@@ -20,6 +20,7 @@ import {
   serviceEndpoints,
   webhookUrlPolicy,
 } from "../../relayer/src/webhooks/url-safety.ts";
+import { MINIMAL_RELAYER_ENV } from "../support/relayer-env.ts";
 
 const none = { allowedPrivateHosts: [] as string[] };
 const local = { allowedPrivateHosts: ["127.0.0.1", "localhost", "[::1]"] };
@@ -288,12 +289,7 @@ describe("the allowlist: hosts and host:port", () => {
   });
 
   it("WEBHOOK_ALLOWED_PRIVATE_HOSTS is validated at start-up", () => {
-    const env = {
-      QUOTE_SIGNER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
-      RELAYER_PRIVATE_KEY: `0x${"22".repeat(32)}`,
-      JWT_SECRET: "j".repeat(32),
-      WEBHOOK_SECRET_KEY: "w".repeat(32),
-    };
+    const env = MINIMAL_RELAYER_ENV;
     assert.deepEqual(
       loadConfig({ ...env, WEBHOOK_ALLOWED_PRIVATE_HOSTS: " 127.0.0.1:8790 , LOCALHOST:8790,[::1]" }).WEBHOOK_ALLOWED_PRIVATE_HOSTS,
       ["127.0.0.1:8790", "localhost:8790", "[::1]"],

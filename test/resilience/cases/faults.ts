@@ -370,14 +370,20 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
         const indexer = createIndexerClient(s.indexerUrl);
         // Ponder restarted on its data reverts the rows above its safe checkpoint (the last 30 blocks of a local
         // chain) and indexes those blocks again when the next one comes; its latest checkpoint still shows the
-        // old progress. No block is mined for it here, so the window stays open.
-        await s.restartIndexer({ catchUp: false });
-        assert.deepEqual(await indexer.ordersByIds([orderId]), [], "the restarted indexer has not re-indexed the order yet");
-        // The relayer's payment sync reads the indexer again once its live query reconnects (within seconds).
-        const until = Date.now() + 6_000;
-        while (Date.now() < until) {
-          assert.equal((await waitForOrder(s, order.id, () => true, 5_000)).status, "success", "the order stays paid");
-          await sleep(100);
+        // old progress. No block is mined meanwhile (automine off: a transaction the relayer sends on its own
+        // waits in the pool), so the window stays open until this test mines one.
+        await s.chain.rpc("evm_setAutomine", [false]);
+        try {
+          await s.restartIndexer({ catchUp: false });
+          assert.deepEqual(await indexer.ordersByIds([orderId]), [], "the restarted indexer has not re-indexed the order yet");
+          // The relayer's payment sync reads the indexer again once its live query reconnects (within seconds).
+          const until = Date.now() + 6_000;
+          while (Date.now() < until) {
+            assert.equal((await waitForOrder(s, order.id, () => true, 5_000)).status, "success", "the order stays paid");
+            await sleep(100);
+          }
+        } finally {
+          await s.chain.rpc("evm_setAutomine", [true]);
         }
         await s.chain.rpc("evm_mine");
         await waitUntil("the indexer to index the order again", async () => (await indexer.ordersByIds([orderId])).length === 1, {
