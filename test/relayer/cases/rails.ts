@@ -100,7 +100,8 @@ export function railCases(stack: () => Stack) {
       ]);
       assert.equal(a.status, 202, a.text);
       assert.equal(b.status, 202, b.text);
-      await waitForOrder(s, order.id, (o) => o.status === "success");
+      // The indexed payment and the sender's receipt are two observers of one block: wait for both.
+      await waitForOrder(s, order.id, (o) => o.status === "success" && o.relay?.status === "mined");
       const again = await s.api("POST", `/v1/orders/${order.id}/permit`, { body: permit });
       assert.equal(again.status, 202, "the mined relay is returned again");
       assert.equal(again.body.status, "mined");
