@@ -1,15 +1,15 @@
 // `npm test`: builds the contracts and the generated ABIs and deployment records, checks the services the
-// end-to-end suites need, then runs every test of the repository with Node's test runner, one file at a
+// end-to-end suites need, then runs every test of the repository with Node's test runner, two files at a
 // time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
-//   npm test                       every suite, on PGlite and PostgreSQL
+//   npm test                       every suite (on PGlite and PostgreSQL where the database matters)
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
-// default 1; each test file has PostgreSQL databases of its own, so files do not share Ponder's sync tables,
-// but on a 2-core machine two files of chains, indexers and relayers at once make timing-sensitive suites slow); TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first
-// deployment: test/support/deployment-replay.ts).
+// default 2: each test file has a PostgreSQL database of its own, so two files never share Ponder's sync
+// tables; the suites that start whole stacks go first, see LONGEST_FIRST); TEST_DEPLOY=ignition (deploy every
+// test chain with Ignition instead of replaying the first deployment: test/support/deployment-replay.ts).
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, globSync, statSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 
@@ -69,13 +69,41 @@ if (wanted.includes("postgres")) {
   }
 }
 
+/** The suites that start whole stacks and take the longest, longest first: with more than one file at a time
+ * they start first, so that the short files fill the gaps instead of one long file running alone at the end.
+ * Scheduling only: a file missing here runs after them, in path order. */
+const LONGEST_FIRST = [
+  "test/resilience/resilience.test.ts",
+  "test/relayer/api.test.ts",
+  "test/relayer/scale-out.test.ts",
+  "test/relayer/tx-sender.test.ts",
+  "test/stack/start.test.ts",
+  "test/stack/rehearsal.test.ts",
+  "test/webhooks/delivery.test.ts",
+  "test/energy/sandbox.test.ts",
+  "test/relayer/metrics.test.ts",
+  "test/portal/browser.test.ts",
+  "test/webhooks/own-endpoints.test.ts",
+  "test/stack/entry-points.test.ts",
+];
+
 const args = process.argv.slice(2);
-const targets =
+const patterns =
   args.length > 0
     ? args.map((arg) => (existsSync(arg) && statSync(arg).isDirectory() ? `${arg.replace(/\/$/, "")}/**/*.test.ts` : arg))
     : ["test/**/*.test.ts"];
+const files = [...new Set(patterns.flatMap((pattern) => globSync(pattern, { cwd: root })))].sort();
+if (files.length === 0) {
+  console.error(`# no test file matches ${patterns.join(" ")}`);
+  process.exit(1);
+}
+const rank = (file: string) => {
+  const i = LONGEST_FIRST.indexOf(file);
+  return i === -1 ? LONGEST_FIRST.length : i;
+};
+const targets = files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
 const reporter = env.TEST_REPORTER ?? "tap";
-const concurrency = Number(env.TEST_CONCURRENCY ?? "1");
+const concurrency = Number(env.TEST_CONCURRENCY ?? "2");
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
   process.exit(1);

@@ -1,7 +1,7 @@
-// The payment API end to end: the relayer over HTTP, with the real chain, indexer and device cloud, on the
-// embedded PGlite and on PostgreSQL.
+// The payment API end to end: the relayer over HTTP, with the real chain, indexer and device cloud, on one
+// database (PostgreSQL when selected: support/databases.ts oneDatabaseKind; the database is not its subject).
 import { after, before, describe } from "node:test";
-import { selectedDatabaseKinds } from "../support/databases.ts";
+import { oneDatabaseKind } from "../support/databases.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { authCases } from "./cases/auth.ts";
 import { cancellationCases } from "./cases/cancellation.ts";
@@ -15,33 +15,32 @@ import { railCases } from "./cases/rails.ts";
 import { revenueCases } from "./cases/revenue.ts";
 import { scopeCases } from "./cases/scopes.ts";
 
-for (const database of selectedDatabaseKinds()) {
-  describe(`payment API on ${database}`, { concurrency: false }, () => {
-    let stack: Stack;
-    let other: { key: string; agentKey: string; participantId: string };
-    before(
-      async () => {
-        stack = await startStack({ label: "api", database, relayerEnv: { DEVICE_CLOUD_TIMEOUT_MS: "500" } });
-        const seeded = await stack.seed(OTHER_TENANT);
-        const keyOf = (role: string) => seeded.createdKeys.find((k) => k.role === role)?.key ?? "";
-        other = { key: keyOf("developer"), agentKey: keyOf("agent"), participantId: seeded.participants[0].id };
-      },
-      { timeout: 240_000 },
-    );
-    after(() => stack?.stop());
-    const getStack = () => stack;
-    const getOther = () => other;
+const database = oneDatabaseKind();
+describe(`payment API on ${database}`, { concurrency: false }, () => {
+  let stack: Stack;
+  let other: { key: string; agentKey: string; participantId: string };
+  before(
+    async () => {
+      stack = await startStack({ label: "api", database, relayerEnv: { DEVICE_CLOUD_TIMEOUT_MS: "500" } });
+      const seeded = await stack.seed(OTHER_TENANT);
+      const keyOf = (role: string) => seeded.createdKeys.find((k) => k.role === role)?.key ?? "";
+      other = { key: keyOf("developer"), agentKey: keyOf("agent"), participantId: seeded.participants[0].id };
+    },
+    { timeout: 240_000 },
+  );
+  after(() => stack?.stop());
+  const getStack = () => stack;
+  const getOther = () => other;
 
-    authCases(getStack);
-    deviceCases(getStack, getOther);
-    quoteOrderCases(getStack);
-    railCases(getStack);
-    revenueCases(getStack, getOther);
-    scopeCases(getStack, getOther);
-    orderStreamCases(getStack);
-    limitCases(getStack);
-    cancellationCases(getStack, getOther);
-    expiryCases(getStack);
-    deviceSplitCases(getStack);
-  });
-}
+  authCases(getStack);
+  deviceCases(getStack, getOther);
+  quoteOrderCases(getStack);
+  railCases(getStack);
+  revenueCases(getStack, getOther);
+  scopeCases(getStack, getOther);
+  orderStreamCases(getStack);
+  limitCases(getStack);
+  cancellationCases(getStack, getOther);
+  expiryCases(getStack);
+  deviceSplitCases(getStack);
+});

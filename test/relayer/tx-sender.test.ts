@@ -18,7 +18,7 @@ import { chainTransactions } from "../../relayer/src/db/schema.ts";
 import { ANCHOR_TX_KIND } from "../../relayer/src/energy/anchoring/anchor-worker.ts";
 import { createLogger } from "../../relayer/src/logger.ts";
 import { waitFor } from "../energy/helpers.ts";
-import { type DatabaseKind, selectedDatabaseKinds } from "../support/databases.ts";
+import { type DatabaseKind, oneDatabaseKind } from "../support/databases.ts";
 import { localAccount } from "../support/local-chain.ts";
 import { type OrderBody, createOrder, pay, waitForOrder } from "../support/pay.ts";
 import { type RpcProxy, startRpcProxy } from "../support/rpc-proxy.ts";
@@ -71,300 +71,299 @@ describe("fee bumps", () => {
   });
 });
 
-for (const database of selectedDatabaseKinds()) {
-  describe(`the transaction sender on ${database}`, { concurrency: false, timeout: 600_000 }, () => {
-    let stack: Stack;
-    let proxy: RpcProxy;
-    /** The chain as the test sees it (straight to the node, never through the proxy). */
-    let client: ReturnType<typeof createPublicClient>;
-    let relayer: Address;
+const database = oneDatabaseKind();
+describe(`the transaction sender on ${database}`, { concurrency: false, timeout: 600_000 }, () => {
+  let stack: Stack;
+  let proxy: RpcProxy;
+  /** The chain as the test sees it (straight to the node, never through the proxy). */
+  let client: ReturnType<typeof createPublicClient>;
+  let relayer: Address;
 
-    before(
-      async () => {
-        stack = await startStack({
-          label: `tx-sender-${database}`,
-          database: database as DatabaseKind,
-          relayerEnv: { TX_REPLACE_AFTER_BLOCKS: String(REPLACE_AFTER_BLOCKS) },
-        });
-        client = createPublicClient({ transport: http(stack.chain.rpcUrl, { retryCount: 0 }) });
-        relayer = localAccount(2).address;
-        proxy = await startRpcProxy(stack.chain.rpcUrl);
-        await stack.restartRelayer({ env: { RPC_URL: proxy.url } });
-        // Blocks come every BLOCK_MS whatever is pending, as on a live network.
-        await stack.chain.rpc("evm_setAutomine", [false]);
-        await mining(true);
-        // The devices' splits, created by the relayer at its start, are on the chain before any quote.
-        for (const device of stack.sample.devices.slice(0, 2)) {
-          await waitFor(
-            `the split of ${device.id}`,
-            async () => {
-              const quote = await stack.api("POST", "/v1/quote", {
-                body: { deviceId: device.id, chain: "local", token: "USDC", tier: "30m" },
-              });
-              return quote.status === 201 ? true : undefined;
-            },
-            60_000,
-            250,
-          );
-        }
-      },
-      { timeout: 240_000 },
-    );
-    after(async () => {
-      await stack?.chain.rpc("evm_setIntervalMining", [0]).catch(() => undefined);
-      await stack?.chain.rpc("evm_setAutomine", [true]).catch(() => undefined);
-      await stack?.stop();
-      await proxy?.close();
-    });
-
-    const mining = (on: boolean) => stack.chain.rpc("evm_setIntervalMining", [on ? BLOCK_MS : 0]);
-
-    async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
-      const response = await stack.api("GET", "/metrics");
-      assert.equal(response.status, 200);
-      const wanted = Object.entries(labels)
-        .map(([k, v]) => `${k}="${v}"`)
-        .join(",");
-      const series = wanted ? `${name}{${wanted}}` : name;
-      const line = response.text.split("\n").find((l) => l.startsWith(`${series} `));
-      return line ? Number(line.slice(series.length + 1)) : 0;
-    }
-
-    /** The OrderPaid events of `order` on the chain. */
-    async function orderPaidEvents(order: OrderBody) {
-      const events = await client.getContractEvents({
-        address: stack.chain.record.contracts.PaymentRouter!.address,
-        abi: paymentRouterAbi,
-        eventName: "OrderPaid",
-        args: { orderId: BigInt(order.paymentDetails.order.orderId) },
-        fromBlock: 0n,
+  before(
+    async () => {
+      stack = await startStack({
+        label: `tx-sender-${database}`,
+        database: database as DatabaseKind,
+        relayerEnv: { TX_REPLACE_AFTER_BLOCKS: String(REPLACE_AFTER_BLOCKS) },
       });
-      return events;
-    }
-
-    /** Waits until the relayer has sent the order's transaction; returns it as the node has it. */
-    async function sentTransaction(order: OrderBody) {
-      const sent = await waitForOrder(stack, order.id, (o) => o.relay?.status === "sent", 30_000);
-      const hash = sent.relay.transactionHash as Hex;
-      const tx = await waitFor("the transaction in the node's pool", () => client.getTransaction({ hash }).catch(() => undefined), 10_000);
-      return tx;
-    }
-
-    async function paid(order: OrderBody) {
-      const done = await waitForOrder(stack, order.id, (o) => o.status === "success" && o.relay?.status !== "sent", 60_000);
-      assert.equal(done.relay.status, "mined");
-      assert.equal((await orderPaidEvents(order)).length, 1, "exactly one OrderPaid for the order");
-      return done;
-    }
-
-    it(
-      "replaces a payment a base-fee spike left unmineable, with the same nonce and higher fees; the order is paid once",
-      { timeout: 120_000 },
-      async () => {
-        const replacements = await metric("payg_tx_replacements_total", { kind: "pay_with_permit" });
-        const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
-        await mining(false);
-        let first: Awaited<ReturnType<typeof sentTransaction>>;
-        try {
-          assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-          first = await sentTransaction(order);
-          // The next blocks' base fee is far above what the transaction offers: it cannot be mined until the
-          // sender raises its fees.
-          await stack.chain.rpc("hardhat_setNextBlockBaseFeePerGas", [toHex(first.maxFeePerGas! * 50n)]);
-        } finally {
-          await mining(true);
-        }
-        const done = await paid(order);
-        assert.ok((await metric("payg_tx_replacements_total", { kind: "pay_with_permit" })) > replacements, "counted as a replacement");
-        const mined = await client.getTransaction({ hash: done.relay.transactionHash as Hex });
-        assert.notEqual(mined.hash, first.hash, "a replacement was mined");
-        assert.equal(mined.nonce, first.nonce, "with the nonce of the first");
-        assert.ok(mined.maxFeePerGas! >= bumped(first.maxFeePerGas!), "at least 12.5% more on the max fee");
-        assert.ok(mined.maxPriorityFeePerGas! >= bumped(first.maxPriorityFeePerGas!), "and on the priority fee");
-        assert.equal(await client.getTransaction({ hash: first.hash }).catch(() => null), null, "the first version is gone from the node");
-      },
-    );
-
-    it("broadcasts again a transaction the node dropped; it is mined", { timeout: 120_000 }, async () => {
-      const rebroadcasts = await metric("payg_tx_rebroadcasts_total");
-      const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
-      await mining(false);
-      try {
-        assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-        const sent = await sentTransaction(order);
-        assert.equal(await stack.chain.rpc("hardhat_dropTransaction", [sent.hash]), true);
-        assert.equal(await client.getTransaction({ hash: sent.hash }).catch(() => null), null, "dropped");
-        // No block meanwhile: it is broadcast again as it was, not replaced.
+      client = createPublicClient({ transport: http(stack.chain.rpcUrl, { retryCount: 0 }) });
+      relayer = localAccount(2).address;
+      proxy = await startRpcProxy(stack.chain.rpcUrl);
+      await stack.restartRelayer({ env: { RPC_URL: proxy.url } });
+      // Blocks come every BLOCK_MS whatever is pending, as on a live network.
+      await stack.chain.rpc("evm_setAutomine", [false]);
+      await mining(true);
+      // The devices' splits, created by the relayer at its start, are on the chain before any quote.
+      for (const device of stack.sample.devices.slice(0, 2)) {
         await waitFor(
-          "a broadcast again",
-          async () => ((await metric("payg_tx_rebroadcasts_total")) > rebroadcasts ? true : undefined),
-          40_000,
+          `the split of ${device.id}`,
+          async () => {
+            const quote = await stack.api("POST", "/v1/quote", {
+              body: { deviceId: device.id, chain: "local", token: "USDC", tier: "30m" },
+            });
+            return quote.status === 201 ? true : undefined;
+          },
+          60_000,
           250,
         );
+      }
+    },
+    { timeout: 240_000 },
+  );
+  after(async () => {
+    await stack?.chain.rpc("evm_setIntervalMining", [0]).catch(() => undefined);
+    await stack?.chain.rpc("evm_setAutomine", [true]).catch(() => undefined);
+    await stack?.stop();
+    await proxy?.close();
+  });
+
+  const mining = (on: boolean) => stack.chain.rpc("evm_setIntervalMining", [on ? BLOCK_MS : 0]);
+
+  async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    const response = await stack.api("GET", "/metrics");
+    assert.equal(response.status, 200);
+    const wanted = Object.entries(labels)
+      .map(([k, v]) => `${k}="${v}"`)
+      .join(",");
+    const series = wanted ? `${name}{${wanted}}` : name;
+    const line = response.text.split("\n").find((l) => l.startsWith(`${series} `));
+    return line ? Number(line.slice(series.length + 1)) : 0;
+  }
+
+  /** The OrderPaid events of `order` on the chain. */
+  async function orderPaidEvents(order: OrderBody) {
+    const events = await client.getContractEvents({
+      address: stack.chain.record.contracts.PaymentRouter!.address,
+      abi: paymentRouterAbi,
+      eventName: "OrderPaid",
+      args: { orderId: BigInt(order.paymentDetails.order.orderId) },
+      fromBlock: 0n,
+    });
+    return events;
+  }
+
+  /** Waits until the relayer has sent the order's transaction; returns it as the node has it. */
+  async function sentTransaction(order: OrderBody) {
+    const sent = await waitForOrder(stack, order.id, (o) => o.relay?.status === "sent", 30_000);
+    const hash = sent.relay.transactionHash as Hex;
+    const tx = await waitFor("the transaction in the node's pool", () => client.getTransaction({ hash }).catch(() => undefined), 10_000);
+    return tx;
+  }
+
+  async function paid(order: OrderBody) {
+    const done = await waitForOrder(stack, order.id, (o) => o.status === "success" && o.relay?.status !== "sent", 60_000);
+    assert.equal(done.relay.status, "mined");
+    assert.equal((await orderPaidEvents(order)).length, 1, "exactly one OrderPaid for the order");
+    return done;
+  }
+
+  it(
+    "replaces a payment a base-fee spike left unmineable, with the same nonce and higher fees; the order is paid once",
+    { timeout: 120_000 },
+    async () => {
+      const replacements = await metric("payg_tx_replacements_total", { kind: "pay_with_permit" });
+      const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
+      await mining(false);
+      let first: Awaited<ReturnType<typeof sentTransaction>>;
+      try {
+        assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
+        first = await sentTransaction(order);
+        // The next blocks' base fee is far above what the transaction offers: it cannot be mined until the
+        // sender raises its fees.
+        await stack.chain.rpc("hardhat_setNextBlockBaseFeePerGas", [toHex(first.maxFeePerGas! * 50n)]);
+      } finally {
+        await mining(true);
+      }
+      const done = await paid(order);
+      assert.ok((await metric("payg_tx_replacements_total", { kind: "pay_with_permit" })) > replacements, "counted as a replacement");
+      const mined = await client.getTransaction({ hash: done.relay.transactionHash as Hex });
+      assert.notEqual(mined.hash, first.hash, "a replacement was mined");
+      assert.equal(mined.nonce, first.nonce, "with the nonce of the first");
+      assert.ok(mined.maxFeePerGas! >= bumped(first.maxFeePerGas!), "at least 12.5% more on the max fee");
+      assert.ok(mined.maxPriorityFeePerGas! >= bumped(first.maxPriorityFeePerGas!), "and on the priority fee");
+      assert.equal(await client.getTransaction({ hash: first.hash }).catch(() => null), null, "the first version is gone from the node");
+    },
+  );
+
+  it("broadcasts again a transaction the node dropped; it is mined", { timeout: 120_000 }, async () => {
+    const rebroadcasts = await metric("payg_tx_rebroadcasts_total");
+    const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
+    await mining(false);
+    try {
+      assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
+      const sent = await sentTransaction(order);
+      assert.equal(await stack.chain.rpc("hardhat_dropTransaction", [sent.hash]), true);
+      assert.equal(await client.getTransaction({ hash: sent.hash }).catch(() => null), null, "dropped");
+      // No block meanwhile: it is broadcast again as it was, not replaced.
+      await waitFor(
+        "a broadcast again",
+        async () => ((await metric("payg_tx_rebroadcasts_total")) > rebroadcasts ? true : undefined),
+        40_000,
+        250,
+      );
+      await waitFor(
+        "the transaction back in the node's pool",
+        () => client.getTransaction({ hash: sent.hash }).catch(() => undefined),
+        10_000,
+      );
+    } finally {
+      await mining(true);
+    }
+    await paid(order);
+  });
+
+  it(
+    "pays an order once when the relayer is killed (SIGKILL) with its transaction in the node's pool, and that transaction is then dropped",
+    { timeout: 180_000 },
+    async () => {
+      const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
+      await mining(false);
+      let sent: Awaited<ReturnType<typeof sentTransaction>>;
+      try {
+        assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
+        sent = await sentTransaction(order);
+        // Killed with the transaction unmined; while it is down the node loses the transaction too. The
+        // next process finds it stored as sent, not on the chain nor in the pool, and broadcasts the same
+        // signed bytes again (never a new transaction for the order).
+        await stack.restartRelayer({
+          kill: true,
+          env: { RPC_URL: proxy.url },
+          whileStopped: async () => {
+            assert.equal(await stack.chain.rpc("hardhat_dropTransaction", [sent.hash]), true);
+          },
+        });
         await waitFor(
-          "the transaction back in the node's pool",
+          "the same transaction back in the node's pool",
           () => client.getTransaction({ hash: sent.hash }).catch(() => undefined),
-          10_000,
+          60_000,
+          250,
         );
       } finally {
         await mining(true);
       }
-      await paid(order);
-    });
-
-    it(
-      "pays an order once when the relayer is killed (SIGKILL) with its transaction in the node's pool, and that transaction is then dropped",
-      { timeout: 180_000 },
-      async () => {
-        const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
-        await mining(false);
-        let sent: Awaited<ReturnType<typeof sentTransaction>>;
-        try {
-          assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-          sent = await sentTransaction(order);
-          // Killed with the transaction unmined; while it is down the node loses the transaction too. The
-          // next process finds it stored as sent, not on the chain nor in the pool, and broadcasts the same
-          // signed bytes again (never a new transaction for the order).
-          await stack.restartRelayer({
-            kill: true,
-            env: { RPC_URL: proxy.url },
-            whileStopped: async () => {
-              assert.equal(await stack.chain.rpc("hardhat_dropTransaction", [sent.hash]), true);
-            },
-          });
-          await waitFor(
-            "the same transaction back in the node's pool",
-            () => client.getTransaction({ hash: sent.hash }).catch(() => undefined),
-            60_000,
-            250,
-          );
-        } finally {
-          await mining(true);
-        }
-        const done = await paid(order);
-        assert.equal(done.relay.transactionHash, sent.hash, "the transaction signed before the kill was mined");
-      },
-    );
-
-    it("sends the payments queued while the RPC answered 429 once it stops; none fails", { timeout: 120_000 }, async () => {
-      const failed = async () =>
-        (await metric("payg_tx_finished_total", { kind: "pay_with_permit", status: "failed" })) +
-        (await metric("payg_tx_finished_total", { kind: "pay_cash", status: "failed" }));
-      const failedBefore = await failed();
-      const permitOrder = await createOrder(stack, stack.sample.devices[0].id, "30m");
-      const cashOrder = await createOrder(stack, stack.sample.devices[1].id, "30m");
-      const refusedBefore = proxy.refused;
-      // Over quota for everything but eth_call: the relayer still checks and accepts payments (it
-      // simulates them with eth_call) but cannot send them.
-      const throttledUntil = Date.now() + 10_000;
-      proxy.throttle(10_000, { spare: ["eth_call", "eth_chainId"] });
-      assert.equal((await pay(stack, permitOrder, "relayed-permit")).status, 202);
-      assert.equal((await pay(stack, cashOrder, "cash")).status, 202);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, throttledUntil - Date.now() - 1_000)));
-      for (const order of [permitOrder, cashOrder]) {
-        const now = await stack.api("GET", `/v1/orders/${order.id}`);
-        assert.equal(now.body.relay.status, "queued", "not sent while the RPC refuses");
-      }
-      assert.ok(proxy.refused > refusedBefore, "the sender met the 429s");
-      await paid(permitOrder);
-      await paid(cashOrder);
-      assert.equal(await failed(), failedBefore, "no payment transaction failed");
-    });
-
-    it("fills a nonce gap below a stored unmined transaction after a restart, so that it is mined", { timeout: 120_000 }, async () => {
-      // The relayer restarts to find a stored transaction whose nonce is one above the chain's: the one
-      // below was lost. The sender fills it with an empty transfer, then both are mined.
-      const signer = privateKeyToAccount(stack.relayerOptions.relayerPrivateKey);
-      const fromBlock = await client.getBlockNumber({ cacheTime: 0 });
-      let gap = 0;
-      let stored: Hex = "0x";
-      await stack.restartRelayer({
-        env: { RPC_URL: proxy.url },
-        whileStopped: async () => {
-          gap = await client.getTransactionCount({ address: relayer, blockTag: "pending" });
-          const raw = await signer.signTransaction({
-            chainId: stack.chain.record.chainId,
-            type: "eip1559",
-            to: localAccount(9).address,
-            value: 1n,
-            nonce: gap + 1,
-            gas: 21_000n,
-            maxFeePerGas: parseGwei("100"),
-            maxPriorityFeePerGas: parseGwei("1"),
-          });
-          stored = keccak256(raw);
-          const db = await openDatabase(stack.relayerOptions.database, createLogger("error"));
-          try {
-            await db.db.insert(chainTransactions).values({
-              id: `ctx_gap_test_${gap}`,
-              kind: "test_transfer",
-              ref: `tx-sender-test-gap-${gap}`,
-              toAddress: localAccount(9).address,
-              calldata: "0x",
-              status: "sent",
-              nonce: gap + 1,
-              txHash: stored,
-              rawTransaction: raw,
-              sentBlock: Number(fromBlock),
-              sentAt: new Date(Date.now() - 60_000),
-              attempts: 1,
-            });
-          } finally {
-            await db.close();
-          }
-        },
-      });
-      const receipt = await waitFor(
-        "the stored transaction mined",
-        () => client.getTransactionReceipt({ hash: stored }).catch(() => undefined),
-        60_000,
-        250,
-      );
-      assert.equal(receipt.status, "success");
-      const filler = await waitFor("the gap's transaction", async () => {
-        const latest = await client.getBlockNumber({ cacheTime: 0 });
-        for (let n = fromBlock + 1n; n <= latest; n++) {
-          const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
-          const tx = block.transactions.find((t) => t.from.toLowerCase() === relayer.toLowerCase() && t.nonce === gap);
-          if (tx) return tx;
-        }
-        return undefined;
-      });
-      assert.equal(filler.to?.toLowerCase(), relayer.toLowerCase(), "an empty transfer to the hot wallet itself");
-      assert.equal(filler.value, 0n);
-      assert.equal(filler.input, "0x");
-    });
-
-    it("sends a payment before a backlog of 200 anchoring transactions", { timeout: 180_000 }, async () => {
-      // The backlog and the payment are queued while the relayer runs no workers; then the sender starts.
-      const target = localAccount(9).address;
-      await stack.restartRelayer({
-        env: { RPC_URL: proxy.url, WORKERS: "false" },
-        whileStopped: async () => {
-          const db = await openDatabase(stack.relayerOptions.database, createLogger("error"));
-          try {
-            for (let i = 0; i < 200; i++) {
-              await enqueueTransaction(db.db, { kind: ANCHOR_TX_KIND, ref: `tx-sender-test-anchor-${i}`, to: target, data: "0x" });
-            }
-          } finally {
-            await db.close();
-          }
-        },
-      });
-      const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
-      assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-      const nonce = await client.getTransactionCount({ address: relayer, blockTag: "pending" });
-      await stack.restartRelayer({ env: { RPC_URL: proxy.url } });
       const done = await paid(order);
-      const tx = await client.getTransaction({ hash: done.relay.transactionHash as Hex });
-      assert.equal(tx.nonce, nonce, "the payment took the first nonce, before any anchoring transaction");
-      // The backlog follows (the stack stops before all of it is mined).
-      await waitFor(
-        "anchoring transactions mined after the payment",
-        async () => ((await client.getTransactionCount({ address: relayer })) >= nonce + 11 ? true : undefined),
-        60_000,
-        500,
-      );
-    });
+      assert.equal(done.relay.transactionHash, sent.hash, "the transaction signed before the kill was mined");
+    },
+  );
+
+  it("sends the payments queued while the RPC answered 429 once it stops; none fails", { timeout: 120_000 }, async () => {
+    const failed = async () =>
+      (await metric("payg_tx_finished_total", { kind: "pay_with_permit", status: "failed" })) +
+      (await metric("payg_tx_finished_total", { kind: "pay_cash", status: "failed" }));
+    const failedBefore = await failed();
+    const permitOrder = await createOrder(stack, stack.sample.devices[0].id, "30m");
+    const cashOrder = await createOrder(stack, stack.sample.devices[1].id, "30m");
+    const refusedBefore = proxy.refused;
+    // Over quota for everything but eth_call: the relayer still checks and accepts payments (it
+    // simulates them with eth_call) but cannot send them.
+    const throttledUntil = Date.now() + 10_000;
+    proxy.throttle(10_000, { spare: ["eth_call", "eth_chainId"] });
+    assert.equal((await pay(stack, permitOrder, "relayed-permit")).status, 202);
+    assert.equal((await pay(stack, cashOrder, "cash")).status, 202);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, throttledUntil - Date.now() - 1_000)));
+    for (const order of [permitOrder, cashOrder]) {
+      const now = await stack.api("GET", `/v1/orders/${order.id}`);
+      assert.equal(now.body.relay.status, "queued", "not sent while the RPC refuses");
+    }
+    assert.ok(proxy.refused > refusedBefore, "the sender met the 429s");
+    await paid(permitOrder);
+    await paid(cashOrder);
+    assert.equal(await failed(), failedBefore, "no payment transaction failed");
   });
-}
+
+  it("fills a nonce gap below a stored unmined transaction after a restart, so that it is mined", { timeout: 120_000 }, async () => {
+    // The relayer restarts to find a stored transaction whose nonce is one above the chain's: the one
+    // below was lost. The sender fills it with an empty transfer, then both are mined.
+    const signer = privateKeyToAccount(stack.relayerOptions.relayerPrivateKey);
+    const fromBlock = await client.getBlockNumber({ cacheTime: 0 });
+    let gap = 0;
+    let stored: Hex = "0x";
+    await stack.restartRelayer({
+      env: { RPC_URL: proxy.url },
+      whileStopped: async () => {
+        gap = await client.getTransactionCount({ address: relayer, blockTag: "pending" });
+        const raw = await signer.signTransaction({
+          chainId: stack.chain.record.chainId,
+          type: "eip1559",
+          to: localAccount(9).address,
+          value: 1n,
+          nonce: gap + 1,
+          gas: 21_000n,
+          maxFeePerGas: parseGwei("100"),
+          maxPriorityFeePerGas: parseGwei("1"),
+        });
+        stored = keccak256(raw);
+        const db = await openDatabase(stack.relayerOptions.database, createLogger("error"));
+        try {
+          await db.db.insert(chainTransactions).values({
+            id: `ctx_gap_test_${gap}`,
+            kind: "test_transfer",
+            ref: `tx-sender-test-gap-${gap}`,
+            toAddress: localAccount(9).address,
+            calldata: "0x",
+            status: "sent",
+            nonce: gap + 1,
+            txHash: stored,
+            rawTransaction: raw,
+            sentBlock: Number(fromBlock),
+            sentAt: new Date(Date.now() - 60_000),
+            attempts: 1,
+          });
+        } finally {
+          await db.close();
+        }
+      },
+    });
+    const receipt = await waitFor(
+      "the stored transaction mined",
+      () => client.getTransactionReceipt({ hash: stored }).catch(() => undefined),
+      60_000,
+      250,
+    );
+    assert.equal(receipt.status, "success");
+    const filler = await waitFor("the gap's transaction", async () => {
+      const latest = await client.getBlockNumber({ cacheTime: 0 });
+      for (let n = fromBlock + 1n; n <= latest; n++) {
+        const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
+        const tx = block.transactions.find((t) => t.from.toLowerCase() === relayer.toLowerCase() && t.nonce === gap);
+        if (tx) return tx;
+      }
+      return undefined;
+    });
+    assert.equal(filler.to?.toLowerCase(), relayer.toLowerCase(), "an empty transfer to the hot wallet itself");
+    assert.equal(filler.value, 0n);
+    assert.equal(filler.input, "0x");
+  });
+
+  it("sends a payment before a backlog of 200 anchoring transactions", { timeout: 180_000 }, async () => {
+    // The backlog and the payment are queued while the relayer runs no workers; then the sender starts.
+    const target = localAccount(9).address;
+    await stack.restartRelayer({
+      env: { RPC_URL: proxy.url, WORKERS: "false" },
+      whileStopped: async () => {
+        const db = await openDatabase(stack.relayerOptions.database, createLogger("error"));
+        try {
+          for (let i = 0; i < 200; i++) {
+            await enqueueTransaction(db.db, { kind: ANCHOR_TX_KIND, ref: `tx-sender-test-anchor-${i}`, to: target, data: "0x" });
+          }
+        } finally {
+          await db.close();
+        }
+      },
+    });
+    const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
+    assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
+    const nonce = await client.getTransactionCount({ address: relayer, blockTag: "pending" });
+    await stack.restartRelayer({ env: { RPC_URL: proxy.url } });
+    const done = await paid(order);
+    const tx = await client.getTransaction({ hash: done.relay.transactionHash as Hex });
+    assert.equal(tx.nonce, nonce, "the payment took the first nonce, before any anchoring transaction");
+    // The backlog follows (the stack stops before all of it is mined).
+    await waitFor(
+      "anchoring transactions mined after the payment",
+      async () => ((await client.getTransactionCount({ address: relayer })) >= nonce + 11 ? true : undefined),
+      60_000,
+      500,
+    );
+  });
+});

@@ -56,6 +56,16 @@ export function selectedDatabaseKinds(env: NodeJS.ProcessEnv = process.env): Dat
   return kinds as DatabaseKind[];
 }
 
+/** The one database kind of a suite whose subject does not depend on the database (the HTTP interface, the
+ * transaction sender, metrics, recovery from faults of the chain, the indexer or a process): PostgreSQL, the
+ * production database, when TEST_DATABASES selects it, else the embedded PGlite. Suites where the database
+ * is the subject (migrations, the worker's leases and wake-ups, telemetry ingest, the indexer's tables, the
+ * entry points, `npm start` on PGlite) run on every selected kind through selectedDatabaseKinds. */
+export function oneDatabaseKind(env: NodeJS.ProcessEnv = process.env): DatabaseKind {
+  const kinds = selectedDatabaseKinds(env);
+  return kinds.includes("postgres") ? "postgres" : kinds[0];
+}
+
 /** A fresh PGlite directory under the system's temp directory. */
 export function pgliteDatabase(label = "test"): TestDatabase<PgliteTestDatabase> {
   const directory = mkdtempSync(path.join(os.tmpdir(), `pglite-${sanitize(label)}-`));

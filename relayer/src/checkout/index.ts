@@ -22,7 +22,9 @@ export function checkoutPages(services: Services) {
     "checkout.js",
     ["logo.svg", "../../portal/assets/logo.svg"],
   ]);
-  app.route("/assets", assets.app);
+  // Its files under /checkout/assets, not /pay/assets: a static segment beside /pay/:id would make Hono fall
+  // back from its RegExpRouter to a slower router for every route.
+  app.route("/checkout/assets", assets.app);
   const version = assets.version;
 
   async function load(id: string) {
@@ -33,7 +35,7 @@ export function checkoutPages(services: Services) {
     return { order, device };
   }
 
-  app.get("/:id/qr.svg", async (c) => {
+  app.get("/pay/:id/qr.svg", async (c) => {
     const found = await load(c.req.param("id"));
     if (!found) return c.text("no such order", 404);
     const svg = await QRCode.toString(`${config.publicBaseUrl}/pay/${found.order.id}`, {
@@ -49,7 +51,7 @@ export function checkoutPages(services: Services) {
     });
   });
 
-  app.get("/:id", async (c) => {
+  app.get("/pay/:id", async (c) => {
     const found = await load(c.req.param("id"));
     if (!found) return c.html(missingPage({ version }), 404, PAGE_HEADERS);
     const tokens = await services.chain.stablecoins().catch(() => undefined);

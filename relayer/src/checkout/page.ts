@@ -28,9 +28,9 @@ function head(title: string, version: (f: string) => string) {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${title}</title>
-<link rel="stylesheet" href="/pay/assets/checkout.css?v=${version("checkout.css")}">
-<link rel="icon" href="/pay/assets/logo.svg?v=${version("logo.svg")}" type="image/svg+xml">
-<script src="/pay/assets/checkout.js?v=${version("checkout.js")}" defer></script>
+<link rel="stylesheet" href="/checkout/assets/checkout.css?v=${version("checkout.css")}">
+<link rel="icon" href="/checkout/assets/logo.svg?v=${version("logo.svg")}" type="image/svg+xml">
+<script src="/checkout/assets/checkout.js?v=${version("checkout.js")}" defer></script>
 </head>`;
 }
 
@@ -40,7 +40,7 @@ export function missingPage(opts: { version: (f: string) => string }) {
 ${head("Order not found", opts.version)}
 <body>
 <main class="shell"><section class="panel">
-  <div class="brand"><img src="/pay/assets/logo.svg?v=${opts.version("logo.svg")}" alt="" width="28" height="28"><span>PAYG Energy</span></div>
+  <div class="brand"><img src="/checkout/assets/logo.svg?v=${opts.version("logo.svg")}" alt="" width="28" height="28"><span>PAYG Energy</span></div>
   <h1>Order not found</h1>
   <p class="muted">This payment link is not valid. Scan the QR code on the device again to start a new session.</p>
 </section></main>
@@ -70,7 +70,7 @@ ${head(`Pay ${money(order.amountUsdMicros)} · ${device?.name ?? order.deviceId}
 <body>
 <main class="shell" id="checkout" data-order-id="${order.id}" data-device-id="${order.deviceId}" data-state="${state}" data-expires-at="${order.expiresAt.toISOString()}">
   <section class="panel">
-    <div class="brand"><img src="/pay/assets/logo.svg?v=${opts.version("logo.svg")}" alt="" width="28" height="28"><span>PAYG Energy</span><span class="secure">Secure checkout</span></div>
+    <div class="brand"><img src="/checkout/assets/logo.svg?v=${opts.version("logo.svg")}" alt="" width="28" height="28"><span>PAYG Energy</span><span class="secure">Secure checkout</span></div>
 
     <div class="device">
       <div class="device-icon" aria-hidden="true">⚡</div>

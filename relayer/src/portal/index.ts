@@ -358,7 +358,8 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     return failure(c, "Webhook endpoint", result);
   });
 
-  app.post("/webhooks/deliveries/:id/redeliver", async (c) => {
+  // Not under /webhooks/: a static segment beside /webhooks/:id would make Hono fall back to a slower router.
+  app.post("/deliveries/:id/redeliver", async (c) => {
     const result = await callApi<z.output<typeof WebhookDelivery>>(
       c,
       "POST",

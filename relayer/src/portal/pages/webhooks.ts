@@ -103,7 +103,7 @@ function deliveryRows(csrf: string, subscriptionId: string, deliveries: Delivery
     <td class="nowrap">${d.status === "pending" ? compact(d.nextAttemptAt) : compact(d.completedAt)}</td>
     <td class="actions">${
       canRedeliver && d.status !== "pending"
-        ? html`<form method="post" action="/portal/webhooks/deliveries/${d.id}/redeliver">${csrfField(csrf)}<input type="hidden" name="subscriptionId" value="${subscriptionId}"><button class="btn btn-sm" type="submit">Redeliver</button></form>`
+        ? html`<form method="post" action="/portal/deliveries/${d.id}/redeliver">${csrfField(csrf)}<input type="hidden" name="subscriptionId" value="${subscriptionId}"><button class="btn btn-sm" type="submit">Redeliver</button></form>`
         : ""
     }</td>
   </tr>
