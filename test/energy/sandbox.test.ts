@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { SignJWT } from "jose";
-import { type DatabaseKind, selectedDatabaseKinds, withPostgres } from "../support/databases.ts";
+import { oneDatabaseKind, withPostgres } from "../support/databases.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { BASE, accessToken, assertError, call, meter, postBatch, request, tokenRequest } from "./helpers.ts";
 import type { UncheckedJson } from "../support/unchecked-json.ts";
@@ -35,14 +35,13 @@ const WEBHOOK_EVENTS = ["distribution.executed", "assurance.provisionally_downgr
 // so this file runs on one: the production database (PostgreSQL) when selected, which also lets it break the
 // database under a route; what depends on the database (ingest, attestation) runs on both in telemetry.test.ts
 // and anchoring.test.ts.
-const kinds = selectedDatabaseKinds();
-for (const database of [kinds.includes("postgres") ? "postgres" : "pglite"]) {
+for (const database of [oneDatabaseKind()]) {
   describe(`energy sandbox interface (${database})`, { timeout: 300_000 }, () => {
     let stack: Stack;
     let token: string;
 
     before(async () => {
-      stack = await startStack({ label: `energy-api-${database}`, database: database as DatabaseKind, indexer: false });
+      stack = await startStack({ label: `energy-api-${database}`, database, indexer: false });
       token = await accessToken(stack);
     });
     after(() => stack?.stop());
