@@ -7,10 +7,11 @@ import { RegExpRouter } from "hono/router/reg-exp-router";
 import { energyApi, energyDocs } from "./energy/api.ts";
 import { errorBody, toErrorResponse } from "./http/errors.ts";
 import type { AppEnv } from "./http/env.ts";
-import { JSON_TOO_DEEP_MESSAGE, refuseDeepJson } from "./http/json-depth.ts";
+import { JSON_TOO_DEEP_MESSAGE } from "./http/json-depth.ts";
 import { requestContext } from "./http/middleware.ts";
 import { httpMetrics, metricsHandler } from "./metrics/route.ts";
-import { UNSTORABLE_TEXT_MESSAGE, refuseUnstorableText } from "./http/text-guard.ts";
+import { UNSTORABLE_TEXT_MESSAGE } from "./http/text-guard.ts";
+import { requestGuards } from "./http/request-guards.ts";
 import { checkoutPages } from "./checkout/index.ts";
 import { portalPages } from "./portal/index.ts";
 import type { Services } from "./services.ts";
@@ -25,21 +26,17 @@ export function createApp(services: Services) {
   const app = new Hono<AppEnv>({ router: new RegExpRouter() });
   app.use("*", httpMetrics(services.metrics));
   app.use("*", requestContext(services.logger));
-  const limitBody = bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    // The rest of the body is not read: close the connection so the client does not reuse it.
-    onError: (c) => c.json(errorBody(c, "body_too_large", `the body exceeds ${MAX_BODY_BYTES} bytes`), 413, { connection: "close" }),
-  });
-  // GET and HEAD requests carry no body (@hono/node-server never attaches one, so bodyLimit would pass them
-  // on), and asking for it costs a full Fetch API Request per request: skip the check for them.
-  app.use("/v1/*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next)));
   app.use(
     "/v1/*",
-    refuseUnstorableText((c) => c.json(errorBody(c, "invalid_parameters", UNSTORABLE_TEXT_MESSAGE), 422)),
-  );
-  app.use(
-    "/v1/*",
-    refuseDeepJson((c) => c.json(errorBody(c, "invalid_parameters", JSON_TOO_DEEP_MESSAGE), 422)),
+    requestGuards<AppEnv>({
+      limitBody: bodyLimit({
+        maxSize: MAX_BODY_BYTES,
+        // The rest of the body is not read: close the connection so the client does not reuse it.
+        onError: (c) => c.json(errorBody(c, "body_too_large", `the body exceeds ${MAX_BODY_BYTES} bytes`), 413, { connection: "close" }),
+      }),
+      refuseText: (c) => c.json(errorBody(c, "invalid_parameters", UNSTORABLE_TEXT_MESSAGE), 422),
+      refuseDeep: (c) => c.json(errorBody(c, "invalid_parameters", JSON_TOO_DEEP_MESSAGE), 422),
+    }),
   );
   app.route("/v1", paymentsApi(services));
   app.route(

@@ -5,8 +5,9 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { docsPage } from "../http/docs-page.ts";
-import { JSON_TOO_DEEP_MESSAGE, refuseDeepJson } from "../http/json-depth.ts";
-import { UNSTORABLE_TEXT_MESSAGE, refuseUnstorableText } from "../http/text-guard.ts";
+import { JSON_TOO_DEEP_MESSAGE } from "../http/json-depth.ts";
+import { requestGuards } from "../http/request-guards.ts";
+import { UNSTORABLE_TEXT_MESSAGE } from "../http/text-guard.ts";
 import type { Services } from "../services.ts";
 import { requireToken } from "./auth/require-token.ts";
 import { createSandboxTokens } from "./auth/tokens.ts";
@@ -44,21 +45,19 @@ export function energyApi(services: Services): SandboxApi {
     if ((error as Error).name === "BodyLimitError") return payloadTooLarge(c);
     return toSandboxResponse(c, error);
   });
-  api.use("*", limitBodies());
   // No sandbox id holds a NUL character, and no body may: 404 for a path, 400 for a body (the query is unread).
   api.use(
     "*",
-    refuseUnstorableText((c, where) =>
-      where === "path"
-        ? c.json(sandboxErrorBody("not_found", `no such resource: ${UNSTORABLE_TEXT_MESSAGE}`), 404)
-        : where === "body"
-          ? c.json(sandboxErrorBody("invalid_request", `invalid body: ${UNSTORABLE_TEXT_MESSAGE}`), 400)
-          : undefined,
-    ),
-  );
-  api.use(
-    "*",
-    refuseDeepJson((c) => c.json(sandboxErrorBody("invalid_request", `invalid body: ${JSON_TOO_DEEP_MESSAGE}`), 400)),
+    requestGuards<EnergyEnv>({
+      limitBody: limitBodies(),
+      refuseText: (c, where) =>
+        where === "path"
+          ? c.json(sandboxErrorBody("not_found", `no such resource: ${UNSTORABLE_TEXT_MESSAGE}`), 404)
+          : where === "body"
+            ? c.json(sandboxErrorBody("invalid_request", `invalid body: ${UNSTORABLE_TEXT_MESSAGE}`), 400)
+            : undefined,
+      refuseDeep: (c) => c.json(sandboxErrorBody("invalid_request", `invalid body: ${JSON_TOO_DEEP_MESSAGE}`), 400),
+    }),
   );
 
   const tokens = createSandboxTokens(services.config.JWT_SECRET, TOKEN_LIFETIME_SECONDS);

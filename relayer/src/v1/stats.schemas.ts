@@ -36,5 +36,3 @@ export const Impact = z
     updatedAt: z.string(),
   })
   .openapi("Impact");
-
-export const NoQuery = z.object({}).strict();

@@ -1,10 +1,10 @@
 // GET /v1/public/stats and GET /v1/impact: public, cached briefly, cheap to serve.
 import { createRoute } from "@hono/zod-openapi";
-import { createApi } from "../http/api.ts";
+import { createApi, assertNoQuery } from "../http/api.ts";
 import { errorResponses } from "../http/errors.ts";
 import { createStats } from "../payments/stats.ts";
 import type { Services } from "../services.ts";
-import { Impact, NoQuery, PublicStats } from "./stats.schemas.ts";
+import { Impact, PublicStats } from "./stats.schemas.ts";
 
 export function statsRoutes(services: Services) {
   const api = createApi();
@@ -17,13 +17,13 @@ export function statsRoutes(services: Services) {
       path: "/public/stats",
       tags: ["Public"],
       summary: "Network statistics",
-      request: { query: NoQuery },
       responses: {
         200: { description: "Statistics", content: { "application/json": { schema: PublicStats } } },
         ...errorResponses(422, 503),
       },
     }),
     async (c) => {
+      assertNoQuery(c);
       c.header("cache-control", cacheControl);
       return c.json(await stats.publicStats(), 200);
     },
@@ -35,13 +35,13 @@ export function statsRoutes(services: Services) {
       path: "/impact",
       tags: ["Public"],
       summary: "Impact: active devices, power sessions and a breakdown by region",
-      request: { query: NoQuery },
       responses: {
         200: { description: "Impact data", content: { "application/json": { schema: Impact } } },
         ...errorResponses(422, 503),
       },
     }),
     async (c) => {
+      assertNoQuery(c);
       c.header("cache-control", cacheControl);
       return c.json(await stats.impact(), 200);
     },
