@@ -2,11 +2,14 @@
 // same machine in the same run. The whole system runs on loopback (startStack: chain, device cloud, indexer,
 // relayer with all its workers at LOG_LEVEL=info, as in production); the bare route is @hono/node-server
 // serving one fixed JSON body (the stats route's own body) from a separate child process (bench/bare-server.ts).
-// autocannon (programmatic API, in a child process of its own: bench/http-load.ts) drives each route with 50 connections for --seconds after a
-// --warmup, one route at a time:
+// autocannon (programmatic API, in a child process of its own: bench/http-load.ts) drives each route with 50
+// connections for --seconds after a warm-up (--warmup before a route's first run, 1 s later), one route at a
+// time, in --rounds rounds:
 //
-//   bare                  GET /bare on the bare server, measured before the first route, between routes and
-//                         after the last: each route's ratio is to the mean of the bare runs around it
+//   bare                  GET /bare on the bare server, measured at the start of each round and after each
+//                         route: a route's ratio in a round is to the mean of the bare runs just before and
+//                         after it, and its figure is the median of its rounds (the round with the median
+//                         ratio gives its rate, latency and CPU figures; every round's ratio is reported)
 //   stats                 GET /v1/public/stats (cached for STATS_CACHE_MS)
 //   order-pending         GET /v1/orders/{id} of unpaid orders (with their paymentDetails): --orders of them
 //                         (100), each request asking for the next, as many wallets polling their own order
@@ -21,8 +24,8 @@
 // machine: it is shared), and the relayer's resident size (VmRSS sampled every 100 ms: peak and steady, the
 // median after the first quarter of the run).
 //
-//   node bench/http-throughput.ts [--db postgres|pglite|both] [--seconds 10] [--warmup 3] [--connections 50]
-//                                 [--routes stats,order-pending,order-paid,quote] [--orders 100]
+//   node bench/http-throughput.ts [--db postgres|pglite|both] [--seconds 5] [--rounds 3] [--warmup 3]
+//                                 [--connections 50] [--routes stats,order-pending,order-paid,quote] [--orders 100]
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -49,10 +52,12 @@ import {
   writeResult,
 } from "./common.ts";
 
-const seconds = Number(option("seconds", "10"));
+const seconds = Number(option("seconds", "5"));
 const warmupSeconds = Number(option("warmup", "3"));
 const connections = Number(option("connections", "50"));
 const orderCount = Number(option("orders", "100"));
+const rounds = Number(option("rounds", "3"));
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer (got ${rounds})`);
 const routeNames = option("routes", "stats,order-pending,order-paid,quote")
   .split(",")
   .map((r) => r.trim());
@@ -98,6 +103,8 @@ type RouteResult = {
   timeouts: number;
   statusCodes: Record<string, number>;
   ratioToBare?: number;
+  /** The ratio in each round (ratioToBare is their median). */
+  roundRatios?: number[];
   /** The bare route's rate in the runs just before and after this one (mean). */
   bareRequestsPerSecond?: number;
   /** Cores used during the measured run: the server measured (relayer or bare), the load generator, this
@@ -263,21 +270,37 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
       return result;
     };
 
-    // The bare route before the first route, between routes and after the last: each route's ratio is to
-    // the mean of the bare runs just before and just after it (the machine is shared; its load drifts).
+    // Rounds of: the bare route, then each route with the bare route again after it. Each route's ratio in
+    // a round is to the mean of the bare runs just before and just after it; its figure is the median over
+    // the rounds (the machine is shared: the bare route's own rate moves by a third from one run to the next,
+    // and a single pair of runs can land on either side of a target).
     const barePid = bare.service.process.pid!;
-    const bareResults = [await measure(bareRoute, barePid, warmupSeconds)];
-    const routeResults: RouteResult[] = [];
-    for (const route of routes) {
-      routeResults.push(await measure(route, relayerPid, warmupSeconds));
-      bareResults.push(await measure(bareRoute, barePid, 1));
+    const bareResults: RouteResult[] = [];
+    const perRound: RouteResult[][] = routes.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      bareResults.push(await measure(bareRoute, barePid, round === 0 ? warmupSeconds : 1));
+      for (const [i, route] of routes.entries()) {
+        const result = await measure(route, relayerPid, round === 0 ? warmupSeconds : 1);
+        const before = bareResults.at(-1)!;
+        const after = await measure(bareRoute, barePid, 1);
+        bareResults.push(after);
+        result.bareRequestsPerSecond = Math.round((before.requestsPerSecond + after.requestsPerSecond) / 2);
+        result.ratioToBare = Math.round((result.requestsPerSecond / result.bareRequestsPerSecond) * 1000) / 1000;
+        perRound[i].push(result);
+      }
     }
     const bareRps = bareResults.reduce((sum, b) => sum + b.requestsPerSecond, 0) / bareResults.length;
     const windows = rss.stop();
-    routeResults.forEach((r, i) => {
-      r.bareRequestsPerSecond = Math.round((bareResults[i].requestsPerSecond + bareResults[i + 1].requestsPerSecond) / 2);
-      r.ratioToBare = Math.round((r.requestsPerSecond / r.bareRequestsPerSecond) * 1000) / 1000;
-      r.relayerRss = windows.find((w) => w.label === r.route);
+    const routeResults = perRound.map((results): RouteResult => {
+      // The round with the median ratio stands for the route (its rate, latency and CPU figures); every
+      // round's ratio is kept beside it.
+      const median = [...results].sort((a, b) => (a.ratioToBare ?? 0) - (b.ratioToBare ?? 0))[Math.floor((results.length - 1) / 2)];
+      const own = windows.filter((w) => w.label === median.route);
+      return {
+        ...median,
+        roundRatios: results.map((r) => r.ratioToBare ?? 0),
+        relayerRss: own.length === 0 ? undefined : { ...own[0], peakMiB: Math.max(...own.map((w) => w.peakMiB)) },
+      };
     });
     const peak = Math.max(...windows.filter((w) => w.label !== "bare").map((w) => w.peakMiB));
     results[kind] = { routes: routeResults, bare: bareResults, relayerRssIdleMiB: idle, relayerRssPeakMiB: peak };
@@ -291,11 +314,12 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
       console.log(
         `  ${r.route.padEnd(14)} ${fmt(r.requestsPerSecond).padStart(7)} ${fmt(r.bareRequestsPerSecond ?? 0).padStart(7)}  ${fmt((r.ratioToBare ?? 0) * 100).padStart(4)}%  ` +
           `${fmt(r.latencyMs.p50, 1).padStart(7)}  ${fmt(r.latencyMs.p99, 1).padStart(7)}   ${fmt(r.relayerRss?.steadyMiB ?? Number.NaN)} / ${fmt(r.relayerRss?.peakMiB ?? Number.NaN)}` +
-          (route.ratioTarget ? `   target >= ${route.ratioTarget * 100}%` : ""),
+          (route.ratioTarget ? `   target >= ${route.ratioTarget * 100}%` : "") +
+          (rounds > 1 ? `   rounds: ${(r.roundRatios ?? []).map((x) => `${fmt(x * 100)}%`).join(", ")}` : ""),
       );
       headlines.push({
         label: `${kind} ${r.route}`,
-        value: `${fmt(r.requestsPerSecond)} req/s = ${fmt((r.ratioToBare ?? 0) * 100)}% of bare (${fmt(r.bareRequestsPerSecond ?? 0)}); p50 ${fmt(r.latencyMs.p50, 1)} ms, p99 ${fmt(r.latencyMs.p99, 1)} ms${r.non2xx ? `; ${r.non2xx} non-2xx` : ""}`,
+        value: `${fmt(r.requestsPerSecond)} req/s = ${fmt((r.ratioToBare ?? 0) * 100)}% of bare (${fmt(r.bareRequestsPerSecond ?? 0)}; median of ${rounds} rounds: ${(r.roundRatios ?? []).map((x) => `${fmt(x * 100)}%`).join(", ")}); p50 ${fmt(r.latencyMs.p50, 1)} ms, p99 ${fmt(r.latencyMs.p99, 1)} ms${r.non2xx ? `; ${r.non2xx} non-2xx` : ""}`,
         ...(route.ratioTarget ? { target: `>= ${route.ratioTarget * 100}% of bare`, met: (r.ratioToBare ?? 0) >= route.ratioTarget } : {}),
       });
       if (route.ratioTarget) targets.push(target(`${kind} ${r.route} / bare`, r.ratioToBare ?? 0, "atLeast", route.ratioTarget, "ratio"));
@@ -312,7 +336,7 @@ for (const t of targets) console.log(`  ${t.met ? "met   " : "MISSED"} ${t.name}
 const file = await writeResult("http-throughput", {
   startedAt,
   machine: machineAtStart,
-  settings: { connections, seconds, warmupSeconds, relayerLogLevel: "info" },
+  settings: { connections, seconds, rounds, warmupSeconds, relayerLogLevel: "info" },
   results,
   headlines,
   targets,

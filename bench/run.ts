@@ -46,8 +46,8 @@ const BENCHMARKS: Bench[] = [
     script: "http-throughput.ts",
     what: "autocannon, 50 connections, against a bare Hono route",
     databases: ["postgres"],
-    args: ["--seconds", "10", "--warmup", "3"],
-    quickArgs: ["--seconds", "3", "--warmup", "1"],
+    args: ["--seconds", "5", "--rounds", "3", "--warmup", "3"],
+    quickArgs: ["--seconds", "3", "--rounds", "1", "--warmup", "1"],
   },
   {
     name: "webhook-dispatch",
