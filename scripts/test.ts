@@ -1,13 +1,15 @@
 // `npm test`: builds the contracts and the generated ABIs and deployment records, checks the services the
-// end-to-end suites need, then runs every test of the repository with Node's test runner, two files at a
+// end-to-end suites need, then runs every test of the repository with Node's test runner, three files at a
 // time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
 //   npm test                       every suite (on PGlite and PostgreSQL where the database matters)
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
-// default 2: each test file has a PostgreSQL database of its own, so two files never share Ponder's sync
+// default 3: at two the machine's two cores were a third idle, the stack suites waiting for blocks, timers
+// and restarts; each test file has a PostgreSQL database of its own, so files never share Ponder's sync
 // tables; the suites that start whole stacks go first, see LONGEST_FIRST); TEST_DEPLOY=ignition (deploy every
-// test chain with Ignition instead of replaying the first deployment: test/support/deployment-replay.ts).
+// test chain with Ignition instead of replaying the first deployment: test/support/deployment-replay.ts);
+// NODE_COMPILE_CACHE (default node_modules/.cache/node-compile-cache, see below).
 import { spawnSync } from "node:child_process";
 import { existsSync, globSync, statSync } from "node:fs";
 import path from "node:path";
@@ -15,7 +17,15 @@ import pg from "pg";
 
 const root = path.resolve(import.meta.dirname, "..");
 const node = process.execPath;
-const env: NodeJS.ProcessEnv = { ...process.env, HARDHAT_DISABLE_TELEMETRY: "true", PONDER_TELEMETRY_DISABLED: "1" };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  HARDHAT_DISABLE_TELEMETRY: "true",
+  PONDER_TELEMETRY_DISABLED: "1",
+  // Every Node process of the run (test files, and the chains, indexers and relayers they start) keeps the
+  // code V8 compiled for a module on disk and reuses it: a stack starts a dozen processes that load the same
+  // large module graphs (Ponder, viem, Hardhat), about a tenth of their start-up CPU.
+  NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(root, "node_modules", ".cache", "node-compile-cache"),
+};
 
 function run(label: string, args: string[]) {
   console.error(`# ${label}`);
@@ -103,7 +113,7 @@ const rank = (file: string) => {
 };
 const targets = files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
 const reporter = env.TEST_REPORTER ?? "tap";
-const concurrency = Number(env.TEST_CONCURRENCY ?? "2");
+const concurrency = Number(env.TEST_CONCURRENCY ?? "3");
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
   process.exit(1);

@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import type { Address, Hex } from "viem";
-import { startIndexer } from "../../lib/indexer.ts";
+import { createIndexerDatabase, startIndexer } from "../../lib/indexer.ts";
 import type { Service } from "../../lib/processes.ts";
-import type { TestDatabase } from "../support/databases.ts";
+import { PGLITE_TEMPLATES, type TestDatabase } from "../support/databases.ts";
 import { type TestIndexerClient, createTestIndexerClient } from "../support/indexer-reads.ts";
 import { type LocalChain, startLocalChain, testLogDir } from "../support/local-chain.ts";
 import { type Payments, createPayments } from "../support/payments.ts";
@@ -36,6 +36,7 @@ export async function startStack(
     const payments = createPayments(chain);
     await opts.history?.(payments);
     proxy = opts.proxy ? await startTcpProxy(chain.rpcUrl) : undefined;
+    if (variant.database.kind === "pglite") await createIndexerDatabase(variant.database.directory, PGLITE_TEMPLATES);
     const { service, url } = await startIndexer({
       deploymentId: chain.deploymentId,
       rpcUrl: proxy?.url ?? chain.rpcUrl,

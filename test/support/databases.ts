@@ -66,7 +66,13 @@ export function oneDatabaseKind(env: NodeJS.ProcessEnv = process.env): DatabaseK
   return kinds.includes("postgres") ? "postgres" : kinds[0];
 }
 
-/** A fresh PGlite directory under the system's temp directory. */
+/** Where the end-to-end suites keep their PGlite template directories (lib/pglite.ts): a PGlite database is
+ * made once per PGlite version by initdb, seconds of CPU, and every new PGlite database of a stack is a
+ * copy of it (test/support/stack.ts, test/indexer/harness.ts), as `npm start` does. */
+export const PGLITE_TEMPLATES = path.resolve(import.meta.dirname, "..", "..", "test-results", "pglite-templates");
+
+/** A fresh PGlite directory under the system's temp directory (empty: whoever opens it first creates the
+ * database, or a copy of a template goes there first). */
 export function pgliteDatabase(label = "test"): TestDatabase<PgliteTestDatabase> {
   const directory = mkdtempSync(path.join(os.tmpdir(), `pglite-${sanitize(label)}-`));
   return {

@@ -3,10 +3,17 @@
 // tenant, on the embedded PGlite or on PostgreSQL (fresh directories or schemas, removed by stop()).
 import path from "node:path";
 import { type Service, freePort } from "../../lib/processes.ts";
-import { startIndexer } from "../../lib/indexer.ts";
-import { type RelayerOptions, type SeedOutput, seedRelayer, startDeviceCloud, startRelayer } from "../../lib/relayer.ts";
+import { createIndexerDatabase, startIndexer } from "../../lib/indexer.ts";
+import {
+  type RelayerOptions,
+  type SeedOutput,
+  createRelayerDatabase,
+  seedRelayer,
+  startDeviceCloud,
+  startRelayer,
+} from "../../lib/relayer.ts";
 import { SAMPLE_DEVICES, localPrivateKey, sampleSeedSpec } from "../../lib/sample-data.ts";
-import { type DatabaseKind, pgliteDatabase, postgresDatabase } from "./databases.ts";
+import { type DatabaseKind, PGLITE_TEMPLATES, pgliteDatabase, postgresDatabase } from "./databases.ts";
 import { type LocalChain, startLocalChain, testLogDir } from "./local-chain.ts";
 import { type TcpProxy, startTcpProxy } from "./tcp-proxy.ts";
 import type { UncheckedJson } from "./unchecked-json.ts";
@@ -119,7 +126,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       logFile: path.join(logDir, `${chain.deploymentId}.indexer.log`),
       echo: opts.echo,
     };
-    const indexerStarting = indexerPort === undefined ? undefined : startIndexer(indexerOptions);
+    const indexerStarting =
+      indexerPort === undefined
+        ? undefined
+        : (async () => {
+            if (indexerDb.database.kind === "pglite") await createIndexerDatabase(indexerDb.database.directory, PGLITE_TEMPLATES);
+            return startIndexer(indexerOptions);
+          })();
     // However the start ends, stop what it started (and what restartIndexer started since).
     let restartedIndexer: Service | undefined;
     cleanups.push(async () => {
@@ -163,6 +176,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       echo: opts.echo,
     };
     const spec = sampleSeedSpec();
+    if (relayerDb.database.kind === "pglite") await createRelayerDatabase(relayerDb.database.directory, PGLITE_TEMPLATES);
     const [seeded] = await seedRelayer(relayerOptions, [spec]);
     const startedIndexer = await indexerStarting;
     const indexer = startedIndexer?.service;
