@@ -6,8 +6,9 @@
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
 // default 2: on two cores, three at a time kept the cores busy but slowed every suite more than it gained,
-// 837 s against 759 s for the whole run on fresh clones; each test file has a PostgreSQL database of its own, so files never
-// share Ponder's sync tables; the suites that start whole stacks go first, see LONGEST_FIRST);
+// 837 s against 759 s for the whole run on fresh clones; each test file has a PostgreSQL database of its
+// own, so files never share Ponder's sync tables; the suites that start whole stacks go first, see
+// LONGEST_FIRST);
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
 // test/support/deployment-replay.ts);
 // NODE_COMPILE_CACHE (default node_modules/.cache/node-compile-cache, see below).
