@@ -1,7 +1,7 @@
 // Child processes for the local stack, the tests and the benchmarks: started directly (never through
 // npx, so that stopping the PID stops the service), their output kept for diagnostics, stopped cleanly.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdirSync } from "node:fs";
+import { closeSync, createWriteStream, mkdirSync, openSync, statSync, utimesSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -142,16 +142,56 @@ export async function waitUntil<T>(
   throw new Error(`timed out waiting for ${what}${cause}${tail}`);
 }
 
-/** A TCP port that was free on 127.0.0.1 a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Where freePort keeps its reservations: one empty file per port handed out, named by the port. */
+const PORT_RESERVATIONS = path.join(os.tmpdir(), "payg-port-reservations");
+/** How long a port handed out stays reserved for the process that asked (time enough to start on it). */
+const RESERVATION_MS = 10 * 60_000;
+/** Below Linux's ephemeral range (32768-60999): no outgoing connection and no listen(0) elsewhere takes one. */
+const PORT_RANGE = { from: 20_000, to: 32_000 } as const;
+
+/** A TCP port that was free on 127.0.0.1 a moment ago, and that no other caller of freePort on this machine
+ * gets for the next ten minutes. A port is used some time after it is chosen (a stack picks its ports, then
+ * starts its services one by one): a port the kernel hands out for listen(0) could meanwhile go to another
+ * process doing the same (two test files at a time start hundreds of services), or to an outgoing
+ * connection. So the port is drawn at random below the kernel's ephemeral range and reserved by creating a
+ * file named after it (exclusive create: one winner across processes); a reservation older than ten
+ * minutes is taken over. */
+export async function freePort(): Promise<number> {
+  mkdirSync(PORT_RESERVATIONS, { recursive: true });
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from));
+    if (!reservePort(port)) continue;
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port found between ${PORT_RANGE.from} and ${PORT_RANGE.to}`);
+}
+
+/** Reserves `port` for this process: true if it was not reserved, or its reservation had expired. */
+function reservePort(port: number): boolean {
+  const file = path.join(PORT_RESERVATIONS, String(port));
+  try {
+    closeSync(openSync(file, "wx"));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  try {
+    if (Date.now() - statSync(file).mtimeMs < RESERVATION_MS) return false;
+    const now = new Date();
+    utimesSync(file, now, now);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether this process can listen on 127.0.0.1:port right now (it closes again at once). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 
