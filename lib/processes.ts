@@ -142,8 +142,9 @@ export async function waitUntil<T>(
   throw new Error(`timed out waiting for ${what}${cause}${tail}`);
 }
 
-/** Where freePort keeps its reservations: one empty file per port handed out, named by the port. */
-const PORT_RESERVATIONS = path.join(os.tmpdir(), "payg-port-reservations");
+/** Where freePort keeps its reservations: one empty file per port handed out, named by the port. One folder
+ * per user: another user's folder in a shared temp directory would not be writable. */
+const PORT_RESERVATIONS = path.join(os.tmpdir(), `payg-port-reservations-${process.getuid?.() ?? os.userInfo().username}`);
 /** How long a port handed out stays reserved for the process that asked (time enough to start on it). */
 const RESERVATION_MS = 10 * 60_000;
 /** Below Linux's ephemeral range (32768-60999): no outgoing connection and no listen(0) elsewhere takes one. */
