@@ -9,6 +9,16 @@ import { z } from "@hono/zod-openapi";
 
 export type ErrorDetail = { path?: string; message: string };
 
+/** For the constructor of an error that answers a request. A client's error (4xx) is an answer, not a fault
+ * of the service, and is never logged with a stack, so it captures none: in a profile of a flood of requests
+ * for orders that do not exist, 4.5% of the relayer's CPU went to collecting stack traces. A 5xx keeps its
+ * stack. Lowers `Error.stackTraceLimit` for a 4xx and returns the value to put back right after `super()`. */
+export function withoutStackFor(status: number): number {
+  const limit = Error.stackTraceLimit;
+  if (status < 500) Error.stackTraceLimit = 0;
+  return limit;
+}
+
 export class ApiError extends Error {
   readonly status: ContentfulStatusCode;
   readonly code: string;
@@ -21,7 +31,9 @@ export class ApiError extends Error {
     message: string,
     opts: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
   ) {
+    const limit = withoutStackFor(status);
     super(message);
+    Error.stackTraceLimit = limit;
     this.status = status;
     this.code = code;
     this.details = opts.details;
