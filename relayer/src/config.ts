@@ -152,6 +152,10 @@ export const configSchema = z.object({
   /** The highest maxFeePerGas, in gwei, the sender ever signs: fee bumps stop there (the transaction then
    * waits for the base fee to fall back). */
   TX_MAX_FEE_PER_GAS_GWEI: z.coerce.number().positive().max(1_000_000).default(500),
+  /** How long the transaction sender's lease lasts unless renewed: with several relayer processes, one
+   * sends the hot wallet's transactions and renews the lease each tick; if it dies, another takes over once
+   * the lease has run out. Shorter fails over sooner; keep it well above the RPC's response time. */
+  TX_SENDER_LEASE_SECONDS: z.coerce.number().int().min(2).max(600).default(15),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Bearer token GET /metrics requires from any address. Unset: /metrics answers only requests from the
    * loopback interface that carry no forwarding header (404 to any other). */

@@ -2,7 +2,7 @@
 // database (PostgreSQL when selected: support/databases.ts oneDatabaseKind; the database is not its subject).
 import { after, before, describe } from "node:test";
 import { oneDatabaseKind } from "../support/databases.ts";
-import { type Stack, startStack } from "../support/stack.ts";
+import { QUICK_TAKEOVER_ENV, type Stack, startStack } from "../support/stack.ts";
 import { authCases } from "./cases/auth.ts";
 import { cancellationCases } from "./cases/cancellation.ts";
 import { deviceSplitCases } from "./cases/device-splits.ts";
@@ -21,7 +21,7 @@ describe(`payment API on ${database}`, { concurrency: false }, () => {
   let other: { key: string; agentKey: string; participantId: string };
   before(
     async () => {
-      stack = await startStack({ label: "api", database, relayerEnv: { DEVICE_CLOUD_TIMEOUT_MS: "500" } });
+      stack = await startStack({ label: "api", database, relayerEnv: { ...QUICK_TAKEOVER_ENV, DEVICE_CLOUD_TIMEOUT_MS: "500" } });
       const seeded = await stack.seed(OTHER_TENANT);
       const keyOf = (role: string) => seeded.createdKeys.find((k) => k.role === role)?.key ?? "";
       other = { key: keyOf("developer"), agentKey: keyOf("agent"), participantId: seeded.participants[0].id };

@@ -12,6 +12,7 @@ import { type Address, type Hex, createPublicClient, http, keccak256, parseGwei,
 import { privateKeyToAccount } from "viem/accounts";
 import { paymentRouterAbi } from "../../generated/abis.ts";
 import { bumped, replacementFees } from "../../relayer/src/chain/fee-bump.ts";
+import { loadConfig } from "../../relayer/src/config.ts";
 import { enqueueTransaction } from "../../relayer/src/chain/tx-sender.ts";
 import { openDatabase } from "../../relayer/src/db/client.ts";
 import { chainTransactions } from "../../relayer/src/db/schema.ts";
@@ -21,8 +22,9 @@ import { waitFor } from "../energy/helpers.ts";
 import { type DatabaseKind, oneDatabaseKind } from "../support/databases.ts";
 import { localAccount } from "../support/local-chain.ts";
 import { type OrderBody, createOrder, pay, waitForOrder } from "../support/pay.ts";
+import { MINIMAL_RELAYER_ENV } from "../support/relayer-env.ts";
 import { type RpcProxy, startRpcProxy } from "../support/rpc-proxy.ts";
-import { type Stack, startStack } from "../support/stack.ts";
+import { QUICK_TAKEOVER_ENV, type Stack, startStack } from "../support/stack.ts";
 
 const BLOCK_MS = 500;
 const REPLACE_AFTER_BLOCKS = 3;
@@ -71,6 +73,16 @@ describe("fee bumps", () => {
   });
 });
 
+describe("the sender's lease setting", () => {
+  it("is 15 s unless TX_SENDER_LEASE_SECONDS says otherwise, from 2 to 600 s", () => {
+    assert.equal(loadConfig({ ...MINIMAL_RELAYER_ENV }).TX_SENDER_LEASE_SECONDS, 15);
+    assert.equal(loadConfig({ ...MINIMAL_RELAYER_ENV, TX_SENDER_LEASE_SECONDS: "3" }).TX_SENDER_LEASE_SECONDS, 3);
+    for (const bad of ["1", "601", "2.5", "soon"]) {
+      assert.throws(() => loadConfig({ ...MINIMAL_RELAYER_ENV, TX_SENDER_LEASE_SECONDS: bad }), /TX_SENDER_LEASE_SECONDS: /, bad);
+    }
+  });
+});
+
 const database = oneDatabaseKind();
 describe(`the transaction sender on ${database}`, { concurrency: false, timeout: 600_000 }, () => {
   let stack: Stack;
@@ -84,7 +96,7 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
       stack = await startStack({
         label: `tx-sender-${database}`,
         database: database as DatabaseKind,
-        relayerEnv: { TX_REPLACE_AFTER_BLOCKS: String(REPLACE_AFTER_BLOCKS) },
+        relayerEnv: { ...QUICK_TAKEOVER_ENV, TX_REPLACE_AFTER_BLOCKS: String(REPLACE_AFTER_BLOCKS) },
       });
       client = createPublicClient({ transport: http(stack.chain.rpcUrl, { retryCount: 0 }) });
       relayer = localAccount(2).address;

@@ -52,7 +52,6 @@ import { revertReason } from "./revert-reason.ts";
 
 export const TX_CHANNEL = "chain_transactions";
 const LEASE = "tx_sender_lease";
-const LEASE_MS = 15_000;
 const TICK_MS = 500;
 /** For a few seconds after a transaction is sent, poll for its receipt faster (a local chain mines at
  * once); then back to TICK_MS, so a slow public chain's RPC is not hammered. */
@@ -94,12 +93,12 @@ export function createTxSender(deps: {
   chain: PaymentsChain;
   logger: Logger;
   metrics: Metrics;
-  config: Pick<Config, "TX_REPLACE_AFTER_BLOCKS" | "TX_MAX_FEE_PER_GAS_GWEI">;
+  config: Pick<Config, "TX_REPLACE_AFTER_BLOCKS" | "TX_MAX_FEE_PER_GAS_GWEI" | "TX_SENDER_LEASE_SECONDS">;
 }) {
   const { database, chain, metrics } = deps;
   const db = database.db;
   const logger = deps.logger.child({ worker: "tx-sender" });
-  const lease = createLease(db, LEASE, LEASE_MS);
+  const lease = createLease(db, LEASE, deps.config.TX_SENDER_LEASE_SECONDS * 1000);
   const handlers = new Map<string, FinalHandler[]>();
   const account = chain.relayerAccount;
   const replaceAfterBlocks = BigInt(deps.config.TX_REPLACE_AFTER_BLOCKS);

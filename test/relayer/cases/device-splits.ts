@@ -276,7 +276,8 @@ export function deviceSplitCases(stack: () => Stack) {
           await rpcProxy.close();
           // The restarted relayer takes the sender's lease when the dead one's runs out and broadcasts the same
           // signed creation again.
-          await sleep(Math.max(0, killedAt + 15_000 - Date.now()));
+          const leaseMs = Number(s.relayerOptions.env?.TX_SENDER_LEASE_SECONDS ?? 15) * 1000;
+          await sleep(Math.max(0, killedAt + leaseMs - Date.now()));
           const deadline = Date.now() + 40_000;
           let quoted = await quote();
           while (quoted.status === 409 && Date.now() < deadline) {
