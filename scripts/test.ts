@@ -85,7 +85,8 @@ if (wanted.includes("postgres")) {
  * they start first, so that the short files fill the gaps instead of one long file running alone at the end.
  * Scheduling only: a file missing here runs after them, in path order. */
 const LONGEST_FIRST = [
-  "test/resilience/resilience.test.ts",
+  "test/resilience/resilience.pglite.test.ts",
+  "test/resilience/resilience.postgres.test.ts",
   "test/relayer/api.test.ts",
   "test/relayer/scale-out.test.ts",
   "test/relayer/tx-sender.test.ts",

@@ -1,5 +1,7 @@
-// The resilience suite: the whole system on loopback (support/stack.ts), on the embedded PGlite and on
-// PostgreSQL, with the chain (and on PostgreSQL the relayer's database) behind switchable TCP proxies.
+// The resilience suite: the whole system on loopback (support/stack.ts), on the embedded PGlite or on
+// PostgreSQL, with the chain (and on PostgreSQL the relayer's database) behind switchable TCP proxies. One
+// test file a database (resilience.pglite.test.ts, resilience.postgres.test.ts), so that the two can run at
+// the same time.
 //   bad input   generated malformed requests on every route of both interfaces (cases/bad-input.ts)
 //   limits      body size, pagination, rate limits on login and token routes, event streams per client
 //   security    revocation and expiry on the next request, tenant isolation, private callback URLs,
@@ -7,15 +9,16 @@
 //   faults      SIGKILL during a webhook delivery and during a relayed payment, the database and the chain's
 //               RPC cut off for a while
 import { after, before, describe } from "node:test";
-import { selectedDatabaseKinds } from "../support/databases.ts";
-import { type Stack, startStack } from "../support/stack.ts";
+import type { DatabaseKind } from "../support/databases.ts";
+import { QUICK_TAKEOVER_ENV, type Stack, startStack } from "../support/stack.ts";
 import { badInputCases } from "./cases/bad-input.ts";
 import { faultCases } from "./cases/faults.ts";
 import { limitCases } from "./cases/limits.ts";
 import { secretsCases, securityCases } from "./cases/security.ts";
 import { type Fixtures, prepareFixtures } from "./support/fixtures.ts";
 
-for (const database of selectedDatabaseKinds()) {
+/** The suite on one database kind. */
+export function resilienceSuite(database: DatabaseKind): void {
   describe(`resilience on ${database}`, { concurrency: false }, () => {
     let stack: Stack;
     let fx: Fixtures;
@@ -29,6 +32,7 @@ for (const database of selectedDatabaseKinds()) {
           relayerEnv: {
             // Debug lines too: the secrets scan reads the whole log.
             LOG_LEVEL: "debug",
+            ...QUICK_TAKEOVER_ENV,
             WEBHOOK_RETRY_BASE_MS: "50",
             WEBHOOK_TIMEOUT_MS: "2000",
             // The bad-input cases send the sandbox's telemetry route a thousand batches with one OAuth client:
