@@ -18,5 +18,8 @@ for (const source of sources) {
   out += `\nexport const ${name}Abi = ${JSON.stringify(artifact.abi, null, 2)} as const;\n`;
 }
 await mkdir(path.dirname(outFile), { recursive: true });
-await writeFile(outFile, out);
-console.log(`generated ${path.relative(root, outFile)}: ${sources.join(", ")}`);
+// Written only when it changes: what is built from it (the relayer's bundle, lib/relayer-bundle.ts) is
+// rebuilt when its modification time moves.
+const current = await readFile(outFile, "utf8").catch(() => undefined);
+if (current !== out) await writeFile(outFile, out);
+console.log(`generated ${path.relative(root, outFile)}: ${sources.join(", ")}${current === out ? " (unchanged)" : ""}`);

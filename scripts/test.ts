@@ -1,14 +1,14 @@
-// `npm test`: builds the contracts and the generated ABIs and deployment records, checks the services the
-// end-to-end suites need, then runs every test of the repository with Node's test runner, two files at a
-// time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
+// `npm test`: builds the contracts, the generated ABIs and deployment records and the relayer's bundles,
+// checks the services the end-to-end suites need, then runs every test of the repository with Node's test
+// runner, three files at a time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
 //   npm test                       every suite (on PGlite and PostgreSQL where the database matters)
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
-// default 2: on two cores, three at a time kept the cores busy but slowed every suite more than it gained,
-// 837 s against 759 s for the whole run on fresh clones; each test file has a PostgreSQL database of its
-// own, so files never share Ponder's sync tables; the suites that start whole stacks go first, see
-// LONGEST_FIRST);
+// default 3: the end-to-end suites spend part of their time waiting (leases, timeouts, blocks), so with two
+// files at a time the two cores were busy 77% of a run, with three 90%: 449 s against 559 s for the whole
+// run in the same working tree on 2026-11-26; each test file has a PostgreSQL database of its own, so files
+// never share Ponder's sync tables; the suites that start whole stacks go first, see LONGEST_FIRST);
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
 // test/support/deployment-replay.ts);
 // NODE_COMPILE_CACHE (default node_modules/.cache/node-compile-cache, see below).
@@ -41,6 +41,7 @@ function run(label: string, args: string[]) {
 run("build the contracts", [path.join(root, "node_modules/hardhat/dist/src/cli.js"), "build", "--quiet"]);
 run("generate the ABIs", [path.join(root, "scripts/generate-abis.ts")]);
 run("generate the deployment records", [path.join(root, "scripts/generate-deployments.ts")]);
+run("bundle the relayer", [path.join(root, "lib/relayer-bundle.ts")]);
 
 /** Each test process makes a PostgreSQL database of its own, `<test database>_p<pid>`, and drops it when it
  * exits (test/support/databases.ts); a process that was killed leaves its database behind: drop those whose
@@ -116,7 +117,7 @@ const rank = (file: string) => {
 };
 const targets = files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
 const reporter = env.TEST_REPORTER ?? "tap";
-const concurrency = Number(env.TEST_CONCURRENCY ?? "2");
+const concurrency = Number(env.TEST_CONCURRENCY ?? "3");
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
   process.exit(1);
