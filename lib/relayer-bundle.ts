@@ -29,15 +29,15 @@ const ENTRIES: Record<RelayerEntry, string> = {
   seed: path.join(repoRoot, "relayer", "src", "cli", "seed.ts"),
 };
 
-/** One directory per checkout: a copy of the repository whose node_modules is a link to this one's (as
- * bench/start-time.ts makes) bundles its own sources. */
-export const RELAYER_BUNDLE_DIR = path.join(
-  repoRoot,
-  "node_modules",
-  ".cache",
-  "relayer-bundle",
-  createHash("sha256").update(repoRoot).digest("hex").slice(0, 16),
-);
+/** Where the bundles of the checkout at `root` are kept: one directory per checkout, since a copy of the
+ * repository whose node_modules is a link to this one's (as bench/start-time.ts makes) bundles its own
+ * sources; whoever removes such a copy removes its directory too. */
+export function relayerBundleDir(root = repoRoot): string {
+  const key = createHash("sha256").update(root).digest("hex").slice(0, 16);
+  return path.join(root, "node_modules", ".cache", "relayer-bundle", key);
+}
+
+const RELAYER_BUNDLE_DIR = relayerBundleDir();
 const IN_NODE_MODULES = `${path.sep}node_modules${path.sep}`;
 /** npm's record of what is installed in node_modules, rewritten by every install that changes it. */
 const INSTALL_RECORD = path.join(repoRoot, "node_modules", ".package-lock.json");
