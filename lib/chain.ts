@@ -10,7 +10,7 @@ import {
   repoRoot,
   saveDeploymentRecord,
 } from "../ignition/deployment-records.ts";
-import { hardhatCli, hardhatEnv } from "./contracts.ts";
+import { hardhatEnv } from "./contracts.ts";
 import { type Service, startService, waitUntil } from "./processes.ts";
 
 /** A JSON-RPC call with a timeout. */
@@ -26,18 +26,20 @@ export async function rpc<T = unknown>(url: string, method: string, params: unkn
   return body.result as T;
 }
 
-/** Starts a Hardhat node on 127.0.0.1:`port` and waits until it answers. `network`: the simulated network
+const hardhatNode = path.join(repoRoot, "lib", "hardhat-node.ts");
+
+/** Starts a Hardhat node (lib/hardhat-node.ts) on 127.0.0.1:`port` and waits until it answers. `network`: the simulated network
  * of hardhat.config.ts it runs (default Hardhat's `node`: automining, chain id 31337). */
 export async function startChain(opts: { port: number; network?: string; logFile?: string; echo?: boolean }): Promise<{
   service: Service;
   rpcUrl: string;
 }> {
-  const service = startService(
-    "chain",
-    process.execPath,
-    [hardhatCli, ...(opts.network ? ["--network", opts.network] : []), "node", "--hostname", "127.0.0.1", "--port", String(opts.port)],
-    { cwd: repoRoot, env: hardhatEnv, logFile: opts.logFile, echo: opts.echo },
-  );
+  const service = startService("chain", process.execPath, [hardhatNode, String(opts.port), ...(opts.network ? [opts.network] : [])], {
+    cwd: repoRoot,
+    env: hardhatEnv,
+    logFile: opts.logFile,
+    echo: opts.echo,
+  });
   const rpcUrl = `http://127.0.0.1:${opts.port}`;
   await waitUntil("the local chain", () => rpc<string>(rpcUrl, "eth_chainId"), { service, timeoutMs: 60_000 });
   return { service, rpcUrl };

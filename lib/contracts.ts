@@ -3,6 +3,7 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { repoRoot } from "../ignition/deployment-records.ts";
+import { withHardhatLock } from "./hardhat-lock.ts";
 import { startService } from "./processes.ts";
 
 export const hardhatCli = path.join(repoRoot, "node_modules", "hardhat", "dist", "src", "cli.js");
@@ -18,9 +19,10 @@ async function run(name: string, args: string[], opts: { env?: NodeJS.ProcessEnv
   if (code !== 0) throw new Error(`${name} failed (exit ${code}):\n${service.recentOutput()}`);
 }
 
-/** Compiles what changed in contracts/ (not the Solidity tests); a build with nothing to do is a no-op. */
+/** Compiles what changed in contracts/ (not the Solidity tests); a build with nothing to do is a no-op. One
+ * build or deployment of the checkout at a time (lib/hardhat-lock.ts). */
 export function compileContracts(opts: { logFile?: string } = {}): Promise<void> {
-  return run("build", [hardhatCli, "build", "--quiet", "--no-tests"], { env: hardhatEnv, logFile: opts.logFile });
+  return withHardhatLock(() => run("build", [hardhatCli, "build", "--quiet", "--no-tests"], { env: hardhatEnv, logFile: opts.logFile }));
 }
 
 /** Whether generated/abis.ts was written after the last change to what it is generated from: the artifacts of

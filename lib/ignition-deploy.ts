@@ -9,9 +9,11 @@
 // IGNITION_CONFIRMATIONS: the blocks Ignition waits on top of each transaction on a chain that does not
 // automine (Ignition's default: 5).
 import path from "node:path";
+import { overrideTask } from "hardhat/config";
 import { createHardhatRuntimeEnvironment } from "hardhat/hre";
 import config from "../hardhat.config.ts";
 import { repoRoot } from "../ignition/deployment-records.ts";
+import { withHardhatLock } from "./hardhat-lock.ts";
 
 const [
   deploymentId,
@@ -26,15 +28,27 @@ const confirmations = process.env.IGNITION_CONFIRMATIONS === undefined ? undefin
 if (confirmations !== undefined && !(Number.isInteger(confirmations) && confirmations >= 1)) {
   throw new Error(`IGNITION_CONFIRMATIONS must be a positive integer, got "${process.env.IGNITION_CONFIRMATIONS}"`);
 }
+// One build, or deployment to a local chain, of the checkout at a time (lib/hardhat-lock.ts): Ignition's
+// compile before it deploys takes the lock; a deployment to the local chain (`localhost`) holds it throughout,
+// one to another network (which waits for confirmations, seconds a block) only while it compiles.
+const lockedBuild = overrideTask("build")
+  .setInlineAction((args, _hre, runSuper) => withHardhatLock(() => runSuper(args)))
+  .build();
 const hre = await createHardhatRuntimeEnvironment(
-  confirmations === undefined ? config : { ...config, ignition: { ...config.ignition, requiredConfirmations: confirmations } },
+  {
+    ...config,
+    tasks: [...(config.tasks ?? []), lockedBuild],
+    ...(confirmations === undefined ? {} : { ignition: { ...config.ignition, requiredConfirmations: confirmations } }),
+  },
   { network, buildProfile: "default", config: path.join(repoRoot, "hardhat.config.ts") },
   repoRoot,
 );
-const result = await hre.tasks.getTask(["ignition", "deploy"]).run({
-  modulePath: path.join(repoRoot, "ignition", "modules", `${moduleName}.ts`),
-  parameters: path.resolve(parameters),
-  deploymentId,
-});
+const deploy = () =>
+  hre.tasks.getTask(["ignition", "deploy"]).run({
+    modulePath: path.join(repoRoot, "ignition", "modules", `${moduleName}.ts`),
+    parameters: path.resolve(parameters),
+    deploymentId,
+  });
+const result = network === "localhost" ? await withHardhatLock(deploy) : await deploy();
 // The task prints why a deployment did not succeed, and sets the exit code.
 if ((result as { type?: string } | null)?.type !== "SUCCESSFUL_DEPLOYMENT") process.exitCode = 1;

@@ -142,6 +142,16 @@ export async function waitUntil<T>(
   throw new Error(`timed out waiting for ${what}${cause}${tail}`);
 }
 
+/** Whether process `pid` exists (one of another user counts). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Where freePort keeps its reservations: one empty file per port handed out, named by the port. One folder
  * per user: another user's folder in a shared temp directory would not be writable. */
 const PORT_RESERVATIONS = path.join(os.tmpdir(), `payg-port-reservations-${process.getuid?.() ?? os.userInfo().username}`);

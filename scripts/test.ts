@@ -16,6 +16,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, globSync, statSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
+import { processAlive } from "../lib/processes.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const node = process.execPath;
@@ -53,15 +54,6 @@ async function dropAbandonedTestDatabases(client: pg.Client, url: string) {
     const pid = Number(datname.slice(prefix.length));
     if (!Number.isSafeInteger(pid) || pid <= 0 || processAlive(pid)) continue;
     await client.query(`DROP DATABASE IF EXISTS "${datname.replaceAll('"', '""')}" WITH (FORCE)`);
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -13,7 +13,7 @@ import { deployWithIgnition, rpc, startChain } from "../../lib/chain.ts";
 import { type DeploymentRecord, deploymentRecordPath, deploymentsDir, repoRoot } from "../../ignition/deployment-records.ts";
 import { type Service, freePort } from "../../lib/processes.ts";
 import { LOCAL_MNEMONIC, localAccount } from "../../lib/sample-data.ts";
-import { loadRecording, recordDeployment, replayDeployment } from "./deployment-replay.ts";
+import { loadRecording, recordDeployment, replayDeployment, replayEnabled, whileRecording } from "./deployment-replay.ts";
 
 export { LOCAL_MNEMONIC, localAccount };
 
@@ -60,18 +60,20 @@ export async function startLocalChain(opts: { label?: string; logDir?: string; e
   };
   let record: DeploymentRecord;
   try {
-    const recording = await loadRecording();
-    if (recording) {
-      record = await replayDeployment(rpcUrl, deploymentId, recording);
-    } else {
-      record = await deployWithIgnition({
+    const deploy = async () => {
+      const recording = await loadRecording();
+      if (recording) return replayDeployment(rpcUrl, deploymentId, recording);
+      const deployed = await deployWithIgnition({
         rpcUrl,
         deploymentId,
         logFile: opts.logDir ? path.join(opts.logDir, `${deploymentId}.deploy.log`) : undefined,
         echo: opts.echo,
       });
-      await recordDeployment(rpcUrl, record);
-    }
+      await recordDeployment(rpcUrl, deployed);
+      return deployed;
+    };
+    // The first chains of a build find no recording: one deploys and records at a time, the next replay.
+    record = !replayEnabled || (await loadRecording()) ? await deploy() : await whileRecording(deploy);
   } catch (error) {
     await cleanup();
     throw error;
