@@ -3,7 +3,7 @@
 // cleaned up.
 //
 // Each test process (each test file) gets a PostgreSQL database of its own, `<test database>_p<pid>`, created
-// when this module loads and dropped when the process exits: Ponder keeps the RPC data it fetched in the
+// when this module loads and dropped when the process ends: Ponder keeps the RPC data it fetched in the
 // schema `ponder_sync`, one per database and shared by every indexer in it, and an indexer starting on a
 // local chain clears that chain id's rows there (lib/indexer.ts resetLocalChainSyncData). Two test files
 // running at the same time in one database would clear each other's. scripts/test.ts drops databases left
@@ -132,13 +132,27 @@ export function testDatabaseUrl(): string {
 if (selectedDatabaseKinds().includes("postgres")) {
   const server = serverTestDatabaseUrl();
   const name = `${processDatabasePrefix(server)}${process.pid}`;
+  const drop = `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`;
   await withPostgres(server, async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+    await client.query(drop);
     await client.query(`CREATE DATABASE ${quoteIdent(name)}`);
   });
   processDatabase = databaseUrl(server, name);
-  // An exit handler cannot wait for a promise: the drop runs in a child process, synchronously.
+  // Dropped once the process has nothing left to do (beforeExit: the event loop is empty, and may run again).
+  let dropped = false;
+  let dropping = false;
+  process.on("beforeExit", () => {
+    if (dropping) return;
+    dropping = true;
+    withPostgres(server, (client) => client.query(drop)).then(
+      () => (dropped = true),
+      () => undefined,
+    );
+  });
+  // A process ended by process.exit() (or whose drop above failed) gets no beforeExit: an exit handler cannot
+  // wait for a promise, so the drop runs in a child process, synchronously.
   process.once("exit", () => {
+    if (dropped) return;
     spawnSync(
       process.execPath,
       [
@@ -146,7 +160,7 @@ if (selectedDatabaseKinds().includes("postgres")) {
         "-e",
         `import pg from "pg"; const c = new pg.Client({ connectionString: process.argv[1] }); await c.connect(); await c.query(process.argv[2]); await c.end();`,
         server,
-        `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`,
+        drop,
       ],
       { cwd: path.resolve(import.meta.dirname, "..", ".."), stdio: "ignore", timeout: 10_000 },
     );
