@@ -25,7 +25,8 @@ import {
 import { MIGRATIONS_TABLE, migrate } from "../../relayer/src/db/migrate.ts";
 import * as schema from "../../relayer/src/db/schema.ts";
 import { createLogger } from "../../relayer/src/logger.ts";
-import { type DatabaseKind, pgliteDatabase, postgresDatabase, selectedDatabaseKinds } from "../support/databases.ts";
+import { createRelayerDatabase } from "../../lib/relayer.ts";
+import { type DatabaseKind, PGLITE_TEMPLATES, pgliteDatabase, postgresDatabase, selectedDatabaseKinds } from "../support/databases.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const migrationsDir = path.join(root, "relayer/src/db/migrations");
@@ -197,6 +198,9 @@ async function freshDatabase(kind: DatabaseKind, label: string, open: Database[]
   if (kind === "pglite") {
     const fresh = pgliteDatabase(label);
     cleanups.push(fresh.cleanup);
+    // A copy of the template of an empty PGlite database (lib/pglite.ts), as every stack makes: initdb is
+    // several seconds of CPU, and nothing in it is the relayer's.
+    await createRelayerDatabase(fresh.database.directory, PGLITE_TEMPLATES);
     const database = await openDatabase(fresh.database, logger);
     open.push(database);
     return database;
