@@ -28,11 +28,22 @@ const confirmations = process.env.IGNITION_CONFIRMATIONS === undefined ? undefin
 if (confirmations !== undefined && !(Number.isInteger(confirmations) && confirmations >= 1)) {
   throw new Error(`IGNITION_CONFIRMATIONS must be a positive integer, got "${process.env.IGNITION_CONFIRMATIONS}"`);
 }
-// One build, or deployment to a local chain, of the checkout at a time (lib/hardhat-lock.ts): Ignition's
-// compile before it deploys takes the lock; a deployment to the local chain (`localhost`) holds it throughout,
-// one to another network (which waits for confirmations, seconds a block) only while it compiles.
+// One build of the checkout at a time, and none beside the start of a deployment to a local chain
+// (lib/hardhat-lock.ts). The task first
+// (on the local chain, chain id 31337) rewrites cache/.hardhat-network-instances.json, then compiles, then
+// deploys: a deployment to the local chain (`localhost`) holds the lock from its start until its compile is
+// done, one to another network only while it compiles; neither holds it while it deploys (seconds, and on
+// another network a block's time per confirmation).
+let compiled = () => {};
+const compileDone = new Promise<void>((resolve) => (compiled = resolve));
 const lockedBuild = overrideTask("build")
-  .setInlineAction((args, _hre, runSuper) => withHardhatLock(() => runSuper(args)))
+  .setInlineAction(async (args, _hre, runSuper) => {
+    try {
+      return await withHardhatLock(() => runSuper(args));
+    } finally {
+      compiled();
+    }
+  })
   .build();
 const hre = await createHardhatRuntimeEnvironment(
   {
@@ -49,6 +60,16 @@ const deploy = () =>
     parameters: path.resolve(parameters),
     deploymentId,
   });
-const result = network === "localhost" ? await withHardhatLock(deploy) : await deploy();
+/** A deployment to the local chain: started inside the lock, which it leaves once it has compiled (or once the
+ * task ended without compiling). */
+function startedInsideTheLock() {
+  return withHardhatLock(async () => {
+    const running = deploy();
+    await Promise.race([compileDone, running.then(undefined, () => undefined)]);
+    return { running };
+  });
+}
+const { running } = network === "localhost" ? await startedInsideTheLock() : { running: deploy() };
+const result = await running;
 // The task prints why a deployment did not succeed, and sets the exit code.
 if ((result as { type?: string } | null)?.type !== "SUCCESSFUL_DEPLOYMENT") process.exitCode = 1;

@@ -10,7 +10,9 @@ import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { startChain } from "../../lib/chain.ts";
 import { withHardhatLock } from "../../lib/hardhat-lock.ts";
+import { freePort } from "../../lib/processes.ts";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const scratch = mkdtempSync(path.join(os.tmpdir(), "hardhat-lock-"));
@@ -125,6 +127,42 @@ for (let i = 0; i < 20; i++) {
       assert.notEqual(exit.code, 0, "the endpoint serves no deployment");
     } finally {
       server.close();
+      rmSync(path.join(root, "ignition", "deployments", deploymentId), { recursive: true, force: true });
+    }
+  });
+
+  it("is released by a deployment to the local chain once it has compiled, before it deploys", async () => {
+    const lockFile = path.join(root, "cache", "hardhat.lock");
+    const { service, rpcUrl } = await startChain({ port: await freePort() });
+    const deploymentId = `hardhat-lock-deploy-${process.pid}`;
+    try {
+      const deploy = runNode([path.join(root, "lib", "ignition-deploy.ts"), deploymentId], {
+        RPC_URL: rpcUrl,
+        HARDHAT_DISABLE_TELEMETRY: "true",
+      });
+      const pid = String(deploy.child.pid);
+      let running = true;
+      void deploy.exited.then(() => (running = false));
+      // What the lock file said while the deployment ran: held by it, then no longer, well before it ended.
+      let held = false;
+      let releasedAt: number | undefined;
+      while (running) {
+        let holder: string | undefined;
+        try {
+          holder = readFileSync(lockFile, "utf8");
+        } catch {
+          holder = undefined;
+        }
+        if (holder === pid) held = true;
+        else if (held) releasedAt ??= Date.now();
+        await sleep(10);
+      }
+      const exit = await deploy.exited;
+      assert.equal(exit.code, 0, exit.output);
+      assert.ok(held, "the deployment never held the lock");
+      assert.ok(releasedAt !== undefined && exit.at - releasedAt > 500, "the deployment held the lock until it ended");
+    } finally {
+      await service.stop();
       rmSync(path.join(root, "ignition", "deployments", deploymentId), { recursive: true, force: true });
     }
   });
