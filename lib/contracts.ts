@@ -20,7 +20,7 @@ async function run(name: string, args: string[], opts: { env?: NodeJS.ProcessEnv
 }
 
 /** Compiles what changed in contracts/ (not the Solidity tests); a build with nothing to do is a no-op. One
- * build or deployment of the checkout at a time (lib/hardhat-lock.ts). */
+ * build of the checkout at a time (lib/hardhat-lock.ts). */
 export function compileContracts(opts: { logFile?: string } = {}): Promise<void> {
   return withHardhatLock(() => run("build", [hardhatCli, "build", "--quiet", "--no-tests"], { env: hardhatEnv, logFile: opts.logFile }));
 }

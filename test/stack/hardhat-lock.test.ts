@@ -1,4 +1,5 @@
-// lib/hardhat-lock.ts: one Hardhat build, or Ignition deployment to a local chain, of the checkout at a time.
+// lib/file-lock.ts and lib/hardhat-lock.ts: one Hardhat build of the checkout at a time, and none beside the
+// start of an Ignition deployment to a local chain.
 // Test files deploy with Ignition side by side (each compiles first), and Hardhat's compile cache is written
 // under one temporary name for all of them: two builds at once made one fail with ENOENT on the rename.
 import assert from "node:assert/strict";
@@ -11,7 +12,8 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startChain } from "../../lib/chain.ts";
-import { withHardhatLock } from "../../lib/hardhat-lock.ts";
+import { withFileLock } from "../../lib/file-lock.ts";
+import { HARDHAT_LOCK_FILE, withHardhatLock } from "../../lib/hardhat-lock.ts";
 import { freePort } from "../../lib/processes.ts";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
@@ -43,17 +45,17 @@ describe("the Hardhat lock", () => {
   it("lets no two processes build at once: each writes a shared temporary file and renames it, as Hardhat does", async () => {
     const lock = path.join(scratch, "overlap.lock");
     const journal = path.join(scratch, "journal");
-    const script = `const { withHardhatLock } = await import(${JSON.stringify(path.join(root, "lib", "hardhat-lock.ts"))});
+    const script = `const { withFileLock } = await import(${JSON.stringify(path.join(root, "lib", "file-lock.ts"))});
 const { appendFileSync, renameSync, writeFileSync } = await import("node:fs");
 const dir = ${JSON.stringify(scratch)};
 for (let i = 0; i < 20; i++) {
-  await withHardhatLock(async () => {
+  await withFileLock(${JSON.stringify(lock)}, async () => {
     appendFileSync(${JSON.stringify(journal)}, "in " + process.pid + "\\n");
     writeFileSync(dir + "/cache.json.tmp", String(process.pid));
     await new Promise((r) => setTimeout(r, 3));
     renameSync(dir + "/cache.json.tmp", dir + "/cache.json");
     appendFileSync(${JSON.stringify(journal)}, "out " + process.pid + "\\n");
-  }, ${JSON.stringify(lock)});
+  });
 }`;
     const runs = await Promise.all([runScript(script).exited, runScript(script).exited, runScript(script).exited]);
     for (const run of runs) assert.equal(run.code, 0, run.output);
@@ -71,14 +73,14 @@ for (let i = 0; i < 20; i++) {
     await gone.exited;
     writeFileSync(lock, String(gone.child.pid));
     const started = Date.now();
-    assert.equal(await withHardhatLock(async () => "built", lock), "built");
+    assert.equal(await withFileLock(lock, async () => "built"), "built");
     assert.ok(Date.now() - started < 2_000, `waited ${Date.now() - started} ms for a lock nobody holds`);
     assert.throws(() => readFileSync(lock), { code: "ENOENT" }, "the lock is released after the build");
   });
 
   it("is reentrant within a process, and released once the outermost work ends", async () => {
     const lock = path.join(scratch, "reentrant.lock");
-    const inner = await withHardhatLock(() => withHardhatLock(async () => readFileSync(lock, "utf8"), lock), lock);
+    const inner = await withFileLock(lock, () => withFileLock(lock, async () => readFileSync(lock, "utf8")));
     assert.equal(inner, String(process.pid));
     assert.throws(() => readFileSync(lock), { code: "ENOENT" });
   });
@@ -132,7 +134,6 @@ for (let i = 0; i < 20; i++) {
   });
 
   it("is released by a deployment to the local chain once it has compiled, before it deploys", async () => {
-    const lockFile = path.join(root, "cache", "hardhat.lock");
     const { service, rpcUrl } = await startChain({ port: await freePort() });
     const deploymentId = `hardhat-lock-deploy-${process.pid}`;
     try {
@@ -149,7 +150,7 @@ for (let i = 0; i < 20; i++) {
       while (running) {
         let holder: string | undefined;
         try {
-          holder = readFileSync(lockFile, "utf8");
+          holder = readFileSync(HARDHAT_LOCK_FILE, "utf8");
         } catch {
           holder = undefined;
         }

@@ -11,7 +11,7 @@ import { mkdir, readFile, readdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type DeploymentRecord, repoRoot, saveDeploymentRecord } from "../../ignition/deployment-records.ts";
 import { rpc } from "../../lib/chain.ts";
-import { withHardhatLock } from "../../lib/hardhat-lock.ts";
+import { withFileLock } from "../../lib/file-lock.ts";
 
 type Hex = `0x${string}`;
 type RecordedTransaction = { from: Hex; to: Hex | null; input: Hex; value: Hex; gas: Hex };
@@ -63,7 +63,7 @@ export async function loadRecording(): Promise<Recording | undefined> {
  * does: the test files that start first all find no recording; one deploys with Ignition and records, the
  * others then replay. */
 export function whileRecording<T>(work: () => Promise<T>): Promise<T> {
-  return withHardhatLock(work, path.join(recordingDir, "recording.lock"));
+  return withFileLock(path.join(recordingDir, "recording.lock"), work);
 }
 
 /** Records the deployment `record` made on the fresh chain at `rpcUrl` (every transaction since genesis). */
