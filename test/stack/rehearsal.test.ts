@@ -79,7 +79,10 @@ describe("npm run rehearsal", () => {
           );
           if (!result) await new Promise((resolve) => setTimeout(resolve, 500));
         }
-        const passed = stdout.split("\n").find((line) => line.startsWith("rehearsal "));
+        // The rehearsal prints its verdict after writing the result file: the line may still be on its way.
+        const verdict = () => stdout.split("\n").find((line) => line.startsWith("rehearsal ") && stdout.includes(`${line}\n`));
+        while (!verdict() && !exited && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+        const passed = verdict();
         assert.match(
           passed ?? "",
           /^rehearsal passed: chain 84532, a block every 2 s, CONFIRMATIONS=5; ready in [\d.]+ s; authorization payment submitted -> success/,
