@@ -1,14 +1,17 @@
 import { createRequire } from "node:module";
+import path from "node:path";
 import hardhatToolboxViem from "@nomicfoundation/hardhat-toolbox-viem";
 import { configVariable, defineConfig } from "hardhat/config";
+import parallelBuild from "./lib/hardhat-parallel-build.ts";
 
 const require = createRequire(import.meta.url);
 const solcVersion: string = require("solc/package.json").version;
 
-// The compiler comes from the npm package `solc` so that builds never download anything.
+// The compiler comes from the npm package `solc` so that builds never download anything (lib/soljson.ts
+// loads it with V8's baseline WebAssembly compiler only: it says why).
 const compiler = {
   version: solcVersion,
-  path: require.resolve("solc/soljson.js"),
+  path: path.join(import.meta.dirname, "lib", "soljson.ts"),
   settings: {
     evmVersion: "cancun",
     optimizer: { enabled: true, runs: 10_000 },
@@ -16,7 +19,8 @@ const compiler = {
 };
 
 export default defineConfig({
-  plugins: [hardhatToolboxViem],
+  // parallelBuild: the compile on every core (lib/hardhat-parallel-build.ts says how).
+  plugins: [hardhatToolboxViem, parallelBuild],
   // The same compiler settings in both build profiles: `hardhat build` and the tests use `default`, Ignition
   // deployments `production`. With a single-version config Hardhat gives `production` its own settings
   // (optimizer at 200 runs, the compiler's default EVM version), so deployed bytecode, and the artifacts an

@@ -340,12 +340,12 @@ async function main() {
   // New embedded databases: copies of empty ones kept in the stack's directory (PostgreSQL's initdb costs
   // seconds of CPU; the first start makes them, beside the contracts' compile). On PostgreSQL the indexer and
   // the relayer create their schemas themselves. While the contracts compile (what the deployment, then
-  // everything, waits for), this work and the seed run at a lower CPU priority.
+  // everything, waits for), the relayer's database and the seed are made at a lower CPU priority. The
+  // indexer's is not: the indexer starts as soon as the contracts are built and its database is there, and
+  // it is the last piece to be ready (at a lower priority its database came some 4 s after the compile).
   const newEmbedded = !reuse && !postgres;
   const indexerDatabaseCreated = newEmbedded
-    ? begin(() =>
-        step("creating the indexer's database", () => createIndexerDatabase(dirs.indexer, dirs.templates, { background: !abisCurrent })),
-      )
+    ? begin(() => step("creating the indexer's database", () => createIndexerDatabase(dirs.indexer, dirs.templates)))
     : Promise.resolve();
   const relayerDatabaseCreated = newEmbedded
     ? begin(() =>
