@@ -1,15 +1,14 @@
 // The contracts' build for the local stack: Hardhat's compile (its `default` build profile, the one the tests
 // and the local deployment use) and generated/abis.ts, regenerated only when the artifacts changed.
-import { readdir, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { repoRoot } from "../ignition/deployment-records.ts";
+import { abisFile, abisSource } from "../scripts/generate-abis.ts";
 import { withHardhatLock } from "./hardhat-lock.ts";
 import { startService } from "./processes.ts";
 
 export const hardhatCli = path.join(repoRoot, "node_modules", "hardhat", "dist", "src", "cli.js");
 export const hardhatEnv = { HARDHAT_DISABLE_TELEMETRY: "true" };
-const artifactsDir = path.join(repoRoot, "artifacts", "contracts");
-const abisFile = path.join(repoRoot, "generated", "abis.ts");
 const generateAbisScript = path.join(repoRoot, "scripts", "generate-abis.ts");
 
 /** Runs `node <script> ...args` from the repository root; fails with its output if it fails. */
@@ -25,18 +24,14 @@ export function compileContracts(opts: { logFile?: string } = {}): Promise<void>
   return withHardhatLock(() => run("build", [hardhatCli, "build", "--quiet", "--no-tests"], { env: hardhatEnv, logFile: opts.logFile }));
 }
 
-/** Whether generated/abis.ts was written after the last change to what it is generated from: the artifacts of
- * contracts/*.sol and the folder that lists them (a contract added or removed). */
-export async function abisUpToDate(): Promise<boolean> {
+/** Whether generated/abis.ts (or `file`) holds what scripts/generate-abis.ts generates from the artifacts as they are. By
+ * content, not by modification times: the script leaves the file alone when its text is the same (the relayer's
+ * bundle is rebuilt when it moves), so after a build that rewrote the artifacts with the same ABIs (a changed
+ * comment, another compiler setting) the file stays older than the artifacts and still up to date. */
+export async function abisUpToDate(file = abisFile): Promise<boolean> {
   try {
-    const generated = (await stat(abisFile)).mtimeMs;
-    let newest = (await stat(artifactsDir)).mtimeMs;
-    for (const entry of await readdir(artifactsDir)) {
-      if (!entry.endsWith(".sol")) continue;
-      const artifact = path.join(artifactsDir, entry, `${entry.slice(0, -".sol".length)}.json`);
-      newest = Math.max(newest, (await stat(artifact)).mtimeMs);
-    }
-    return generated >= newest;
+    const [current, { text }] = await Promise.all([readFile(file, "utf8"), abisSource()]);
+    return current === text;
   } catch {
     return false;
   }

@@ -114,9 +114,17 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
   process.exit(1);
 }
+// --liftoff-only: V8 compiles WebAssembly with its baseline compiler only, in the test processes and in the
+// Node processes they start through lib/processes.ts (relayers, seeds, indexers). The embedded databases
+// (PGlite) are WebAssembly, and the optimised code V8 would compile for them on other threads comes too late to
+// pay for itself in processes that live seconds to a minute: three PGlite suites (telemetry, indexer rows,
+// webhook delivery) took 42-46 CPU s instead of 51-52 (user time, two runs each), and the whole run 935 CPU s
+// (user + system) and 572 s instead of 1,034 CPU s and 662 s (one run each, the same working tree, 2-core AMD
+// EPYC host, 2026-11-27). It changes no result, only which of V8's compilers runs the same code. The
+// benchmarks and `npm start` run without it.
 const result = spawnSync(
   node,
-  ["--test", `--test-reporter=${reporter}`, `--test-concurrency=${concurrency}`, "--test-timeout=900000", ...targets],
+  ["--liftoff-only", "--test", `--test-reporter=${reporter}`, `--test-concurrency=${concurrency}`, "--test-timeout=900000", ...targets],
   { cwd: root, env, stdio: "inherit" },
 );
 process.exit(result.status ?? 1);
