@@ -1,5 +1,5 @@
 // The contracts' build for the local stack: Hardhat's compile (its `default` build profile, the one the tests
-// and the local deployment use) and generated/abis.ts, regenerated only when the artifacts changed.
+// and the local deployment use) and generated/abis.ts, regenerated only when the ABIs in the artifacts changed.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { repoRoot } from "../ignition/deployment-records.ts";

@@ -6,7 +6,8 @@
 // This plugin splits the root files into up to one group per core (os.availableParallelism()), gives every
 // group but the first a compiler configuration of its own (a copy of the profile's one compiler: the same
 // version and settings, so the same bytecode), and runs the jobs on every core. The cost of a root is the
-// Solidity it compiles: the size of its file and of every file it imports, comments left out; a group counts
+// Solidity it compiles: the size of its file and of every file it imports, comments left out (a package's
+// files at a fifth: mostly interfaces, libraries and abstract contracts); a group counts
 // a file its roots share once (solc compiles every contract of a job's sources once), so roots that import
 // the same contracts go together where that keeps the groups even (splitRoots). A build profile with more
 // than one compiler or with overrides of its own is left as it is. On a 2-core AMD EPYC host (two runs each,
@@ -36,6 +37,11 @@ function solidityFiles(dir: string): string[] {
 const IMPORT = /^\s*import\s[^;]*?["']([^"']+)["']/gm;
 const COMMENTS = /\/\*[\s\S]*?\*\/|\/\/[^\n]*/g;
 
+/** A package's file counts for a fifth of its size: most of what contracts import from packages (OpenZeppelin
+ * here) is interfaces, libraries and abstract contracts, which solc analyses but does not compile to bytecode
+ * of their own. */
+const PACKAGE_WEIGHT = 0.2;
+
 /** Where an import of `file` points: relative to it, or a package under the project's node_modules. */
 function resolveImport(file: string, spec: string, root: string): string {
   return spec.startsWith(".") ? path.resolve(path.dirname(file), spec) : path.join(root, "node_modules", spec);
@@ -64,11 +70,6 @@ function closureOf(file: string, root: string, sizes: Map<string, { size: number
   }
   return closure;
 }
-
-/** A package's file counts for a fifth of its size: most of what contracts import from packages (OpenZeppelin
- * here) is interfaces, libraries and abstract contracts, which solc analyses but does not compile to bytecode
- * of their own. */
-const PACKAGE_WEIGHT = 0.2;
 
 const weight = (files: Closure) => [...files.values()].reduce((sum, size) => sum + size, 0);
 

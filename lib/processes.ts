@@ -42,12 +42,12 @@ const BACKGROUND_PRIORITY = 10;
 /** Every service this process started that has not exited yet, in start order. */
 const running = new Set<Service>();
 
-/** Starts `command args` as a named service. */
 /** V8 flags a Node child started here inherits from this process: `--liftoff-only` (WebAssembly compiled by
  * V8's baseline compiler only), which `npm test` runs its test files with (scripts/test.ts says why), so that
  * the relayers, seeds and indexers a test starts run so too. */
 const INHERITED_V8_FLAGS = process.execArgv.filter((arg) => arg === "--liftoff-only");
 
+/** Starts `command args` as a named service (a Node child with the V8 flags above that this process has). */
 export function startService(name: string, command: string, args: string[], opts: StartOptions = {}): Service {
   const inherited = command === process.execPath ? INHERITED_V8_FLAGS.filter((flag) => !args.includes(flag)) : [];
   const child = spawn(command, [...inherited, ...args], {

@@ -15,7 +15,7 @@
 //
 // Start-up runs its steps side by side where one does not need another (the chain, the compile, the
 // databases, the device cloud, the seed; Ignition, then the indexer and the relayer), and shows each with
-// the seconds it took. Repeated work is skipped: the ABIs are generated only when the artifacts changed, new
+// the seconds it took. Repeated work is skipped: the ABIs are generated only when they changed, new
 // databases are copies of empty ones kept in the stack's directory (database-templates/), and on the same
 // chain the sample tenant the last start seeded is kept as it is. The indexer starts beside Ignition: on the
 // same chain on the last deployment's record; on a new chain, like the relayer, waiting for this deployment's
