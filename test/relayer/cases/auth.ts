@@ -7,6 +7,7 @@ import { before, describe, it } from "node:test";
 import { PGlite } from "@electric-sql/pglite";
 import { SignJWT } from "jose";
 import { hashPassword } from "../../../relayer/src/auth/passwords.ts";
+import { PGLITE_OPTIONS } from "../../../relayer/src/db/client.ts";
 import { newId } from "../../../relayer/src/ids.ts";
 import { testDatabaseUrl, withPostgres } from "../../support/databases.ts";
 import type { Stack } from "../../support/stack.ts";
@@ -478,7 +479,7 @@ async function withRelayerDb<T>(s: Stack, fn: (query: Query) => Promise<T>): Pro
   let result: { value: T } | undefined;
   await s.restartRelayer({
     whileStopped: async () => {
-      const pglite = await PGlite.create(db.directory);
+      const pglite = await PGlite.create(db.directory, PGLITE_OPTIONS);
       try {
         result = {
           value: await fn(

@@ -11,6 +11,7 @@
 // device_status or sync_state row is caught). Excluding the tables or columns the workers touch, or waiting
 // for them to settle, would either hide such writes or still race with the next poll.
 import { PGlite } from "@electric-sql/pglite";
+import { PGLITE_OPTIONS } from "../../../relayer/src/db/client.ts";
 import { testDatabaseUrl, withPostgres } from "../../support/databases.ts";
 import type { Stack } from "../../support/stack.ts";
 
@@ -63,7 +64,7 @@ export async function relayerFingerprint(stack: Stack, opts: { workers: boolean 
   await stack.restartRelayer({
     env,
     whileStopped: async () => {
-      const pglite = await PGlite.create(db.directory);
+      const pglite = await PGlite.create(db.directory, PGLITE_OPTIONS);
       try {
         result = await fingerprintWith(
           async <Row extends Record<string, unknown>>(sql: string) => (await pglite.query<Row>(sql)).rows,
