@@ -183,8 +183,23 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port found between ${PORT_RANGE.from} and ${PORT_RANGE.to}`);
 }
 
+/** The first of `count` consecutive ports, each as freePort gives one (free a moment ago, reserved for this
+ * process, below the ephemeral range), for a program that takes one base port and uses the next ones too
+ * (`npm run rehearsal`'s REHEARSAL_PORT_BASE). */
+export async function freePortRun(count: number): Promise<number> {
+  mkdirSync(PORT_RESERVATIONS, { recursive: true });
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const base = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from - count));
+    const ports = Array.from({ length: count }, (_, i) => base + i);
+    // Each reserved in turn; one that is taken ends the attempt (the ones before it stay reserved, unused).
+    if (!ports.every((port) => reservePort(port))) continue;
+    if ((await Promise.all(ports.map(canListen))).every(Boolean)) return base;
+  }
+  throw new Error(`no ${count} consecutive free ports found between ${PORT_RANGE.from} and ${PORT_RANGE.to}`);
+}
+
 /** Reserves `port` for this process: true if it was not reserved, or its reservation had expired. */
-function reservePort(port: number): boolean {
+export function reservePort(port: number): boolean {
   const file = path.join(PORT_RESERVATIONS, String(port));
   try {
     closeSync(openSync(file, "wx"));

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { freePort } from "../../lib/processes.ts";
+import { freePort, freePortRun } from "../../lib/processes.ts";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
@@ -44,5 +44,31 @@ describe("freePort", () => {
         server.listen(port, "127.0.0.1", () => server.close(() => resolve()));
       });
     }
+  });
+
+  it("freePortRun: consecutive ports outside the ephemeral range, reserved: another process cannot have them", async () => {
+    const [low, high] = existsSync("/proc/sys/net/ipv4/ip_local_port_range")
+      ? readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number)
+      : [32768, 65535];
+    const base = await freePortRun(5);
+    const run = [0, 1, 2, 3, 4].map((i) => base + i);
+    for (const port of run) {
+      assert.ok(port < low || port > high, `${port} is in the ephemeral range ${low}-${high}`);
+      await new Promise<void>((resolve, reject) => {
+        const server = net.createServer().once("error", reject);
+        server.listen(port, "127.0.0.1", () => server.close(() => resolve()));
+      });
+    }
+    // What freePort does with a port it drew: reserve it. Another process is refused each port of the run.
+    const script = `const { reservePort } = await import(${JSON.stringify(path.join(root, "lib", "processes.ts"))});
+console.log(JSON.stringify(${JSON.stringify(run)}.map(reservePort)));`;
+    const answers = await new Promise<boolean[]>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+      child.on("error", reject);
+      child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as boolean[]) : reject(new Error(`exit ${code}`))));
+    });
+    assert.deepEqual(answers, [false, false, false, false, false]);
   });
 });

@@ -12,23 +12,14 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { deploymentRecordPath, repoRoot } from "../../ignition/deployment-records.ts";
 import type { Browser } from "playwright-core";
-import { isListening } from "../../lib/processes.ts";
+import { freePortRun, isListening } from "../../lib/processes.ts";
 import { localAccount } from "../../lib/sample-data.ts";
 import type { RehearsalResult } from "../../scripts/rehearsal.ts";
 import { injectWallet, launchBrowser, watchPageErrors } from "../support/browser.ts";
 import { testLogDir } from "../support/local-chain.ts";
 
+/** The ports `npm run rehearsal` takes from REHEARSAL_PORT_BASE: chain, device cloud, indexer, relayer, receiver. */
 const PORTS = 5;
-
-/** The first of PORTS consecutive free loopback ports. */
-async function freePortRun(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const taken = await Promise.all(Array.from({ length: PORTS }, (_, i) => isListening(base + i)));
-    if (!taken.some(Boolean)) return base;
-  }
-  throw new Error(`no ${PORTS} consecutive free ports found`);
-}
 
 describe("npm run rehearsal", () => {
   it(
@@ -40,7 +31,7 @@ describe("npm run rehearsal", () => {
       await mkdir(dir, { recursive: true });
       const resultFile = path.join(dir, "..", "rehearsal-result.json");
       await rm(resultFile, { force: true });
-      const base = await freePortRun();
+      const base = await freePortRun(PORTS);
       const child = spawn("npm", ["run", "--silent", "rehearsal"], {
         cwd: repoRoot,
         env: {
