@@ -18,7 +18,7 @@ import path from "node:path";
 import { run as runTests } from "node:test";
 import * as reporters from "node:test/reporters";
 import pg from "pg";
-import { processAlive } from "../lib/processes.ts";
+import { PACKAGE_IMPORTS_HOOK, processAlive } from "../lib/processes.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const node = process.execPath;
@@ -34,7 +34,7 @@ const env: NodeJS.ProcessEnv = {
 
 function run(label: string, args: string[]) {
   console.error(`# ${label}`);
-  const result = spawnSync(node, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+  const result = spawnSync(node, [...PACKAGE_IMPORTS_HOOK, ...args], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
   if (result.status !== 0) {
     console.error(`# ${label} failed (exit ${result.status})`);
     process.exit(result.status ?? 1);
@@ -156,7 +156,7 @@ const stream = runTests({
   files: targets.map((file) => path.resolve(root, file)),
   concurrency,
   timeout: 900_000,
-  execArgv: ["--liftoff-only"],
+  execArgv: ["--liftoff-only", ...PACKAGE_IMPORTS_HOOK],
 });
 let success = false;
 stream.on("test:summary", (summary) => {
