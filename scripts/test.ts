@@ -32,6 +32,23 @@ const env: NodeJS.ProcessEnv = {
   NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(root, "node_modules", ".cache", "node-compile-cache"),
 };
 
+const reporter = env.TEST_REPORTER ?? "tap";
+/** Node's built-in reporters by their `--test-reporter` names. */
+function reporterFor(name: string) {
+  if (name === "tap") return reporters.tap;
+  if (name === "dot") return reporters.dot;
+  if (name === "junit") return reporters.junit;
+  if (name === "spec") return new reporters.spec();
+  console.error(`# TEST_REPORTER must be tap, spec, dot or junit (got ${name})`);
+  process.exit(1);
+}
+const reporterStream = reporterFor(reporter);
+const concurrency = Number(env.TEST_CONCURRENCY ?? "3");
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
+  process.exit(1);
+}
+
 function run(label: string, args: string[]) {
   console.error(`# ${label}`);
   const result = spawnSync(node, [...PACKAGE_IMPORTS_HOOK, ...args], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
@@ -76,38 +93,37 @@ if (wanted.includes("postgres")) {
   }
 }
 
-/** The files that take longest, longest first (seconds of one file's run in the whole run of 2026-11-27 06:00 on
- * this 2-core machine, with two other files beside it): with three files at a time they start first and the
- * short files fill the gaps, instead of one long file running alone at the end. Scheduling only: a file
- * missing here runs after them, in path order. (Node's `--test` command line sorts the files it is given by
- * path, so the order is kept by running them through `run()` below.) */
+/** The files that take longest, longest first (seconds of each file's suites in the whole run of 2026-11-27
+ * 06:49 on this 2-core machine, three files at a time): they start first and the short files fill the gaps,
+ * instead of one long file running alone at the end. Scheduling only: a file missing here runs after them, in
+ * path order. (Node's `--test` command line sorts the files it is given by path, whatever their order: the
+ * files run through `run()` below, which keeps it.) */
 const LONGEST_FIRST = [
-  "test/resilience/resilience.pglite.test.ts", // 282
-  "test/relayer/api.test.ts", // 239
-  "test/resilience/resilience.postgres.test.ts", // 214
-  "test/relayer/scale-out.test.ts", // 201
-  "test/relayer/tx-sender.test.ts", // 143
-  "test/energy/anchoring.test.ts", // 135
-  "test/stack/start.test.ts", // 133
-  "test/indexer/indexer.backfill.test.ts", // 112
-  "test/indexer/indexer.rows.test.ts", // 106
-  "test/stack/entry-points.test.ts", // 105
-  "test/webhooks/delivery.test.ts", // 86
-  "test/stack/rehearsal.test.ts", // 86
-  "test/relayer/metrics.test.ts", // 82
-  "test/indexer/indexer.outage.test.ts", // 81
-  "test/portal/browser.test.ts", // 81
-  "test/indexer/indexer.factory-splits.test.ts", // 73
-  "test/indexer/indexer.reorg.test.ts", // 69
-  "test/webhooks/own-endpoints.test.ts", // 61
-  "test/energy/telemetry.test.ts", // 54
-  "test/energy/sandbox.test.ts", // 49
-  "test/typecheck.test.ts", // 40
-  "test/relayer/worker.test.ts", // 37
-  "test/webhooks/multi-process.test.ts", // 35
-  "test/contracts/properties.test.ts", // 30
-  "test/relayer/migrations.test.ts", // 30
-  "test/lint.test.ts", // 27
+  "test/resilience/resilience.pglite.test.ts", // 250
+  "test/relayer/scale-out.test.ts", // 193
+  "test/resilience/resilience.postgres.test.ts", // 193
+  "test/relayer/api.test.ts", // 181
+  "test/relayer/tx-sender.test.ts", // 135
+  "test/stack/start.test.ts", // 130
+  "test/energy/anchoring.test.ts", // 127
+  "test/indexer/indexer.backfill.test.ts", // 100
+  "test/stack/entry-points.test.ts", // 96
+  "test/stack/rehearsal.test.ts", // 93
+  "test/indexer/indexer.rows.test.ts", // 85
+  "test/webhooks/own-endpoints.test.ts", // 84
+  "test/webhooks/delivery.test.ts", // 79
+  "test/indexer/indexer.factory-splits.test.ts", // 75
+  "test/indexer/indexer.outage.test.ts", // 73
+  "test/relayer/metrics.test.ts", // 65
+  "test/indexer/indexer.reorg.test.ts", // 65
+  "test/portal/browser.test.ts", // 53
+  "test/energy/telemetry.test.ts", // 35
+  "test/webhooks/multi-process.test.ts", // 32
+  "test/typecheck.test.ts", // 22
+  "test/energy/sandbox.test.ts", // 21
+  "test/relayer/migrations.test.ts", // 19
+  "test/contracts/properties.test.ts", // 17
+  "test/relayer/worker.test.ts", // 12
 ];
 
 const args = process.argv.slice(2);
@@ -125,21 +141,6 @@ const rank = (file: string) => {
   return i === -1 ? LONGEST_FIRST.length : i;
 };
 const targets = files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
-const reporter = env.TEST_REPORTER ?? "tap";
-/** Node's built-in reporters by their `--test-reporter` names. */
-function reporterFor(name: string) {
-  if (name === "tap") return reporters.tap;
-  if (name === "dot") return reporters.dot;
-  if (name === "junit") return reporters.junit;
-  if (name === "spec") return new reporters.spec();
-  console.error(`# TEST_REPORTER must be tap, spec, dot or junit (got ${name})`);
-  process.exit(1);
-}
-const concurrency = Number(env.TEST_CONCURRENCY ?? "3");
-if (!Number.isInteger(concurrency) || concurrency < 1) {
-  console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
-  process.exit(1);
-}
 // --liftoff-only: V8 compiles WebAssembly with its baseline compiler only, in the test processes and in the
 // Node processes they start through lib/processes.ts (relayers, seeds, indexers). The embedded databases
 // (PGlite) are WebAssembly, and the optimised code V8 would compile for them on other threads comes too late to
@@ -166,4 +167,4 @@ stream.on("test:summary", (summary) => {
 stream.on("end", () => {
   process.exitCode = success ? 0 : 1;
 });
-stream.compose(reporterFor(reporter)).pipe(process.stdout);
+stream.compose(reporterStream).pipe(process.stdout);
