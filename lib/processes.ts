@@ -58,7 +58,10 @@ export const PACKAGE_IMPORTS_HOOK = ["--import", pathToFileURL(path.join(import.
 export function startService(name: string, command: string, args: string[], opts: StartOptions = {}): Service {
   const inherited =
     command === process.execPath
-      ? [...(args.includes(PACKAGE_IMPORTS_HOOK[1]) ? [] : PACKAGE_IMPORTS_HOOK), ...INHERITED_V8_FLAGS.filter((flag) => !args.includes(flag))]
+      ? [
+          ...(args.includes(PACKAGE_IMPORTS_HOOK[1]) ? [] : PACKAGE_IMPORTS_HOOK),
+          ...INHERITED_V8_FLAGS.filter((flag) => !args.includes(flag)),
+        ]
       : [];
   const child = spawn(command, [...inherited, ...args], {
     cwd: opts.cwd,

@@ -26,7 +26,10 @@ function childArguments(flags: string[]): { node: string[]; echo: string } {
 
 describe("V8 flags of the Node processes a service start makes", () => {
   it("passes --liftoff-only on to a Node child, once, and leaves other commands alone", () => {
-    assert.deepEqual(childArguments(["--liftoff-only", "--max-old-space-size=512"]), { node: ["--import", "--liftoff-only"], echo: "plain" });
+    assert.deepEqual(childArguments(["--liftoff-only", "--max-old-space-size=512"]), {
+      node: ["--import", "--liftoff-only"],
+      echo: "plain",
+    });
   });
 
   it("adds nothing when the process runs without it", () => {

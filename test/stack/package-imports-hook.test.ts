@@ -47,10 +47,14 @@ function nodeResolutions(imports: Array<{ specifier: string; parentURL: string }
       out.push(seen);
     }
     console.log(JSON.stringify(out));`;
-  const result = spawnSync(process.execPath, ["--experimental-import-meta-resolve", "--input-type=module", "-e", script, JSON.stringify(imports)], {
-    encoding: "utf8",
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const result = spawnSync(
+    process.execPath,
+    ["--experimental-import-meta-resolve", "--input-type=module", "-e", script, JSON.stringify(imports)],
+    {
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   assert.equal(result.status, 0, result.stderr);
   return JSON.parse(result.stdout) as Array<{ url: string; format: string } | null>;
 }
