@@ -7,7 +7,6 @@ import { RegExpRouter } from "hono/router/reg-exp-router";
 import { energyApi, energyDocs } from "./energy/api.ts";
 import { errorBody, toErrorResponse } from "./http/errors.ts";
 import type { AppEnv } from "./http/env.ts";
-import { JSON_TOO_DEEP_MESSAGE } from "./http/json-depth.ts";
 import { requestContext } from "./http/middleware.ts";
 import { httpMetrics, metricsHandler } from "./metrics/route.ts";
 import { UNSTORABLE_TEXT_MESSAGE } from "./http/text-guard.ts";
@@ -35,7 +34,7 @@ export function createApp(services: Services) {
         onError: (c) => c.json(errorBody(c, "body_too_large", `the body exceeds ${MAX_BODY_BYTES} bytes`), 413, { connection: "close" }),
       }),
       refuseText: (c) => c.json(errorBody(c, "invalid_parameters", UNSTORABLE_TEXT_MESSAGE), 422),
-      refuseDeep: (c) => c.json(errorBody(c, "invalid_parameters", JSON_TOO_DEEP_MESSAGE), 422),
+      refuseJson: (c, message) => c.json(errorBody(c, "invalid_parameters", message), 422),
     }),
   );
   app.route("/v1", paymentsApi(services));

@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { MAX_JSON_DEPTH } from "../../relayer/src/http/json-depth.ts";
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from "../../relayer/src/http/json-shape.ts";
 import { requestGuards } from "../../relayer/src/http/request-guards.ts";
 
-const LIMIT = 1024;
+const LIMIT = 8 * 1024;
 
 function app() {
   const seen: string[] = [];
@@ -23,7 +23,7 @@ function app() {
     requestGuards({
       limitBody: bodyLimit({ maxSize: LIMIT, onError: (c) => c.json({ refused: "size" }, 413) }),
       refuseText: (c, where) => (where === "query" ? undefined : c.json({ refused: `text in ${where}` }, 422)),
-      refuseDeep: (c) => c.json({ refused: "depth" }, 422),
+      refuseJson: (c, message) => c.json({ refused: message.includes("levels deep") ? "depth" : "members" }, 422),
     }),
   );
   app.post("/items/:id", async (c) => {
@@ -40,6 +40,7 @@ function app() {
 
 const post = (body: string, type = "application/json") => ({ method: "POST", body, headers: { "content-type": type } });
 const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+const wide = (members: number) => JSON.stringify(Object.fromEntries(Array.from({ length: members }, (_, i) => [`k${i}`, i])));
 
 describe("request guards", () => {
   it("passes a well-formed request through to its route, with the body still readable and the route's headers", async () => {
@@ -59,6 +60,7 @@ describe("request guards", () => {
       ["/items/1", post('{"name":"a\u0000b"}'), 422, "text in body"],
       ["/items/1%00", post("{}"), 422, "text in path"],
       ["/items/1", post(nested(MAX_JSON_DEPTH + 1)), 422, "depth"],
+      ["/items/1", post(wide(MAX_JSON_MEMBERS + 1)), 422, "members"],
       ["/items/a%00b", { method: "GET" }, 422, "text in path"],
     ];
     for (const [url, init, status, refused] of cases) {
@@ -69,14 +71,20 @@ describe("request guards", () => {
     assert.deepEqual(seen, []);
   });
 
-  it("lets through what a check leaves alone: JSON at the depth limit, a body of another type, text in an unread query", async () => {
+  it("lets through what a check leaves alone: JSON at the depth and width limits, a body of another type, text in an unread query", async () => {
     const { app: a, seen } = app();
     assert.equal((await a.request("/items/1", post(nested(MAX_JSON_DEPTH)))).status, 201);
+    assert.equal((await a.request("/items/4", post(wide(MAX_JSON_MEMBERS)))).status, 201);
     // Not JSON: no depth to count (the route's own validation answers such bodies).
     assert.equal((await a.request("/items/2", post(nested(MAX_JSON_DEPTH + 5), "text/plain"))).status, 201);
     // refuseText answers undefined for the query: the request goes on.
     assert.equal((await a.request("/items/3?q=%00", { method: "GET" })).status, 200);
-    assert.deepEqual(seen, [`POST 1 ${nested(MAX_JSON_DEPTH)}`, `POST 2 ${nested(MAX_JSON_DEPTH + 5)}`, "GET 3"]);
+    assert.deepEqual(seen, [
+      `POST 1 ${nested(MAX_JSON_DEPTH)}`,
+      `POST 4 ${wide(MAX_JSON_MEMBERS)}`,
+      `POST 2 ${nested(MAX_JSON_DEPTH + 5)}`,
+      "GET 3",
+    ]);
   });
 
   it("leaves the answer of a request no route takes to the app (404), whatever its method", async () => {

@@ -5,7 +5,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { docsPage } from "../http/docs-page.ts";
-import { JSON_TOO_DEEP_MESSAGE } from "../http/json-depth.ts";
 import { requestGuards } from "../http/request-guards.ts";
 import { UNSTORABLE_TEXT_MESSAGE } from "../http/text-guard.ts";
 import type { Services } from "../services.ts";
@@ -56,7 +55,7 @@ export function energyApi(services: Services): SandboxApi {
           : where === "body"
             ? c.json(sandboxErrorBody("invalid_request", `invalid body: ${UNSTORABLE_TEXT_MESSAGE}`), 400)
             : undefined,
-      refuseDeep: (c) => c.json(sandboxErrorBody("invalid_request", `invalid body: ${JSON_TOO_DEEP_MESSAGE}`), 400),
+      refuseJson: (c, message) => c.json(sandboxErrorBody("invalid_request", `invalid body: ${message}`), 400),
     }),
   );
 

@@ -80,7 +80,7 @@ export function paymentsApi(services: Services) {
         '`{"error": {"code", "message", "details"?}, "requestId"}`. Any route may answer 503 `unavailable` with ' +
         "Retry-After while a dependency (its database, the chain, the indexer) cannot be reached: retry then. " +
         "Bodies are at most 1 MiB (413 `body_too_large`); a JSON body nesting arrays or objects more than 32 " +
-        "levels deep is 422 `invalid_parameters` before it is parsed.",
+        "levels deep, or with an object of more than 256 members, is 422 `invalid_parameters` before it is parsed.",
     },
     servers: [{ url: `${services.config.publicBaseUrl}/v1` }],
     tags: [{ name: "Webhooks", description: WEBHOOKS_GUIDE }],
