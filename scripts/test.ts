@@ -95,17 +95,20 @@ if (wanted.includes("postgres")) {
 
 /** The files that take longest, longest first (seconds of each file's suites in the whole run of 2026-11-27
  * 06:49 on this 2-core machine, three files at a time): they start first and the short files fill the gaps,
- * instead of one long file running alone at the end. Scheduling only: a file missing here runs after them, in
- * path order. (Node's `--test` command line sorts the files it is given by path, whatever their order: the
- * files run through `run()` below, which keeps it.) */
+ * instead of one long file running alone at the end; but the resilience suites, whose limits on server time
+ * and on the watchdog's answers are the most sensitive to load, start beside the transaction sender's (which
+ * spends most of its time waiting for blocks and leases), and the three relayers on one PostgreSQL (the most
+ * CPU) only once they are done. Scheduling only: a file missing here runs after them, in path order. (Node's
+ * `--test` command line sorts the files it is given by path, whatever their order: the files run through
+ * `run()` below, which keeps it.) */
 const LONGEST_FIRST = [
   "test/resilience/resilience.pglite.test.ts", // 250
-  "test/relayer/scale-out.test.ts", // 193
   "test/resilience/resilience.postgres.test.ts", // 193
-  "test/relayer/api.test.ts", // 181
   "test/relayer/tx-sender.test.ts", // 135
-  "test/stack/start.test.ts", // 130
+  "test/relayer/api.test.ts", // 181
   "test/energy/anchoring.test.ts", // 127
+  "test/relayer/scale-out.test.ts", // 193
+  "test/stack/start.test.ts", // 130
   "test/indexer/indexer.backfill.test.ts", // 100
   "test/stack/entry-points.test.ts", // 96
   "test/stack/rehearsal.test.ts", // 93
