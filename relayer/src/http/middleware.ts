@@ -1,22 +1,28 @@
-// Request-scoped middleware: request id and access log, body size limit, rate limiting.
+// Request-scoped middleware: request id, access log and request timing; rate limiting.
 import type { MiddlewareHandler } from "hono";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { newId } from "../ids.ts";
 import type { Logger } from "../logger.ts";
+import type { RequestTimer } from "../metrics/route.ts";
 import { errors } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 
 const requestIdPattern = /^[A-Za-z0-9_.:-]{1,100}$/;
 
-/** Assigns the request id (a sane incoming x-request-id is kept), echoes it, logs one line a request. */
-export function requestContext(logger: Logger): MiddlewareHandler<AppEnv> {
+/** The first layer of every request: assigns the request id (a sane incoming x-request-id is kept), echoes
+ * it, logs one line a request and times it (`timer`: metrics/route.ts), even when what follows throws. */
+export function requestContext(logger: Logger, timer: RequestTimer): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    const started = performance.now();
     const incoming = c.req.header("x-request-id");
     const requestId = incoming && requestIdPattern.test(incoming) ? incoming : newId("req");
     c.set("requestId", requestId);
     c.set("logger", new LazyChild(logger, { requestId }));
-    const started = performance.now();
-    await next();
+    try {
+      await next();
+    } finally {
+      timer(c, (performance.now() - started) / 1000);
+    }
     setResponseHeader(c, "x-request-id", requestId);
     const identity = c.get("identity");
     // The same line as the request's own logger would write, without making one for a request whose

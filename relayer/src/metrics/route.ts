@@ -1,4 +1,4 @@
-// GET /metrics (Prometheus text format) and the middleware that times every HTTP request.
+// GET /metrics (Prometheus text format) and the timer of every HTTP request.
 //
 // Who may scrape:
 // - METRICS_TOKEN set: whoever sends `Authorization: Bearer <METRICS_TOKEN>` (compared in constant time),
@@ -7,7 +7,7 @@
 //   forwarding header (Forwarded, X-Forwarded-For, X-Real-IP: a reverse proxy on the same host would make
 //   every client look local); anything else is 404, as if the route did not exist.
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { METHOD_NAME_ALL } from "hono/router";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../http/env.ts";
@@ -30,10 +30,15 @@ export function routeTemplate(c: Context): string {
   return "unmatched";
 }
 
-/** Observes every request in payg_http_request_duration_seconds. The series of each label set is made once
- * and kept, found again through maps keyed by the label values themselves (no key text built per request);
- * the label sets are bounded: registered route templates, a few methods, the statuses the service answers. */
-export function httpMetrics(metrics: Metrics): MiddlewareHandler<AppEnv> {
+/** What the request context (http/middleware.ts) calls once a request is answered: observes it in
+ * payg_http_request_duration_seconds. The series of each label set is made once and kept, found again through
+ * maps keyed by the label values themselves (no key text built per request); the label sets are bounded:
+ * registered route templates, a few methods, the statuses the service answers. A function the request
+ * context calls rather than a middleware of its own: each middleware layer is an async function and a
+ * promise more on every request. */
+export type RequestTimer = (c: Context, seconds: number) => void;
+
+export function httpRequestTimer(metrics: Metrics): RequestTimer {
   const byRoute = new Map<string, Map<number, Map<string, Observer>>>();
   const seriesOf = (method: string, route: string, status: number): Observer => {
     let byStatus = byRoute.get(route);
@@ -47,14 +52,9 @@ export function httpMetrics(metrics: Metrics): MiddlewareHandler<AppEnv> {
     }
     return series;
   };
-  return async (c, next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const method = METHODS.has(c.req.method) ? c.req.method : "other";
-      seriesOf(method, routeTemplate(c), c.res.status).observe((performance.now() - started) / 1000);
-    }
+  return (c, seconds) => {
+    const method = METHODS.has(c.req.method) ? c.req.method : "other";
+    seriesOf(method, routeTemplate(c), c.res.status).observe(seconds);
   };
 }
 

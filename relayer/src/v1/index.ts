@@ -4,7 +4,6 @@
 import { ROLE_SCOPES, documentAccess } from "../auth/access-docs.ts";
 import { createApi } from "../http/api.ts";
 import { docsPage } from "../http/docs-page.ts";
-import { toErrorResponse } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { WEBHOOKS_GUIDE, registerWebhookDocs } from "../webhooks/catalogue.ts";
 import { apiKeyRoutes } from "./api-keys.ts";
@@ -25,8 +24,9 @@ import { webhookSubscriptionRoutes } from "./webhook-subscriptions.ts";
 export const PAYMENT_API_VERSION = "1.0.0";
 
 export function paymentsApi(services: Services) {
+  // No onError of its own: the app's (app.ts) answers errors in the same envelope. A sub-app with an error
+  // handler has Hono wrap each of its handlers in one more composed layer, on every request.
   const api = createApi();
-  api.onError((error, c) => toErrorResponse(c, error));
 
   api.openAPIRegistry.registerComponent("securitySchemes", "apiKey", {
     type: "http",
