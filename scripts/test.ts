@@ -11,10 +11,13 @@
 // never share Ponder's sync tables; the suites that start whole stacks go first, see LONGEST_FIRST);
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
 // test/support/deployment-replay.ts);
-// NODE_COMPILE_CACHE (default node_modules/.cache/node-compile-cache, see below).
+// NODE_COMPILE_CACHE (default node_modules/.cache/node-compile-cache, see below); TEST_TIMELINE (a file to
+// which each test file's process appends a JSON line when it exits: the file, and when its process started
+// and ended in seconds from the start of the run (scripts/test-timeline.ts): what LONGEST_FIRST is made from).
 import { spawnSync } from "node:child_process";
-import { existsSync, globSync, statSync } from "node:fs";
+import { existsSync, globSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { run as runTests } from "node:test";
 import * as reporters from "node:test/reporters";
 import pg from "pg";
@@ -154,13 +157,18 @@ const targets = files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
 // benchmarks and `npm start` run without it.
 // Node's test runner, in this process: each file in a child process of its own, `concurrency` at a time, in
 // the order of `targets`; TAP (or TEST_REPORTER) on stdout, ending with the `# pass N` / `# fail N` summary.
+const timeline = env.TEST_TIMELINE ? ["--import", pathToFileURL(path.join(root, "scripts", "test-timeline.ts")).href] : [];
+if (env.TEST_TIMELINE) {
+  writeFileSync(env.TEST_TIMELINE, "");
+  env.TEST_TIMELINE_ORIGIN = String(Date.now());
+}
 process.chdir(root);
 Object.assign(process.env, env);
 const stream = runTests({
   files: targets.map((file) => path.resolve(root, file)),
   concurrency,
   timeout: 900_000,
-  execArgv: ["--liftoff-only", ...PACKAGE_IMPORTS_HOOK],
+  execArgv: ["--liftoff-only", ...PACKAGE_IMPORTS_HOOK, ...timeline],
 });
 let success = false;
 stream.on("test:summary", (summary) => {
