@@ -1,13 +1,16 @@
 // `npm test`: builds the contracts, the generated ABIs and deployment records and the relayer's bundles,
 // checks the services the end-to-end suites need, then runs every test of the repository with Node's test
-// runner, three files at a time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
+// runner, four files at a time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
 //   npm test                       every suite (on PGlite and PostgreSQL where the database matters)
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
-// default 3: the end-to-end suites spend part of their time waiting (leases, timeouts, blocks), so with two
+// default 4: the end-to-end suites spend part of their time waiting (leases, timeouts, blocks), so with two
 // files at a time the two cores were busy 77% of a run, with three 90%: 449 s against 559 s for the whole
-// run in the same working tree on 2026-11-26; each test file has a PostgreSQL database of its own, so files
+// run in the same working tree on 2026-11-26; on 2026-11-27 a CPU sampler saw the two cores 71% busy with
+// three, and four took 407 s against 426-435 s with three (same working tree, 2-core AMD EPYC host; on a
+// slower host that day four made the resilience suites' limits fail, since measured again alone before
+// failing); each test file has a PostgreSQL database of its own, so files
 // never share Ponder's sync tables; the suites that start whole stacks go first, see LONGEST_FIRST);
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
 // test/support/deployment-replay.ts);
@@ -46,7 +49,7 @@ function reporterFor(name: string) {
   process.exit(1);
 }
 const reporterStream = reporterFor(reporter);
-const concurrency = Number(env.TEST_CONCURRENCY ?? "3");
+const concurrency = Number(env.TEST_CONCURRENCY ?? "4");
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
   process.exit(1);
@@ -96,40 +99,44 @@ if (wanted.includes("postgres")) {
   }
 }
 
-/** The files that take longest, longest first (seconds of each file's suites in the whole run of 2026-11-27
- * 06:49 on this 2-core machine, three files at a time): they start first and the short files fill the gaps,
- * instead of one long file running alone at the end; but the resilience suites, whose limits on server time
- * and on the watchdog's answers are the most sensitive to load, start beside the transaction sender's (which
- * spends most of its time waiting for blocks and leases), and the three relayers on one PostgreSQL (the most
- * CPU) only once they are done. Scheduling only: a file missing here runs after them, in path order. (Node's
- * `--test` command line sorts the files it is given by path, whatever their order: the files run through
- * `run()` below, which keeps it.) */
+/** The files that take longest, longest first (seconds from the file's process start to its end in the run
+ * of 2026-11-27 10:05 on this 2-core machine, four files at a time, TEST_TIMELINE): they start first and the
+ * short files fill the gaps, instead of one long file running alone at the end; but the resilience suites,
+ * whose limits on server time and on the watchdog's answers are the most sensitive to load, start beside the
+ * transaction sender's (which spends most of its time waiting for blocks and leases), and the three relayers on
+ * one PostgreSQL (the most CPU) only once one of the first has ended. The files of 5-20 s are listed too, so
+ * that the last seconds of a run are the files of one or two seconds, not one of those alone. Scheduling
+ * only: a file missing here runs after them, in path order. (Node's `--test` command line sorts the files it
+ * is given by path, whatever their order: the files run through `run()` below, which keeps it.) */
 const LONGEST_FIRST = [
-  "test/resilience/resilience.pglite.test.ts", // 250
-  "test/resilience/resilience.postgres.test.ts", // 193
-  "test/relayer/tx-sender.test.ts", // 135
-  "test/relayer/api.test.ts", // 181
-  "test/energy/anchoring.test.ts", // 127
-  "test/relayer/scale-out.test.ts", // 193
-  "test/stack/start.test.ts", // 130
-  "test/indexer/indexer.backfill.test.ts", // 100
-  "test/stack/entry-points.test.ts", // 96
-  "test/stack/rehearsal.test.ts", // 93
-  "test/indexer/indexer.rows.test.ts", // 85
-  "test/webhooks/own-endpoints.test.ts", // 84
-  "test/webhooks/delivery.test.ts", // 79
-  "test/indexer/indexer.factory-splits.test.ts", // 75
-  "test/indexer/indexer.outage.test.ts", // 73
-  "test/relayer/metrics.test.ts", // 65
-  "test/indexer/indexer.reorg.test.ts", // 65
-  "test/portal/browser.test.ts", // 53
-  "test/energy/telemetry.test.ts", // 35
-  "test/webhooks/multi-process.test.ts", // 32
-  "test/typecheck.test.ts", // 22
-  "test/energy/sandbox.test.ts", // 21
-  "test/relayer/migrations.test.ts", // 19
-  "test/contracts/properties.test.ts", // 17
-  "test/relayer/worker.test.ts", // 12
+  "test/resilience/resilience.pglite.test.ts", // 158
+  "test/resilience/resilience.postgres.test.ts", // 135
+  "test/relayer/tx-sender.test.ts", // 80
+  "test/relayer/api.test.ts", // 102
+  "test/energy/anchoring.test.ts", // 72
+  "test/relayer/scale-out.test.ts", // 139
+  "test/stack/start.test.ts", // 111
+  "test/indexer/indexer.backfill.test.ts", // 103
+  "test/stack/entry-points.test.ts", // 71
+  "test/stack/rehearsal.test.ts", // 63
+  "test/webhooks/delivery.test.ts", // 58
+  "test/indexer/indexer.rows.test.ts", // 51
+  "test/webhooks/own-endpoints.test.ts", // 46
+  "test/relayer/metrics.test.ts", // 45
+  "test/indexer/indexer.outage.test.ts", // 43
+  "test/portal/browser.test.ts", // 34
+  "test/indexer/indexer.factory-splits.test.ts", // 34
+  "test/indexer/indexer.reorg.test.ts", // 32
+  "test/webhooks/multi-process.test.ts", // 26
+  "test/energy/telemetry.test.ts", // 25
+  "test/relayer/worker.test.ts", // 17
+  "test/typecheck.test.ts", // 17
+  "test/relayer/migrations.test.ts", // 13
+  "test/stack/hardhat-lock.test.ts", // 11
+  "test/relayer/passwords.test.ts", // 10
+  "test/energy/sandbox.test.ts", // 10
+  "test/contracts/properties.test.ts", // 10
+  "test/contracts/gas-snapshot.test.ts", // 5
 ];
 
 const args = process.argv.slice(2);
