@@ -9,8 +9,8 @@
 // files at a time the two cores were busy 77% of a run, with three 90%: 449 s against 559 s for the whole
 // run in the same working tree on 2026-11-26; on 2026-11-27 a CPU sampler saw the two cores 71% busy with
 // three, and four took 407 s against 426-435 s with three (same working tree, 2-core AMD EPYC host; on a
-// slower host that day four made the resilience suites' limits fail, since measured again alone before
-// failing); each test file has a PostgreSQL database of its own, so files
+// host 1.6 times slower that day four made the resilience suites' server-time limits and payment waits fail:
+// set 3 on such a host); each test file has a PostgreSQL database of its own, so files
 // never share Ponder's sync tables; the suites that start whole stacks go first, see LONGEST_FIRST);
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
 // test/support/deployment-replay.ts);
