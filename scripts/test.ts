@@ -7,7 +7,7 @@
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
 // default 4: the end-to-end suites spend part of their time waiting (leases, timeouts, blocks), so with two
 // files at a time the two cores were busy 77% of a run, with three 90%: 449 s against 559 s for the whole
-// run in the same working tree on 2026-11-26; on 2026-11-27 a CPU sampler saw the two cores 71% busy with
+// run in the same working tree on 2026-11-26; on 2026-11-27 a CPU sampler saw the two cores 70% busy with
 // three, and four took 407 s against 426-435 s with three (same working tree, 2-core AMD EPYC host; on a
 // host 1.6 times slower that day four made the resilience suites' server-time limits and payment waits fail:
 // set 3 on such a host); each test file has a PostgreSQL database of its own, so files
