@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { LOCAL_CHAIN_IDS } from "../indexer/env.ts";
 import { loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
-import { createPgliteDirectory, pgliteOf } from "./pglite.ts";
+import { createPgliteDirectory, createPgliteTemplate, pgliteOf } from "./pglite.ts";
 import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
 const ponderPackage = path.join(repoRoot, "node_modules", "ponder");
@@ -84,6 +84,11 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<{ service
  * exists. */
 export function createIndexerDatabase(directory: string, templates: string, run: { background?: boolean } = {}): Promise<void> {
   return createPgliteDirectory(directory, pgliteOf(path.join(ponderPackage, "package.json")), templates, run);
+}
+
+/** Makes the template of createIndexerDatabase in `templates` unless it exists. */
+export async function createIndexerDatabaseTemplate(templates: string): Promise<void> {
+  await createPgliteTemplate(pgliteOf(path.join(ponderPackage, "package.json")), templates);
 }
 
 /** Ponder's backfill stops 30 blocks below the chain head (what it takes for final on a chain it does not

@@ -24,6 +24,37 @@ export function pgliteOf(packageJson: string): string {
 
 const isDataDirectory = (directory: string) => existsSync(path.join(directory, "PG_VERSION"));
 
+/** Makes the template directory for the PGlite module `pglite` (a path, see pgliteOf) in `templates` unless
+ * it exists; returns its path. `background`: see StartOptions (lib/processes.ts). */
+export async function createPgliteTemplate(pglite: string, templates: string, run: { background?: boolean } = {}): Promise<string> {
+  const { version } = JSON.parse(await readFile(path.join(path.dirname(path.dirname(pglite)), "package.json"), "utf8")) as {
+    version: string;
+  };
+  const template = path.join(templates, `pglite-${version}`);
+  if (isDataDirectory(template)) return template;
+  // Made aside and renamed into place: a template is complete, or absent.
+  const partial = `${template}.${process.pid}.partial`;
+  await rm(partial, { recursive: true, force: true });
+  await mkdir(partial, { recursive: true });
+  const service = startService(
+    "pglite",
+    process.execPath,
+    // V8's baseline WebAssembly compiler only (Liftoff): the optimised code (TurboFan) would come too late
+    // for a process of a few seconds; 3.0 CPU s instead of 4.7 for PGlite 0.5 (lib/soljson.ts: the same
+    // for the Solidity compiler).
+    ["--liftoff-only", "--input-type=module", "-e", initialise, partial, pathToFileURL(pglite).href],
+    { background: run.background },
+  );
+  const code = await service.exited;
+  if (code !== 0) throw new Error(`initialising a PGlite ${version} database failed (exit ${code}):\n${service.recentOutput()}`);
+  await rename(partial, template).catch(async (error: NodeJS.ErrnoException) => {
+    // Made meanwhile by another start: keep that one.
+    if (!isDataDirectory(template)) throw error;
+    await rm(partial, { recursive: true, force: true });
+  });
+  return template;
+}
+
 /** Creates the PGlite data directory `directory` for the PGlite module `pglite` (a path, see pgliteOf) unless
  * it exists: a copy of the template for that PGlite version in `templates`, made first if missing.
  * `background`: see StartOptions (lib/processes.ts). */
@@ -34,32 +65,7 @@ export async function createPgliteDirectory(
   run: { background?: boolean } = {},
 ): Promise<void> {
   if (isDataDirectory(directory)) return;
-  const { version } = JSON.parse(await readFile(path.join(path.dirname(path.dirname(pglite)), "package.json"), "utf8")) as {
-    version: string;
-  };
-  const template = path.join(templates, `pglite-${version}`);
-  if (!isDataDirectory(template)) {
-    // Made aside and renamed into place: a template is complete, or absent.
-    const partial = `${template}.${process.pid}.partial`;
-    await rm(partial, { recursive: true, force: true });
-    await mkdir(partial, { recursive: true });
-    const service = startService(
-      "pglite",
-      process.execPath,
-      // V8's baseline WebAssembly compiler only (Liftoff): the optimised code (TurboFan) would come too late
-      // for a process of a few seconds; 3.0 CPU s instead of 4.7 for PGlite 0.5 (lib/soljson.ts: the same
-      // for the Solidity compiler).
-      ["--liftoff-only", "--input-type=module", "-e", initialise, partial, pathToFileURL(pglite).href],
-      { background: run.background },
-    );
-    const code = await service.exited;
-    if (code !== 0) throw new Error(`initialising a PGlite ${version} database failed (exit ${code}):\n${service.recentOutput()}`);
-    await rename(partial, template).catch(async (error: NodeJS.ErrnoException) => {
-      // Made meanwhile by another start: keep that one.
-      if (!isDataDirectory(template)) throw error;
-      await rm(partial, { recursive: true, force: true });
-    });
-  }
+  const template = await createPgliteTemplate(pglite, templates, run);
   const copy = `${directory}.${process.pid}.partial`;
   await rm(copy, { recursive: true, force: true });
   // cpSync: a native copy, several times cheaper than cp here (some 2,000 files).

@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { repoRoot } from "../ignition/deployment-records.ts";
-import { createPgliteDirectory, pgliteOf } from "./pglite.ts";
+import { createPgliteDirectory, createPgliteTemplate, pgliteOf } from "./pglite.ts";
 import { relayerNodeArgs } from "./relayer-bundle.ts";
 import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
@@ -83,6 +83,11 @@ export async function startRelayer(opts: RelayerOptions): Promise<{ service: Ser
  * it exists. */
 export function createRelayerDatabase(directory: string, templates: string, run: { background?: boolean } = {}): Promise<void> {
   return createPgliteDirectory(directory, pgliteOf(path.join(repoRoot, "package.json")), templates, run);
+}
+
+/** Makes the template of createRelayerDatabase in `templates` unless it exists. */
+export async function createRelayerDatabaseTemplate(templates: string): Promise<void> {
+  await createPgliteTemplate(pgliteOf(path.join(repoRoot, "package.json")), templates);
 }
 
 /** Runs the seed CLI against the relayer's database (before the relayer starts, for PGlite): one process

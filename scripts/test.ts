@@ -24,7 +24,10 @@ import { pathToFileURL } from "node:url";
 import { run as runTests } from "node:test";
 import * as reporters from "node:test/reporters";
 import pg from "pg";
+import { createIndexerDatabaseTemplate } from "../lib/indexer.ts";
 import { PACKAGE_IMPORTS_HOOK, processAlive } from "../lib/processes.ts";
+import { createRelayerDatabaseTemplate } from "../lib/relayer.ts";
+import { PGLITE_TEMPLATES } from "../test/support/pglite-templates.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const node = process.execPath;
@@ -83,6 +86,12 @@ async function dropAbandonedTestDatabases(client: pg.Client, url: string) {
 }
 
 const wanted = (env.TEST_DATABASES ?? "pglite,postgres").split(",").map((s) => s.trim());
+if (wanted.includes("pglite")) {
+  // The PGlite templates (test/support/pglite-templates.ts), one per PGlite version, before the test files
+  // start: otherwise the first files to start make them at the same time, each its own.
+  console.error("# make the PGlite templates");
+  await Promise.all([createRelayerDatabaseTemplate(PGLITE_TEMPLATES), createIndexerDatabaseTemplate(PGLITE_TEMPLATES)]);
+}
 if (wanted.includes("postgres")) {
   const url = env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });

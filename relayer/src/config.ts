@@ -1,6 +1,7 @@
 // The relayer's configuration: environment variables only, validated at start-up. A bad or missing value
 // stops the process with one message that names every problem.
 import { z } from "zod";
+import { MAX_SCRYPT_N, MIN_SCRYPT_N, SCRYPT_PARAMS, type ScryptParams } from "./auth/passwords.ts";
 import { parseHostEntry } from "./webhooks/url-safety.ts";
 
 const privateKey = z
@@ -156,6 +157,16 @@ export const configSchema = z.object({
    * sends the hot wallet's transactions and renews the lease each tick; if it dies, another takes over once
    * the lease has run out. Shorter fails over sooner; keep it well above the RPC's response time. */
   TX_SENDER_LEASE_SECONDS: z.coerce.number().int().min(2).max(600).default(15),
+  /** scrypt's N for new password hashes (a power of two, 2^14 to 2^20; default 2^17, OWASP's minimum). Below
+   * the default only for test suites that sign in hundreds of times: the relayer warns at start-up. A stored
+   * hash with a larger N is kept; one with a smaller N is replaced at the next sign-in. */
+  PASSWORD_SCRYPT_N: z.coerce
+    .number()
+    .int()
+    .min(MIN_SCRYPT_N)
+    .max(MAX_SCRYPT_N)
+    .refine((n) => (n & (n - 1)) === 0, "a power of two")
+    .default(SCRYPT_PARAMS.N),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Bearer token GET /metrics requires from any address. Unset: /metrics answers only requests from the
    * loopback interface that carry no forwarding header (404 to any other). */
@@ -170,7 +181,11 @@ export const configSchema = z.object({
     .transform((v) => v === "true"),
 });
 
-export type Config = z.infer<typeof configSchema> & { publicBaseUrl: string };
+export type Config = z.infer<typeof configSchema> & {
+  publicBaseUrl: string;
+  /** The scrypt parameters of new password hashes: SCRYPT_PARAMS with PASSWORD_SCRYPT_N. */
+  passwordScrypt: Readonly<ScryptParams>;
+};
 
 /** Parses `env`; throws one error listing every invalid variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -181,5 +196,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const config = result.data;
   const publicBaseUrl = (config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/$/, "");
-  return { ...config, publicBaseUrl };
+  return { ...config, publicBaseUrl, passwordScrypt: { ...SCRYPT_PARAMS, N: config.PASSWORD_SCRYPT_N } };
 }

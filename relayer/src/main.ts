@@ -24,12 +24,19 @@ import { createExpiry } from "./payments/expiry.ts";
 import { createPaymentSync } from "./payments/payment-sync.ts";
 import { createSplitProvisioner } from "./payments/payout-parties.ts";
 import type { Services } from "./services.ts";
+import { SCRYPT_PARAMS } from "./auth/passwords.ts";
 import { createDeviceStatusWatcher } from "./webhooks/device-status.ts";
 import { createWebhookDispatcher } from "./webhooks/dispatcher.ts";
 
 /** Builds every service from the configuration (the database is migrated). */
 export async function createServices(config: Config): Promise<Services> {
   const logger = createLogger(config.LOG_LEVEL, { service: "relayer" }, batchedStdoutWriter());
+  if (config.PASSWORD_SCRYPT_N < SCRYPT_PARAMS.N) {
+    logger.warn("PASSWORD_SCRYPT_N is below OWASP's minimum for scrypt: new password hashes are weaker (test suites only)", {
+      passwordScryptN: config.PASSWORD_SCRYPT_N,
+      minimum: SCRYPT_PARAMS.N,
+    });
+  }
   const database = await openDatabase(databaseOptions(config), logger);
   const applied = await migrate(database);
   if (applied.length > 0) logger.info("migrations applied", { applied });

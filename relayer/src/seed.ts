@@ -3,7 +3,7 @@
 // once) when the tenant has none of that name.
 import { and, eq } from "drizzle-orm";
 import { generateApiKey, hashApiKey } from "./auth/api-keys.ts";
-import { hashPassword } from "./auth/passwords.ts";
+import type { PasswordHasher } from "./auth/passwords.ts";
 import { chainDeviceId } from "./chain/device-id.ts";
 import { payoutAddress } from "./payments/payout-address.ts";
 import type { Db } from "./db/client.ts";
@@ -42,7 +42,7 @@ export type SeedResult = {
   energy?: { clientId: string; created: boolean; devices: string[] };
 };
 
-export async function seed(db: Db, spec: SeedSpec): Promise<SeedResult> {
+export async function seed(db: Db, spec: SeedSpec, passwords: PasswordHasher): Promise<SeedResult> {
   return db.transaction(async (tx) => {
     await tx.insert(tenants).values({ id: spec.tenant.id, name: spec.tenant.name }).onConflictDoNothing();
     const result: SeedResult = { tenantId: spec.tenant.id, createdKeys: [], devices: [], participants: [] };
@@ -58,7 +58,7 @@ export async function seed(db: Db, spec: SeedSpec): Promise<SeedResult> {
           tenantId: spec.tenant.id,
           email,
           name: spec.user.name,
-          passwordHash: await hashPassword(spec.user.password),
+          passwordHash: await passwords.hash(spec.user.password),
         });
       }
       result.user = { id, email };

@@ -1,10 +1,15 @@
-// Password hashing (relayer/src/auth/passwords.ts): scrypt N=2^17, hashes of the earlier N=2^15 still
-// verify and come back rehashed, stored values that are not a hash this service made are refused, not
-// thrown on.
+// Password hashing (relayer/src/auth/passwords.ts): scrypt N=2^17 by default, hashes of the earlier N=2^15
+// still verify and come back rehashed, a hasher with a smaller N (PASSWORD_SCRYPT_N) keeps a stronger hash,
+// stored values that are not a hash this service made are refused, not thrown on; and the relayer's
+// configuration accepts PASSWORD_SCRYPT_N only as a power of two from 2^14 to 2^20.
 import assert from "node:assert/strict";
 import { randomBytes, scryptSync } from "node:crypto";
 import { describe, it } from "node:test";
-import { SCRYPT_PARAMS, checkPassword, decoyHash, hashPassword, needsRehash, verifyPassword } from "../../relayer/src/auth/passwords.ts";
+import { MIN_SCRYPT_N, SCRYPT_PARAMS, passwordHasher } from "../../relayer/src/auth/passwords.ts";
+import { loadConfig } from "../../relayer/src/config.ts";
+import { MINIMAL_RELAYER_ENV } from "../support/relayer-env.ts";
+
+const { hash: hashPassword, check: checkPassword, verify: verifyPassword, needsRehash, decoyHash } = passwordHasher();
 
 const CURRENT = /^scrypt\$131072\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/;
 
@@ -17,6 +22,7 @@ function legacyHash(password: string, N = 2 ** 15): string {
 describe("password hashing", () => {
   it("hashes with scrypt N=2^17, r=8, p=1 and a fresh salt, and verifies", async () => {
     assert.deepEqual(SCRYPT_PARAMS, { N: 2 ** 17, r: 8, p: 1 });
+    assert.deepEqual(passwordHasher().params, SCRYPT_PARAMS);
     const [a, b] = [await hashPassword("correct horse"), await hashPassword("correct horse")];
     assert.match(a, CURRENT);
     assert.notEqual(a, b, "a fresh salt each time");
@@ -62,6 +68,34 @@ describe("password hashing", () => {
     ]) {
       assert.equal(needsRehash(stored), true, stored);
       assert.deepEqual(await checkPassword("pw", stored), { ok: false }, stored);
+    }
+  });
+
+  it("with a smaller N: hashes with it, keeps a hash of a larger N, rehashes one of a smaller N", async () => {
+    const light = passwordHasher({ ...SCRYPT_PARAMS, N: MIN_SCRYPT_N });
+    const made = await light.hash("pw");
+    assert.match(made, /^scrypt\$16384\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    assert.equal(await light.verify("pw", made), true);
+    assert.match(light.decoyHash, /^scrypt\$16384\$/);
+    const strong = await hashPassword("pw");
+    assert.equal(light.needsRehash(strong), false, "a larger N is not made weaker");
+    assert.deepEqual(await light.check("pw", strong), { ok: true });
+    const weaker = legacyHash("pw", 2 ** 13);
+    assert.equal(light.needsRehash(weaker), true);
+    const rehashed = await light.check("pw", weaker);
+    assert.equal(rehashed.ok, true);
+    assert.match(rehashed.rehashed ?? "", /^scrypt\$16384\$/);
+    // The default hasher replaces the lighter hash with its own.
+    assert.equal(needsRehash(made), true);
+    assert.match((await checkPassword("pw", made)).rehashed ?? "", CURRENT);
+  });
+
+  it("takes PASSWORD_SCRYPT_N from the relayer's configuration: a power of two from 2^14 to 2^20, default 2^17", () => {
+    const env = MINIMAL_RELAYER_ENV;
+    assert.deepEqual(loadConfig(env).passwordScrypt, SCRYPT_PARAMS);
+    assert.deepEqual(loadConfig({ ...env, PASSWORD_SCRYPT_N: "16384" }).passwordScrypt, { ...SCRYPT_PARAMS, N: 2 ** 14 });
+    for (const bad of ["8192", "100000", String(2 ** 21), "2e5", "many"]) {
+      assert.throws(() => loadConfig({ ...env, PASSWORD_SCRYPT_N: bad }), /PASSWORD_SCRYPT_N/, bad);
     }
   });
 

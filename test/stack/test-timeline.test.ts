@@ -1,6 +1,7 @@
 // scripts/test-timeline.ts, which `npm test` loads into each test file's process when TEST_TIMELINE is set:
-// the process appends one JSON line when it exits, with the file it ran and when it started and ended in
-// seconds from TEST_TIMELINE_ORIGIN; without TEST_TIMELINE it writes nothing.
+// the process appends one JSON line when it exits, with the file it ran, when it started and ended in
+// seconds from TEST_TIMELINE_ORIGIN, and the CPU seconds it and the children it waited for used; without
+// TEST_TIMELINE it writes nothing.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,9 +16,9 @@ const dir = mkdtempSync(path.join(os.tmpdir(), "test-timeline-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs a script that sleeps `ms` and exits with `code`, with the preload and `env`; returns the timeline's lines. */
-function runScript(name: string, ms: number, code: number, env: NodeJS.ProcessEnv): Array<Record<string, unknown>> {
+function runScript(name: string, ms: number, code: number, env: NodeJS.ProcessEnv, body = ""): Array<Record<string, unknown>> {
   const script = path.join(dir, name);
-  writeFileSync(script, `setTimeout(() => process.exit(${code}), ${ms});\n`);
+  writeFileSync(script, `${body}\nsetTimeout(() => process.exit(${code}), ${ms});\n`);
   const result = spawnSync(process.execPath, ["--import", preload, script], { cwd: root, env: { ...process.env, ...env } });
   assert.equal(result.status, code, String(result.stderr));
   const file = env.TEST_TIMELINE;
@@ -46,6 +47,21 @@ describe("the test timeline of npm test", () => {
     assert.ok(first.start >= 1.9 && first.start < 10, `start ${first.start}`);
     assert.ok(first.end - first.start >= 0.3, `${first.start} -> ${first.end}`);
     assert.ok(second.start >= first.end, `${second.start} after ${first.end}`);
+  });
+
+  it("counts the CPU seconds of the process and of the children it waited for", () => {
+    const timeline = path.join(dir, "cpu.jsonl");
+    writeFileSync(timeline, "");
+    const env = { TEST_TIMELINE: timeline, TEST_TIMELINE_ORIGIN: String(Date.now()) };
+    // Sleeps: next to no CPU.
+    const [idle] = runScript("idle.mjs", 300, 0, env) as Array<{ cpu: number }>;
+    // A child that spins for 600 ms, waited for.
+    const spin = "const end = Date.now() + 600; while (Date.now() < end);";
+    const body = `import { spawnSync } from "node:child_process"; spawnSync(process.execPath, ["-e", ${JSON.stringify(spin)}]);`;
+    const [, busy] = runScript("busy.mjs", 10, 0, env, body) as Array<{ cpu: number }>;
+    assert.equal(typeof idle.cpu, "number");
+    assert.ok(idle.cpu >= 0 && idle.cpu < 0.5, `idle ${idle.cpu}`);
+    assert.ok(busy.cpu >= 0.5, `busy ${busy.cpu}: the child's spin is counted`);
   });
 
   it("writes nothing without TEST_TIMELINE", () => {

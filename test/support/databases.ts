@@ -66,10 +66,7 @@ export function oneDatabaseKind(env: NodeJS.ProcessEnv = process.env): DatabaseK
   return kinds.includes("postgres") ? "postgres" : kinds[0];
 }
 
-/** Where the end-to-end suites keep their PGlite template directories (lib/pglite.ts): a PGlite database is
- * made once per PGlite version by initdb, seconds of CPU, and every new PGlite database of a stack is a
- * copy of it (test/support/stack.ts, test/indexer/harness.ts), as `npm start` does. */
-export const PGLITE_TEMPLATES = path.resolve(import.meta.dirname, "..", "..", "test-results", "pglite-templates");
+export { PGLITE_TEMPLATES } from "./pglite-templates.ts";
 
 /** A fresh PGlite directory under the system's temp directory (empty: whoever opens it first creates the
  * database, or a copy of a template goes there first). */

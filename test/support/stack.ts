@@ -176,6 +176,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       env: {
         LOG_LEVEL: "info",
         WEBHOOK_SECRET_KEY: `test-webhook-key-${chain.deploymentId}-0123456789abcdef`,
+        // Password hashes with scrypt N=2^14 instead of the default 2^17 (the relayer's PASSWORD_SCRYPT_N): the
+        // suites sign in some 130 times and seed a user in every stack, and each hash at 2^17 takes about half
+        // a second of a core. test/relayer/passwords.test.ts tests the default parameters.
+        PASSWORD_SCRYPT_N: "16384",
         ...opts.relayerEnv,
       },
       logFile: path.join(logDir, `${chain.deploymentId}.relayer.log`),

@@ -4,7 +4,7 @@ import { and, eq } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
 import { createLoginThrottle } from "../auth/login-throttle.ts";
 import { requireAnyCredential, requireUser } from "../auth/middleware.ts";
-import { checkPassword, decoyHash } from "../auth/passwords.ts";
+import { passwordHasher } from "../auth/passwords.ts";
 import { endSession, startSession } from "../auth/sessions.ts";
 import { tenants, users } from "../db/schema.ts";
 import { createApi } from "../http/api.ts";
@@ -31,6 +31,7 @@ const noQueryString: MiddlewareHandler<AppEnv> = async (c, next) => {
 export function authRoutes(services: Services) {
   const api = createApi();
   const { db, jwt, config } = services;
+  const passwords = passwordHasher(config.passwordScrypt);
   const throttle = createLoginThrottle(db, {
     secret: config.JWT_SECRET,
     maxFailures: config.LOGIN_ACCOUNT_MAX_FAILURES,
@@ -75,11 +76,11 @@ export function authRoutes(services: Services) {
         throw errors.rateLimited(attempt.retryAfterSeconds);
       }
       const [user] = await db.select().from(users).where(eq(users.email, email));
-      const { ok, rehashed } = await checkPassword(password, user?.passwordHash ?? decoyHash);
+      const { ok, rehashed } = await passwords.check(password, user?.passwordHash ?? passwords.decoyHash);
       if (!user || !ok) throw errors.unauthorized("wrong email or password");
       await throttle.succeeded(attempt);
       if (rehashed) {
-        // Made with older scrypt parameters: replaced, unless the password changed meanwhile.
+        // Made with weaker scrypt parameters: replaced, unless the password changed meanwhile.
         await db
           .update(users)
           .set({ passwordHash: rehashed })

@@ -6,7 +6,7 @@ import http from "node:http";
 import { before, describe, it } from "node:test";
 import { PGlite } from "@electric-sql/pglite";
 import { SignJWT } from "jose";
-import { hashPassword } from "../../../relayer/src/auth/passwords.ts";
+import { SCRYPT_PARAMS, passwordHasher } from "../../../relayer/src/auth/passwords.ts";
 import { PGLITE_OPTIONS } from "../../../relayer/src/db/client.ts";
 import { newId } from "../../../relayer/src/ids.ts";
 import { testDatabaseUrl, withPostgres } from "../../support/databases.ts";
@@ -102,8 +102,9 @@ export function authCases(stack: () => Stack) {
   });
 
   describe("sessions, sign-out and login throttling", () => {
-    // Users of their own (inserted into the relayer's database): the throttle test locks its account, and
-    // the rehash test needs a hash made with the old scrypt parameters.
+    // Users of their own (inserted into the relayer's database): the throttle test locks its account (its
+    // hash made with the default N=2^17, larger than the suite's relayer uses: kept as it is at sign-in), and
+    // the rehash test needs a hash made with a smaller N than the relayer's.
     const throttled = { email: "throttled@sunbeam.example", password: randomBytes(12).toString("base64url") };
     const legacy = { email: "legacy-hash@sunbeam.example", password: randomBytes(12).toString("base64url") };
     const unknownEmail = "nobody-here@sunbeam.example";
@@ -111,7 +112,7 @@ export function authCases(stack: () => Stack) {
     before(
       async () => {
         const s = stack();
-        const hashes = [await hashPassword(throttled.password), legacyHash(legacy.password)];
+        const hashes = [await passwordHasher().hash(throttled.password), legacyHash(legacy.password, relayerScryptN(s) / 2)];
         await withRelayerDb(s, async (query) => {
           for (const [i, user] of [throttled, legacy].entries()) {
             await query("insert into users (id, tenant_id, email, password_hash, name) values ($1, $2, $3, $4, $5)", [
@@ -307,17 +308,22 @@ export function authCases(stack: () => Stack) {
       assert.deepEqual(sessions, [], "expired sessions are purged");
     });
 
-    it("rehashes an N=2^15 password hash with N=2^17 at the next sign-in, which keeps working", async () => {
+    it("rehashes a hash of a smaller N with the relayer's N at the next sign-in, which keeps working; keeps a larger N", async () => {
       const s = stack();
+      const n = relayerScryptN(s);
       const first = await loginFrom(s, legacy.email, legacy.password);
       assert.equal(first.status, 200, first.text);
-      const [row] = await withRelayerDb(s, (query) =>
-        query<{ password_hash: string }>("select password_hash from users where email = $1", [legacy.email]),
-      );
-      assert.match(row.password_hash, /^scrypt\$131072\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+      const hashOf = async (email: string) =>
+        (
+          await withRelayerDb(s, (query) => query<{ password_hash: string }>("select password_hash from users where email = $1", [email]))
+        )[0].password_hash;
+      assert.match(await hashOf(legacy.email), new RegExp(`^scrypt\\$${n}\\$8\\$1\\$[\\w-]{22}\\$[\\w-]{43}$`));
       assert.equal((await s.api("GET", "/v1/auth/me", { token: first.json.token })).status, 200);
       assert.equal((await loginFrom(s, legacy.email, legacy.password)).status, 200);
       expectError(asApi(await loginFrom(s, legacy.email, "not-the-password")), 401, "unauthorized");
+      // The throttled user signed in with a hash of N=2^17 (the throttle test above): not made weaker.
+      assert.ok(n < SCRYPT_PARAMS.N, `the suite's relayer uses a smaller N than the default (${n})`);
+      assert.match(await hashOf(throttled.email), /^scrypt\$131072\$8\$1\$/);
     });
   });
 
@@ -455,11 +461,16 @@ function cookieOf(response: RawResponse, name: string): string {
   return pair;
 }
 
-/** A password hash as the relayer made them before N=2^17: scrypt N=2^15, r=8, p=1. */
-function legacyHash(password: string): string {
+/** A password hash made with scrypt N=`n`, r=8, p=1 (the relayer made N=2^15 before N=2^17). */
+function legacyHash(password: string, n: number): string {
   const salt = randomBytes(16);
-  const hash = scryptSync(password, salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
-  return ["scrypt", 2 ** 15, 8, 1, salt.toString("base64url"), hash.toString("base64url")].join("$");
+  const hash = scryptSync(password, salt, 32, { N: n, r: 8, p: 1, maxmem: 256 * 1024 * 1024 });
+  return ["scrypt", n, 8, 1, salt.toString("base64url"), hash.toString("base64url")].join("$");
+}
+
+/** The scrypt N the stack's relayer hashes passwords with (PASSWORD_SCRYPT_N, test/support/stack.ts). */
+function relayerScryptN(s: Stack): number {
+  return Number(s.relayerOptions.env?.PASSWORD_SCRYPT_N ?? SCRYPT_PARAMS.N);
 }
 
 type Query = <Row extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<Row[]>;

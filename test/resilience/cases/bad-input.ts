@@ -46,7 +46,8 @@ const HEALTH_EVERY_MS = 100;
  * whole stacks beside this one. */
 const HEALTH_LIMIT_MS = 5_000;
 /** Operations whose well-formed requests take longer by design: a sign-in hashes the password with scrypt
- * (N=2^17, about 0.45 s of a core, relayer/src/auth/passwords.ts), whether or not the account exists. Their
+ * (relayer/src/auth/passwords.ts; N=2^17 in production, about 0.45 s of a core, and 2^14 in the test stacks,
+ * an eighth of that), whether or not the account exists. Their
  * refused requests are held to the limit like any other. */
 const DELIBERATELY_SLOW = new Set(["POST /v1/auth/login"]);
 /** Operations that end the session of the credential they are sent with: they get a session of their own,
