@@ -67,6 +67,15 @@ function run(label: string, args: string[]) {
   }
 }
 
+const wanted = (env.TEST_DATABASES ?? "pglite,postgres").split(",").map((s) => s.trim());
+// The PGlite templates (test/support/pglite-templates.ts), one per PGlite version, made beside the build and
+// awaited before the test files start: otherwise the first files to start make them at the same time, each
+// its own.
+const templates = wanted.includes("pglite")
+  ? Promise.all([createRelayerDatabaseTemplate(PGLITE_TEMPLATES), createIndexerDatabaseTemplate(PGLITE_TEMPLATES)])
+  : undefined;
+templates?.catch(() => undefined);
+
 run("build the contracts", [path.join(root, "node_modules/hardhat/dist/src/cli.js"), "build", "--quiet"]);
 run("generate the ABIs", [path.join(root, "scripts/generate-abis.ts")]);
 run("generate the deployment records", [path.join(root, "scripts/generate-deployments.ts")]);
@@ -85,12 +94,9 @@ async function dropAbandonedTestDatabases(client: pg.Client, url: string) {
   }
 }
 
-const wanted = (env.TEST_DATABASES ?? "pglite,postgres").split(",").map((s) => s.trim());
-if (wanted.includes("pglite")) {
-  // The PGlite templates (test/support/pglite-templates.ts), one per PGlite version, before the test files
-  // start: otherwise the first files to start make them at the same time, each its own.
+if (templates) {
   console.error("# make the PGlite templates");
-  await Promise.all([createRelayerDatabaseTemplate(PGLITE_TEMPLATES), createIndexerDatabaseTemplate(PGLITE_TEMPLATES)]);
+  await templates;
 }
 if (wanted.includes("postgres")) {
   const url = env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
