@@ -92,9 +92,10 @@ export function postgresDatabase(label = "test", url = testDatabaseUrl()): TestD
   };
 }
 
-/** One fresh database of each selected kind, labelled `label` (used in directory and schema names). */
-export function testDatabases(label = "test"): TestDatabase[] {
-  return selectedDatabaseKinds().map((kind): TestDatabase => (kind === "pglite" ? pgliteDatabase(label) : postgresDatabase(label)));
+/** One fresh database of each selected kind, labelled `label` (used in directory and schema names); with
+ * `kinds`, of those kinds only (e.g. `[oneDatabaseKind()]`). */
+export function testDatabases(label = "test", kinds: DatabaseKind[] = selectedDatabaseKinds()): TestDatabase[] {
+  return kinds.map((kind): TestDatabase => (kind === "pglite" ? pgliteDatabase(label) : postgresDatabase(label)));
 }
 
 /** The PostgreSQL database the test run was given (TEST_DATABASE_URL): where the per-process databases are
