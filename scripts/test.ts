@@ -15,8 +15,9 @@
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
 // test/support/deployment-replay.ts);
 // NODE_COMPILE_CACHE (default node_modules/.cache/node-compile-cache, see below); TEST_TIMELINE (a file to
-// which each test file's process appends a JSON line when it exits: the file, and when its process started
-// and ended in seconds from the start of the run (scripts/test-timeline.ts): what LONGEST_FIRST is made from).
+// which each test file's process appends a JSON line when it exits: the file, when its process started and
+// ended in seconds from the start of the run, and its CPU seconds with its children's (scripts/test-timeline.ts):
+// what LONGEST_FIRST is made from).
 import { spawnSync } from "node:child_process";
 import { existsSync, globSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
