@@ -2,6 +2,7 @@
 // throttling, password rehashing, and the portal's API key routes.
 import assert from "node:assert/strict";
 import { randomBytes, scryptSync } from "node:crypto";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import { before, describe, it } from "node:test";
 import { PGlite } from "@electric-sql/pglite";
@@ -324,6 +325,13 @@ export function authCases(stack: () => Stack) {
       // The throttled user signed in with a hash of N=2^17 (the throttle test above): not made weaker.
       assert.ok(n < SCRYPT_PARAMS.N, `the suite's relayer uses a smaller N than the default (${n})`);
       assert.match(await hashOf(throttled.email), /^scrypt\$131072\$8\$1\$/);
+      // Set below the default, the relayer said so when it started.
+      const warning = readFileSync(s.relayerOptions.logFile!, "utf8")
+        .split("\n")
+        .filter((line) => line.includes("PASSWORD_SCRYPT_N is below"))
+        .map((line) => JSON.parse(line) as { level: string; passwordScryptN: number });
+      assert.ok(warning.length > 0, "a start-up warning");
+      assert.deepEqual([warning[0].level, warning[0].passwordScryptN], ["warn", n]);
     });
   });
 
