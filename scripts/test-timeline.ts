@@ -8,7 +8,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 /** CPU seconds of this process and of its waited-for children (Linux), or of this process alone. */
-export function cpuSeconds(): number {
+function cpuSeconds(): number {
   try {
     const stat = readFileSync("/proc/self/stat", "utf8");
     // Fields after the command name (which may hold spaces): state is field 3; utime, stime, cutime, cstime

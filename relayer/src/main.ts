@@ -5,6 +5,7 @@ import { serve } from "@hono/node-server";
 import { createIndexerClient } from "../../indexer/client.ts";
 import { createApp } from "./app.ts";
 import { createJwtSigner } from "./auth/jwt.ts";
+import { SCRYPT_PARAMS } from "./auth/passwords.ts";
 import { connectPaymentsChain } from "./chain/payments-chain.ts";
 import { createTxSender } from "./chain/tx-sender.ts";
 import { type Config, loadConfig } from "./config.ts";
@@ -24,7 +25,6 @@ import { createExpiry } from "./payments/expiry.ts";
 import { createPaymentSync } from "./payments/payment-sync.ts";
 import { createSplitProvisioner } from "./payments/payout-parties.ts";
 import type { Services } from "./services.ts";
-import { SCRYPT_PARAMS } from "./auth/passwords.ts";
 import { createDeviceStatusWatcher } from "./webhooks/device-status.ts";
 import { createWebhookDispatcher } from "./webhooks/dispatcher.ts";
 

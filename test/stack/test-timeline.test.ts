@@ -55,8 +55,9 @@ describe("the test timeline of npm test", () => {
     const env = { TEST_TIMELINE: timeline, TEST_TIMELINE_ORIGIN: String(Date.now()) };
     // Sleeps: next to no CPU.
     const [idle] = runScript("idle.mjs", 300, 0, env) as Array<{ cpu: number }>;
-    // A child that spins for 600 ms, waited for.
-    const spin = "const end = Date.now() + 600; while (Date.now() < end);";
+    // A child that spins until it has used 600 ms of CPU (not of wall time: a loaded machine may not give it a
+    // core), waited for.
+    const spin = "while (process.cpuUsage().user < 600000);";
     const body = `import { spawnSync } from "node:child_process"; spawnSync(process.execPath, ["-e", ${JSON.stringify(spin)}]);`;
     const [, busy] = runScript("busy.mjs", 10, 0, env, body) as Array<{ cpu: number }>;
     assert.equal(typeof idle.cpu, "number");
