@@ -11,9 +11,15 @@
 // (`_ponder_checkpoint`, written by every indexed block; joined, as the middleware allows no subquery): its
 // result is as of that checkpoint, and dropped at the next block, the one after a reorg included. A read
 // made after a live push sees that push's block. On PostgreSQL the notification reaches the indexer a moment
-// after the commit, so a read that races a commit may briefly see the previous result: every reader here
-// only moves forward on what it reads, and reads again on the next push (see `paidOrdersAfter` for the
-// cursor's own order).
+// after the commit, so the cache may still hold a result from before a commit that /status already shows.
+// Every read here therefore joins the checkpoint only if it is at least the newest checkpoint this client has
+// seen indexed (`latest_checkpoint >= $seen`; seen by /status, or in an earlier read's result): a read asks
+// for data as of that checkpoint or later, and the cache keeps results per query and parameters, so a result
+// it holds for this read was computed once the checkpoint was committed. A client's reads are never older
+// than what it has seen (`read` below). A result whose `indexed` is null says the indexer is behind that
+// checkpoint (a reorganisation, or a restart on fresh data); the client then starts over from what the
+// indexer shows. (The one gap: a reorganisation that replaces a block by another at the same height, read in
+// the moment between that commit and its notification.)
 //
 // New payments: `paidOrdersAfter(cursor, limit)` returns the paid orders after a cursor, in chain order.
 // Rows become visible in chain order (Ponder commits whole blocks, or whole batches during the backfill, each
@@ -29,7 +35,7 @@
 // newest first by settlement id (Ponder's event id, chain order): pass the last id read as `before` for the
 // next page. (They are not a stream: a reorg between two pages is not reported. Follow payments with
 // `paidOrdersAfter`.) Lists of splits are queried in chunks, so any number may be passed.
-import { and, asc, createClient, desc, eq, gt, gte, inArray, lt, lte, or, sql, type Client, type SQL } from "@ponder/client";
+import { and, asc, createClient, desc, eq, gt, gte, inArray, lt, lte, or, type Client, type SQL } from "@ponder/client";
 import { pgTable, text } from "drizzle-orm/pg-core";
 import { pad, toHex, type Hex } from "viem";
 import { emptyNetworkStats } from "./network-stats.ts";
@@ -109,15 +115,25 @@ export type OrdersPage = {
 
 /** Ponder's own checkpoint table, readable through /sql: one row per chain, and this indexer indexes one
  * (ponder.config.ts). Every read selects its `latestCheckpoint` alongside its rows (`leftJoin(ponderCheckpoint,
- * onEveryRow)`), so that Ponder's query cache drops the read's result at the next indexed block (see the
- * consistency note above); the middleware's validator allows joins, not subqueries. */
+ * onCheckpoint)`, the condition `read` gives), so that Ponder's query cache drops the read's result at the next
+ * indexed block (see the consistency note above); the middleware's validator allows joins, not subqueries. */
 export const ponderCheckpoint = pgTable("_ponder_checkpoint", {
   chainName: text().primaryKey(),
   latestCheckpoint: text().notNull(),
 });
 
-/** The join condition that pairs every row with the (one) checkpoint row. */
-export const onEveryRow = sql`true`;
+/** A read as `read` runs it: `onCheckpoint` is the condition to join the checkpoint on. */
+export type IndexerRead<R> = (onCheckpoint: SQL) => PromiseLike<R[]>;
+
+/** The lowest checkpoint of a block (laid out as in OrderCursor: every event of the block sorts at or after it). */
+function blockCheckpoint(block: { timestamp: number; chainId: number; number: number }): string {
+  return (
+    String(block.timestamp).padStart(10, "0") +
+    String(block.chainId).padStart(16, "0") +
+    String(block.number).padStart(16, "0") +
+    "0".repeat(33)
+  );
+}
 
 /** The rows of a read that selected `{ row: <table>, indexed: ponderCheckpoint.latestCheckpoint }`. */
 export function rowsOf<R>(rows: ReadonlyArray<{ row: R }>): R[] {
@@ -173,19 +189,43 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     return (await response.json()) as T;
   }
 
+  /** The newest checkpoint this client has seen indexed: the lowest of the block /status showed, or one a read
+   * returned ("" before any). */
+  let seenCheckpoint = "";
+
+  /** Runs `query` with the request timeout, giving it the condition to join the checkpoint on: the checkpoint is
+   * at least `seenCheckpoint`, so that Ponder's cache answers it only with a result computed once that
+   * checkpoint was committed (see the consistency note at the top). `query` selects the checkpoint as
+   * `indexed`: a newer one moves `seenCheckpoint` on; rows with a null one say the indexer is behind it. */
+  async function read<R extends { indexed: string | null }>(query: IndexerRead<R>): Promise<R[]> {
+    const rows = await timed(query(gte(ponderCheckpoint.latestCheckpoint, seenCheckpoint)));
+    if (rows.length === 0) return rows;
+    const indexed = rows[0]!.indexed;
+    if (indexed === null) seenCheckpoint = "";
+    else if (indexed > seenCheckpoint) seenCheckpoint = indexed;
+    return rows;
+  }
+
   /** The latest indexed checkpoint (all rows up to it are visible), or undefined before the first one. */
   async function latestCheckpoint(): Promise<string | undefined> {
-    const rows = await timed(db.select({ latest: ponderCheckpoint.latestCheckpoint }).from(ponderCheckpoint));
-    return rows.length === 0 ? undefined : rows.map((row) => row.latest).sort()[0];
+    const query: IndexerRead<{ indexed: string }> = (onCheckpoint) =>
+      db.select({ indexed: ponderCheckpoint.latestCheckpoint }).from(ponderCheckpoint).where(onCheckpoint);
+    let rows = await read(query);
+    if (rows.length === 0 && seenCheckpoint !== "") {
+      // Behind what this client has seen (a reorganisation, or a restart on fresh data): what it holds now.
+      seenCheckpoint = "";
+      rows = await read(query);
+    }
+    return rows.map((row) => row.indexed).sort()[0];
   }
 
   async function ordersAfter(checkpoint: string | undefined, limit: number): Promise<PaidOrder[]> {
     return rowsOf(
-      await timed(
+      await read((onCheckpoint) =>
         db
           .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
           .from(schema.orders)
-          .leftJoin(ponderCheckpoint, onEveryRow)
+          .leftJoin(ponderCheckpoint, onCheckpoint)
           .where(checkpoint === undefined ? undefined : gt(schema.orders.cursor, checkpoint))
           .orderBy(asc(schema.orders.cursor))
           .limit(limit),
@@ -196,11 +236,11 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
   /** Orders from the cursor's own order (included if still indexed) on. */
   async function ordersFrom(checkpoint: string, limit: number): Promise<PaidOrder[]> {
     return rowsOf(
-      await timed(
+      await read((onCheckpoint) =>
         db
           .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
           .from(schema.orders)
-          .leftJoin(ponderCheckpoint, onEveryRow)
+          .leftJoin(ponderCheckpoint, onCheckpoint)
           .where(gte(schema.orders.cursor, checkpoint))
           .orderBy(asc(schema.orders.cursor))
           .limit(limit + 1),
@@ -215,33 +255,45 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
 
   /** Settlements matching `where`, newest first, with what gives their asset: the split's asset key, the
    * paid order's device id. */
-  function settlementsWithAsset(where: SQL, limit: number) {
-    return db
-      .select({
-        row: schema.settlements,
-        splitAssetKey: schema.splits.assetKey,
-        deviceId: schema.orders.deviceId,
-        indexed: ponderCheckpoint.latestCheckpoint,
-      })
-      .from(schema.settlements)
-      .leftJoin(schema.splits, eq(schema.splits.address, schema.settlements.split))
-      .leftJoin(schema.orders, eq(schema.orders.orderId, schema.settlements.orderId))
-      .leftJoin(ponderCheckpoint, onEveryRow)
-      .where(where)
-      .orderBy(desc(schema.settlements.id))
-      .limit(limit);
+  async function settlementsWithAsset(where: SQL, limit: number): Promise<SplitSettlement[]> {
+    const rows = await read((onCheckpoint) =>
+      db
+        .select({
+          row: schema.settlements,
+          splitAssetKey: schema.splits.assetKey,
+          deviceId: schema.orders.deviceId,
+          indexed: ponderCheckpoint.latestCheckpoint,
+        })
+        .from(schema.settlements)
+        .leftJoin(schema.splits, eq(schema.splits.address, schema.settlements.split))
+        .leftJoin(schema.orders, eq(schema.orders.orderId, schema.settlements.orderId))
+        .leftJoin(ponderCheckpoint, onCheckpoint)
+        .where(where)
+        .orderBy(desc(schema.settlements.id))
+        .limit(limit),
+    );
+    return rows.map(({ row, splitAssetKey, deviceId }) => ({ ...row, assetKey: splitAssetKey ?? deviceId }));
   }
 
   const api = {
     /** The underlying `@ponder/client` client, for queries not covered here (typed by ponder.schema.ts). */
     client,
 
-    /** The latest block indexed (GET /status; with one chain), or 0 before the first one. */
+    /** The latest block indexed (GET /status; with one chain), or 0 before the first one. The client's later
+     * reads are as of that block at least. */
     async indexedBlock(): Promise<number> {
-      const status = await getJson<Record<string, { id: number; block: { number: number } }>>("/status");
+      const status = await getJson<Record<string, { id: number; block: { number: number; timestamp: number } }>>("/status");
       const chains = Object.values(status);
-      return chains.length === 0 ? 0 : Math.min(...chains.map((chain) => chain.block.number));
+      if (chains.length === 0) return 0;
+      const [chain] = chains.sort((a, b) => a.block.number - b.block.number) as [(typeof chains)[number]];
+      const checkpoint = blockCheckpoint({ ...chain.block, chainId: chain.id });
+      if (checkpoint > seenCheckpoint) seenCheckpoint = checkpoint;
+      return chain.block.number;
     },
+
+    /** Runs a read of the caller's own (see `IndexerRead`) as this client's reads run: never older than what
+     * this client has seen indexed. */
+    read,
 
     /** The paid orders after `cursor` (START_CURSOR for the first), in chain order, at most `limit`. Call it in
      * a loop with the returned cursor; store the cursor to resume after a restart. */
@@ -263,11 +315,11 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
       // Indexed past the cursor. The read above may still predate the commit that made the cursor's order
       // visible (a cached result not yet dropped): ask for that order alone. If it is there, nothing is
       // read this time; the next call reads the page again.
-      const [own] = await timed(
+      const [own] = await read((onCheckpoint) =>
         db
           .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash, indexed: ponderCheckpoint.latestCheckpoint })
           .from(schema.orders)
-          .leftJoin(ponderCheckpoint, onEveryRow)
+          .leftJoin(ponderCheckpoint, onCheckpoint)
           .where(eq(schema.orders.cursor, at.checkpoint)),
       );
       if (isCursorOrder(own)) return page([], cursor);
@@ -278,11 +330,11 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
 
       // Reorganised: restart below any possible fork point.
       const fromBlock = at.blockNumber > reorgDepth ? at.blockNumber - reorgDepth : 0n;
-      const [before] = await timed(
+      const [before] = await read((onCheckpoint) =>
         db
           .select({ cursor: schema.orders.cursor, blockHash: schema.orders.blockHash, indexed: ponderCheckpoint.latestCheckpoint })
           .from(schema.orders)
-          .leftJoin(ponderCheckpoint, onEveryRow)
+          .leftJoin(ponderCheckpoint, onCheckpoint)
           .where(lte(schema.orders.blockNumber, fromBlock - 1n))
           .orderBy(desc(schema.orders.cursor))
           .limit(1),
@@ -343,17 +395,16 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
 
     /** The paid orders among `orderIds` (absent ids are not paid or not indexed yet). */
     async ordersByIds(orderIds: readonly bigint[]): Promise<PaidOrder[]> {
-      const rows = await inChunks(
-        orderIds,
-        async (ids) =>
-          rowsOf(
-            await db
+      const rows = await inChunks(orderIds, async (ids) =>
+        rowsOf(
+          await read((onCheckpoint) =>
+            db
               .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
               .from(schema.orders)
-              .leftJoin(ponderCheckpoint, onEveryRow)
+              .leftJoin(ponderCheckpoint, onCheckpoint)
               .where(inArray(schema.orders.orderId, ids)),
           ),
-        timed,
+        ),
       );
       return rows.sort((a, b) => (a.cursor < b.cursor ? -1 : 1));
     },
@@ -362,11 +413,11 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
      * order id (see `orderRef`), which pays once; a batch depositor may reuse a reference. */
     async settlementByRef(ref: Hex): Promise<Settlement | null> {
       const [row] = rowsOf(
-        await timed(
+        await read((onCheckpoint) =>
           db
             .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
             .from(schema.settlements)
-            .leftJoin(ponderCheckpoint, onEveryRow)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
             .where(eq(schema.settlements.ref, ref.toLowerCase() as Hex))
             .orderBy(asc(schema.settlements.id))
             .limit(1),
@@ -377,17 +428,16 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
 
     /** The settlement of each paid order among `orderIds`. */
     async settlementsByOrderIds(orderIds: readonly bigint[]): Promise<Settlement[]> {
-      const rows = await inChunks(
-        orderIds,
-        async (ids) =>
-          rowsOf(
-            await db
+      const rows = await inChunks(orderIds, async (ids) =>
+        rowsOf(
+          await read((onCheckpoint) =>
+            db
               .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
               .from(schema.settlements)
-              .leftJoin(ponderCheckpoint, onEveryRow)
+              .leftJoin(ponderCheckpoint, onCheckpoint)
               .where(inArray(schema.settlements.orderId, ids)),
           ),
-        timed,
+        ),
       );
       return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
     },
@@ -396,11 +446,11 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
      * nothing was ever credited to it). */
     async participantEarnings(recipient: Hex): Promise<Participant[]> {
       return rowsOf(
-        await timed(
+        await read((onCheckpoint) =>
           db
             .select({ row: schema.participants, indexed: ponderCheckpoint.latestCheckpoint })
             .from(schema.participants)
-            .leftJoin(ponderCheckpoint, onEveryRow)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
             .where(eq(schema.participants.recipient, recipient.toLowerCase() as Hex))
             .orderBy(asc(schema.participants.token)),
         ),
@@ -409,17 +459,16 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
 
     /** The indexed splits among `addresses` (absent: not a split, or not indexed yet), by address. */
     async splitsByAddresses(addresses: readonly Hex[]): Promise<Split[]> {
-      const rows = await inChunks(
-        addresses.map(checkAddress),
-        async (chunk) =>
-          rowsOf(
-            await db
+      const rows = await inChunks(addresses.map(checkAddress), async (chunk) =>
+        rowsOf(
+          await read((onCheckpoint) =>
+            db
               .select({ row: schema.splits, indexed: ponderCheckpoint.latestCheckpoint })
               .from(schema.splits)
-              .leftJoin(ponderCheckpoint, onEveryRow)
+              .leftJoin(ponderCheckpoint, onCheckpoint)
               .where(inArray(schema.splits.address, chunk)),
           ),
-        timed,
+        ),
       );
       return rows.sort((a, b) => (a.address < b.address ? -1 : 1));
     },
@@ -429,7 +478,7 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
       const { before, limit } = checkPage(page);
       const conditions = [eq(schema.settlements.split, checkAddress(split))];
       if (before !== undefined) conditions.push(lt(schema.settlements.id, before));
-      return (await timed(settlementsWithAsset(and(...conditions)!, limit))).map(withAsset);
+      return settlementsWithAsset(and(...conditions)!, limit);
     },
 
     /** What `recipient` earned in each of `splits` (those where it was ever credited or withdrew), by split:
@@ -437,16 +486,15 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
      * with the split's asset key. Sum them for the recipient's earnings from that set of splits. */
     async participantEarningsInSplits(recipient: Hex, splits: readonly Hex[]): Promise<SplitEarnings[]> {
       const who = checkAddress(recipient);
-      const rows = await inChunks(
-        splits.map(checkAddress),
-        (chunk) =>
+      const rows = await inChunks(splits.map(checkAddress), (chunk) =>
+        read((onCheckpoint) =>
           db
             .select({ row: schema.splitParticipants, assetKey: schema.splits.assetKey, indexed: ponderCheckpoint.latestCheckpoint })
             .from(schema.splitParticipants)
             .leftJoin(schema.splits, eq(schema.splits.address, schema.splitParticipants.split))
-            .leftJoin(ponderCheckpoint, onEveryRow)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
             .where(and(eq(schema.splitParticipants.recipient, who), inArray(schema.splitParticipants.split, chunk))),
-        timed,
+        ),
       );
       return rows.map(({ row, assetKey }) => ({ ...row, assetKey })).sort((a, b) => (a.split < b.split ? -1 : 1));
     },
@@ -466,17 +514,12 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
         eq(schema.settlements.protocol, who),
       )!;
       // Each chunk of splits gives its newest `limit`; the newest `limit` of them all are the page.
-      const rows = await inChunks(
-        splits.map(checkAddress),
-        (chunk) => {
-          const conditions = [inArray(schema.settlements.split, chunk), credits];
-          if (before !== undefined) conditions.push(lt(schema.settlements.id, before));
-          return settlementsWithAsset(and(...conditions)!, limit);
-        },
-        timed,
-      );
+      const rows = await inChunks(splits.map(checkAddress), (chunk) => {
+        const conditions = [inArray(schema.settlements.split, chunk), credits];
+        if (before !== undefined) conditions.push(lt(schema.settlements.id, before));
+        return settlementsWithAsset(and(...conditions)!, limit);
+      });
       return rows
-        .map(withAsset)
         .sort((a, b) => (a.id < b.id ? 1 : -1))
         .slice(0, limit)
         .map((settlement) => ({ ...settlement, credited: creditedTo(settlement, who) }));
@@ -486,18 +529,18 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
      * in base units. All zero before the first payment. */
     async networkStats(): Promise<NetworkStats & { tokens: TokenStats[] }> {
       const [[row], tokens] = await Promise.all([
-        timed(
+        read((onCheckpoint) =>
           db
             .select({ row: schema.networkStats, indexed: ponderCheckpoint.latestCheckpoint })
             .from(schema.networkStats)
-            .leftJoin(ponderCheckpoint, onEveryRow)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
             .limit(1),
         ).then(rowsOf),
-        timed(
+        read((onCheckpoint) =>
           db
             .select({ row: schema.tokenStats, indexed: ponderCheckpoint.latestCheckpoint })
             .from(schema.tokenStats)
-            .leftJoin(ponderCheckpoint, onEveryRow)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
             .orderBy(asc(schema.tokenStats.token)),
         ).then(rowsOf),
       ]);
@@ -512,27 +555,11 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
  * characters). */
 const CHUNK = 50;
 
-async function inChunks<T, R>(
-  values: readonly T[],
-  query: (chunk: T[]) => PromiseLike<R[]>,
-  run: (query: PromiseLike<R[]>) => Promise<R[]>,
-): Promise<R[]> {
+async function inChunks<T, R>(values: readonly T[], query: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
   const unique = [...new Set(values)];
   const results: R[] = [];
-  for (let i = 0; i < unique.length; i += CHUNK) results.push(...(await run(query(unique.slice(i, i + CHUNK)))));
+  for (let i = 0; i < unique.length; i += CHUNK) results.push(...(await query(unique.slice(i, i + CHUNK))));
   return results;
-}
-
-function withAsset({
-  row,
-  splitAssetKey,
-  deviceId,
-}: {
-  row: Settlement;
-  splitAssetKey: Hex | null;
-  deviceId: Hex | null;
-}): SplitSettlement {
-  return { ...row, assetKey: splitAssetKey ?? deviceId };
 }
 
 /** The sum of the legs of `settlement` whose recipient was `recipient` (lowercase). */

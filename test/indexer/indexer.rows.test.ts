@@ -336,7 +336,7 @@ for (const variant of testDatabases("rows")) {
     });
 
     if (variant.database.kind === "postgres") {
-      const { url, viewsSchema } = variant.database;
+      const { url, schema, viewsSchema } = variant.database;
       test("PostgreSQL: the views schema and a `ponder serve` replica serve the same rows", async () => {
         assert.ok(viewsSchema, "testDatabases gives PostgreSQL a views schema");
         const { client, chain } = stack;
@@ -374,6 +374,32 @@ for (const variant of testDatabases("rows")) {
           assert.equal((await fromReplica.orderById(order.orderId))?.transactionHash, receipt.transactionHash);
         } finally {
           await replica.service.stop();
+        }
+      });
+
+      test("PostgreSQL: once /status shows a block, reads are as of it, before the cache hears of its commit", async () => {
+        const { client, payments } = stack;
+        const before = await client.networkStats();
+        // Ponder's cache drops results when the commit's notification reaches the indexer's LISTEN connection.
+        // Stop that connection's backend: the notification then waits in PostgreSQL's queue, and every result
+        // cached before the payment below stays in the cache.
+        const listeners = await withPostgres(url, (pg) =>
+          pg.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database() and query = $1", [
+            `LISTEN "${schema}_live_query"`,
+          ]),
+        );
+        assert.equal(listeners.rows.length, 1, "the indexer's cache listens on one connection");
+        const [{ pid }] = listeners.rows as [{ pid: number }];
+        process.kill(pid, "SIGSTOP");
+        try {
+          const { order, receipt } = await payments.pay("cash", { device: deviceB, amount: usdc(2) });
+          await client.waitForBlock(receipt.blockNumber);
+          const after = await client.networkStats();
+          assert.equal(after.payments, before.payments + 1);
+          assert.equal(after.volumeUsdMicro, before.volumeUsdMicro + usdc(2));
+          assert.equal((await client.orderById(order.orderId))?.transactionHash, receipt.transactionHash);
+        } finally {
+          process.kill(pid, "SIGCONT");
         }
       });
     }

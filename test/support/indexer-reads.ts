@@ -1,6 +1,7 @@
 // The indexer's read path as the tests and benchmarks use it: the relayer's client (indexer/client.ts) plus
-// reads that only they need, over the same SQL over HTTP (`client.db`) and, like the client's, each with the
-// indexed checkpoint selected (so that Ponder's cache drops them at the next block): waiting for a block,
+// reads that only they need, over the same SQL over HTTP (`client.db`) and, like the client's, run through the
+// client's `read` (the checkpoint joined, so that Ponder's cache drops them at the next block, on a condition
+// that carries the newest block the client has seen, so that none is older than that): waiting for a block,
 // single orders, settlements by reference, participants (across splits and per split), withdrawals, splits,
 // per-device and per-day totals.
 import { and, asc, desc, eq, gte, inArray, lte, type SQL } from "@ponder/client";
@@ -16,7 +17,6 @@ import {
   type SplitParticipant,
   type Withdrawal,
   createIndexerClient,
-  onEveryRow,
   ponderCheckpoint,
   rowsOf,
   schema,
@@ -30,6 +30,7 @@ const CHUNK = 50;
 export function createTestIndexerClient(indexerUrl: string, options: IndexerClientOptions = {}) {
   const base = createIndexerClient(indexerUrl, options);
   const db = base.client.db;
+  const read = base.read;
 
   async function inChunks<T, R>(values: readonly T[], query: (chunk: T[]) => PromiseLike<R[]>): Promise<R[]> {
     const unique = [...new Set(values)];
@@ -66,11 +67,13 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
     /** The paid order with on-chain key `orderId`, or null (not paid, not indexed yet, or reorganised away). */
     async orderById(orderId: bigint): Promise<PaidOrder | null> {
       const [row] = rowsOf(
-        await db
-          .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.orders)
-          .leftJoin(ponderCheckpoint, onEveryRow)
-          .where(eq(schema.orders.orderId, orderId)),
+        await read((onCheckpoint) =>
+          db
+            .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.orders)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
+            .where(eq(schema.orders.orderId, orderId)),
+        ),
       );
       return row ?? null;
     },
@@ -79,13 +82,16 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
     async settlementsByRefs(refs: readonly Hex[]): Promise<Settlement[]> {
       const rows = await inChunks(
         refs.map((ref) => ref.toLowerCase() as Hex),
-        (chunk) =>
-          db
-            .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.settlements)
-            .leftJoin(ponderCheckpoint, onEveryRow)
-            .where(inArray(schema.settlements.ref, chunk))
-            .then(rowsOf),
+        async (chunk) =>
+          rowsOf(
+            await read((onCheckpoint) =>
+              db
+                .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
+                .from(schema.settlements)
+                .leftJoin(ponderCheckpoint, onCheckpoint)
+                .where(inArray(schema.settlements.ref, chunk)),
+            ),
+          ),
       );
       return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
     },
@@ -93,46 +99,54 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
     /** Every participant (all recipients and tokens). */
     async participants(): Promise<Participant[]> {
       return rowsOf(
-        await db
-          .select({ row: schema.participants, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.participants)
-          .leftJoin(ponderCheckpoint, onEveryRow)
-          .orderBy(asc(schema.participants.recipient), asc(schema.participants.token)),
+        await read((onCheckpoint) =>
+          db
+            .select({ row: schema.participants, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.participants)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
+            .orderBy(asc(schema.participants.recipient), asc(schema.participants.token)),
+        ),
       );
     },
 
     /** Every recipient's earnings in `split` (recipient order). */
     async splitParticipantsOf(split: Hex): Promise<SplitParticipant[]> {
       return rowsOf(
-        await db
-          .select({ row: schema.splitParticipants, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.splitParticipants)
-          .leftJoin(ponderCheckpoint, onEveryRow)
-          .where(eq(schema.splitParticipants.split, split.toLowerCase() as Hex))
-          .orderBy(asc(schema.splitParticipants.recipient)),
+        await read((onCheckpoint) =>
+          db
+            .select({ row: schema.splitParticipants, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.splitParticipants)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
+            .where(eq(schema.splitParticipants.split, split.toLowerCase() as Hex))
+            .orderBy(asc(schema.splitParticipants.recipient)),
+        ),
       );
     },
 
     /** `recipient`'s withdrawals, in chain order. */
     async withdrawalsOf(recipient: Hex): Promise<Withdrawal[]> {
       return rowsOf(
-        await db
-          .select({ row: schema.withdrawals, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.withdrawals)
-          .leftJoin(ponderCheckpoint, onEveryRow)
-          .where(eq(schema.withdrawals.recipient, recipient.toLowerCase() as Hex))
-          .orderBy(asc(schema.withdrawals.id)),
+        await read((onCheckpoint) =>
+          db
+            .select({ row: schema.withdrawals, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.withdrawals)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
+            .where(eq(schema.withdrawals.recipient, recipient.toLowerCase() as Hex))
+            .orderBy(asc(schema.withdrawals.id)),
+        ),
       );
     },
 
     /** Every split seen, with its token, registration and current legs (recipients and bps). */
     async splits(): Promise<Split[]> {
       return rowsOf(
-        await db
-          .select({ row: schema.splits, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.splits)
-          .leftJoin(ponderCheckpoint, onEveryRow)
-          .orderBy(asc(schema.splits.address)),
+        await read((onCheckpoint) =>
+          db
+            .select({ row: schema.splits, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.splits)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
+            .orderBy(asc(schema.splits.address)),
+        ),
       );
     },
 
@@ -140,22 +154,27 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
     async deviceStats(deviceIds?: readonly Hex[]): Promise<DeviceStats[]> {
       if (deviceIds === undefined) {
         return rowsOf(
-          await db
-            .select({ row: schema.deviceStats, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.deviceStats)
-            .leftJoin(ponderCheckpoint, onEveryRow)
-            .orderBy(desc(schema.deviceStats.volumeUsdMicro), asc(schema.deviceStats.deviceId)),
+          await read((onCheckpoint) =>
+            db
+              .select({ row: schema.deviceStats, indexed: ponderCheckpoint.latestCheckpoint })
+              .from(schema.deviceStats)
+              .leftJoin(ponderCheckpoint, onCheckpoint)
+              .orderBy(desc(schema.deviceStats.volumeUsdMicro), asc(schema.deviceStats.deviceId)),
+          ),
         );
       }
       const rows = await inChunks(
         deviceIds.map((id) => id.toLowerCase() as Hex),
-        (ids) =>
-          db
-            .select({ row: schema.deviceStats, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.deviceStats)
-            .leftJoin(ponderCheckpoint, onEveryRow)
-            .where(inArray(schema.deviceStats.deviceId, ids))
-            .then(rowsOf),
+        async (ids) =>
+          rowsOf(
+            await read((onCheckpoint) =>
+              db
+                .select({ row: schema.deviceStats, indexed: ponderCheckpoint.latestCheckpoint })
+                .from(schema.deviceStats)
+                .leftJoin(ponderCheckpoint, onCheckpoint)
+                .where(inArray(schema.deviceStats.deviceId, ids)),
+            ),
+          ),
       );
       return rows.sort((a, b) =>
         a.volumeUsdMicro !== b.volumeUsdMicro ? (a.volumeUsdMicro > b.volumeUsdMicro ? -1 : 1) : a.deviceId < b.deviceId ? -1 : 1,
@@ -168,12 +187,14 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
       if (range.from !== undefined) conditions.push(gte(schema.dailyStats.day, dayNumber(range.from)));
       if (range.to !== undefined) conditions.push(lte(schema.dailyStats.day, dayNumber(range.to)));
       return rowsOf(
-        await db
-          .select({ row: schema.dailyStats, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.dailyStats)
-          .leftJoin(ponderCheckpoint, onEveryRow)
-          .where(conditions.length === 0 ? undefined : and(...conditions))
-          .orderBy(asc(schema.dailyStats.day)),
+        await read((onCheckpoint) =>
+          db
+            .select({ row: schema.dailyStats, indexed: ponderCheckpoint.latestCheckpoint })
+            .from(schema.dailyStats)
+            .leftJoin(ponderCheckpoint, onCheckpoint)
+            .where(conditions.length === 0 ? undefined : and(...conditions))
+            .orderBy(asc(schema.dailyStats.day)),
+        ),
       );
     },
   };
