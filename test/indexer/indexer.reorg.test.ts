@@ -141,5 +141,55 @@ for (const variant of testDatabases("reorg")) {
         [b1.receipt.transactionHash, b2receipt.transactionHash],
       );
     });
+
+    test("a fork below what a reader has seen: the reader reads the new fork and is rewound", async () => {
+      // The new fork is shorter than the abandoned one and its blocks are earlier in time, so the indexer's
+      // checkpoint goes back below the one the reader's client has seen (it reads on from where the indexer
+      // is, rather than waiting for it to pass what it saw).
+      const { client, payments, chain } = stack;
+      const device = deviceId(`reorg-back-${variant.name}`);
+      const start = await payments.pay("cash", { device, amount: usdc(1) });
+      await client.waitForBlock(start.receipt.blockNumber);
+      const atStart = await readAll(client, START_CURSOR, 1_000);
+
+      // The abandoned fork: two payments and empty blocks, indexed and read to its head.
+      const snapshot = await chain.rpc<string>("evm_snapshot");
+      const forkBase = await payments.publicClient.getBlock({ blockTag: "latest" });
+      const abandoned = [await payments.pay("cash", { device, amount: usdc(2) }), await payments.pay("cash", { device, amount: usdc(3) })];
+      const oldHead = await payments.mine(6);
+      const oldTip = await payments.publicClient.getBlock({ blockNumber: oldHead });
+      await client.waitForBlock(oldHead);
+      const onAbandoned = await readAll(client, atStart.cursor);
+      assert.deepEqual(
+        onAbandoned.orders.map((o) => o.orderId),
+        abandoned.map(({ order }) => order.orderId),
+      );
+
+      // The new fork: one payment a second after the fork's base block, then three blocks (Ponder takes a block
+      // that is not above its head for a reorg, reverts to the common ancestor, and indexes on from there when
+      // the next block comes).
+      assert.equal(await chain.rpc("evm_revert", [snapshot]), true);
+      await chain.rpc("evm_setNextBlockTimestamp", [Number(forkBase.timestamp) + 1]);
+      const replacement = await payments.pay("cash", { device, amount: usdc(4) });
+      const newHead = await payments.mine(3);
+      assert.ok(newHead < oldHead);
+      const newTip = await payments.publicClient.getBlock({ blockNumber: newHead });
+      assert.ok(newTip.timestamp < oldTip.timestamp, "the new fork's head is earlier in time than the old one's");
+      await eventually("the indexer to follow the new fork", async () => {
+        if ((await client.indexedBlock()) !== Number(newHead)) return false;
+        if ((await client.orderById(replacement.order.orderId)) === null) return false;
+        return (await client.orderById(abandoned[0]!.order.orderId)) === null;
+      });
+      await assertTotalsMatchChain(stack, recipients);
+
+      // The reader on the abandoned fork is told at once, and gets the new fork's payment.
+      const rewound = await readAll(client, onAbandoned.cursor);
+      assert.ok(rewound.reorg, "reorg reported");
+      assert.ok(
+        rewound.orders.some((o) => o.orderId === replacement.order.orderId),
+        "the new fork's payment is delivered",
+      );
+      assert.ok(!rewound.orders.some((o) => abandoned.some(({ order }) => order.orderId === o.orderId)));
+    });
   });
 }
