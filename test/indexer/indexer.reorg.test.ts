@@ -152,11 +152,12 @@ for (const variant of testDatabases("reorg")) {
       await client.waitForBlock(start.receipt.blockNumber);
       const atStart = await readAll(client, START_CURSOR, 1_000);
 
-      // The abandoned fork: two payments and empty blocks, indexed and read to its head.
+      // The abandoned fork: two payments and 20 empty blocks (a block's timestamp is at least its parent's + 1),
+      // indexed and read to its head.
       const snapshot = await chain.rpc<string>("evm_snapshot");
       const forkBase = await payments.publicClient.getBlock({ blockTag: "latest" });
       const abandoned = [await payments.pay("cash", { device, amount: usdc(2) }), await payments.pay("cash", { device, amount: usdc(3) })];
-      const oldHead = await payments.mine(6);
+      const oldHead = await payments.mine(20);
       const oldTip = await payments.publicClient.getBlock({ blockNumber: oldHead });
       await client.waitForBlock(oldHead);
       const onAbandoned = await readAll(client, atStart.cursor);
@@ -165,12 +166,15 @@ for (const variant of testDatabases("reorg")) {
         abandoned.map(({ order }) => order.orderId),
       );
 
-      // The new fork: one payment a second after the fork's base block, then three blocks (Ponder takes a block
-      // that is not above its head for a reorg, reverts to the common ancestor, and indexes on from there when
-      // the next block comes).
+      // The new fork: one payment a second after the fork's base block, then three blocks from a second after the
+      // reader's cursor (the last abandoned payment), so well before the abandoned head. (Ponder takes a block that
+      // is not above its head for a reorg, reverts to the common ancestor, and indexes on from there when the next
+      // block comes.)
+      const cursorBlock = await payments.publicClient.getBlock({ blockNumber: abandoned[1]!.receipt.blockNumber });
       assert.equal(await chain.rpc("evm_revert", [snapshot]), true);
       await chain.rpc("evm_setNextBlockTimestamp", [Number(forkBase.timestamp) + 1]);
       const replacement = await payments.pay("cash", { device, amount: usdc(4) });
+      await chain.rpc("evm_setNextBlockTimestamp", [Number(cursorBlock.timestamp) + 1]);
       const newHead = await payments.mine(3);
       assert.ok(newHead < oldHead);
       const newTip = await payments.publicClient.getBlock({ blockNumber: newHead });
