@@ -18,8 +18,8 @@
 // it holds for this read was computed once the checkpoint was committed. A client's reads are never older
 // than what it has seen (`read` below). A result whose `indexed` is null says the indexer is behind that
 // checkpoint (a reorganisation, or a restart on fresh data); the client then starts over from what the
-// indexer shows. (The one gap: a reorganisation that replaces a block by another at the same height, read in
-// the moment between that commit and its notification.)
+// indexer shows. (The one gap: in the moment between a reorganisation's commit and its notification, a read
+// can still be answered with a result of the abandoned fork that the cache holds for the same checkpoint.)
 //
 // New payments: `paidOrdersAfter(cursor, limit)` returns the paid orders after a cursor, in chain order.
 // Rows become visible in chain order (Ponder commits whole blocks, or whole batches during the backfill, each
