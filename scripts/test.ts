@@ -1,6 +1,7 @@
 // `npm test`: builds the contracts, the generated ABIs and deployment records and the relayer's bundles,
 // checks the services the end-to-end suites need, then runs every test of the repository with Node's test
-// runner, four files at a time, reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
+// runner, four files at a time, each file in a process of its own but the contract suites, which share one
+// (test/contracts/shared-process.ts), reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
 //   npm test                       every suite (on PGlite and PostgreSQL where the database matters)
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
@@ -29,6 +30,7 @@ import { createIndexerDatabaseTemplate } from "../lib/indexer.ts";
 import { PACKAGE_IMPORTS_HOOK, processAlive } from "../lib/processes.ts";
 import { createRelayerDatabaseTemplate } from "../lib/relayer.ts";
 import { PGLITE_TEMPLATES } from "../test/support/pglite-templates.ts";
+import { SHARED_PROCESS_ENTRY, SHARED_PROCESS_FILES_ENV, runsInSharedProcess } from "../test/contracts/shared-process-files.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const node = process.execPath;
@@ -146,12 +148,12 @@ const LONGEST_FIRST = [
   "test/webhooks/multi-process.test.ts", // 26
   "test/energy/telemetry.test.ts", // 25
   "test/relayer/worker.test.ts", // 17
+  SHARED_PROCESS_ENTRY, // 22: the contract suites, one process
   "test/typecheck.test.ts", // 17
   "test/relayer/migrations.test.ts", // 13
   "test/stack/hardhat-lock.test.ts", // 11
   "test/relayer/passwords.test.ts", // 10
   "test/energy/sandbox.test.ts", // 10
-  "test/contracts/properties.test.ts", // 10
   "test/contracts/gas-snapshot.test.ts", // 5
 ];
 
@@ -169,7 +171,13 @@ const rank = (file: string) => {
   const i = LONGEST_FIRST.indexOf(file);
   return i === -1 ? LONGEST_FIRST.length : i;
 };
-const targets = files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
+// The contract suites selected run in one process (test/contracts/shared-process.ts), which is told which
+// through SHARED_PROCESS_FILES_ENV; a single one runs in a process of its own, as every other file does.
+const shared = files.filter(runsInSharedProcess);
+const separate = shared.length > 1 ? files.filter((file) => !runsInSharedProcess(file)) : files;
+if (shared.length > 1) env[SHARED_PROCESS_FILES_ENV] = shared.join("\n");
+else delete env[SHARED_PROCESS_FILES_ENV];
+const targets = [...separate, ...(shared.length > 1 ? [SHARED_PROCESS_ENTRY] : [])].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
 // --liftoff-only: V8 compiles WebAssembly with its baseline compiler only, in the test processes and in the
 // Node processes they start through lib/processes.ts (relayers, seeds, indexers). The embedded databases
 // (PGlite) are WebAssembly, and the optimised code V8 would compile for them on other threads comes too late to

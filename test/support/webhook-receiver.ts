@@ -46,7 +46,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const secrets = new Map<string, string>();
   const responders = new Map<string, Responder>();
   const received: Delivery[] = [];
-  const waiters = new Set<() => void>();
+  /** The same deliveries by path: a suite's receiver sees thousands, and each is numbered within its path. */
+  const byPath = new Map<string, Delivery[]>();
+  /** Pending waitFor calls: each is shown every new delivery once (those before it were checked when it began). */
+  const waiters = new Set<(delivery: Delivery) => void>();
   const hanging = new Set<http.ServerResponse>();
 
   const server = http.createServer(async (req, res) => {
@@ -55,9 +58,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     const body = Buffer.concat(chunks);
     const path = (req.url ?? "/").split("?")[0];
     const secret = secrets.get(path);
+    let samePath = byPath.get(path);
+    if (!samePath) byPath.set(path, (samePath = []));
     const delivery: Delivery = {
       path,
-      n: received.filter((d) => d.path === path).length + 1,
+      n: samePath.length + 1,
       headers: req.headers,
       body,
       standardOk: false,
@@ -86,9 +91,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         return undefined;
       }
     })();
-    const previous = received.filter((d) => d.path === path);
+    const previous = samePath.slice();
+    samePath.push(delivery);
     received.push(delivery);
-    for (const wake of waiters) wake();
+    for (const wake of waiters) wake(delivery);
     const responder = responders.get(path) ?? (() => 200);
     const answer = await responder(delivery, previous);
     if (answer === "hang") {
@@ -109,23 +115,25 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: (path) => `http://127.0.0.1:${port}${path}`,
     setSecret: (path, secret) => secrets.set(path, secret),
     respond: (path, responder) => responders.set(path, responder),
-    deliveries: (path) => (path ? received.filter((d) => d.path === path) : [...received]),
+    deliveries: (path) => (path ? [...(byPath.get(path) ?? [])] : [...received]),
     waitFor(match, timeoutMs = 20_000, what = "a webhook delivery") {
       return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = received.find(match);
-          if (!found) return false;
+        const found = (delivery: Delivery) => {
           waiters.delete(check);
           clearTimeout(timer);
-          resolve(found);
-          return true;
+          resolve(delivery);
+        };
+        const check = (delivery: Delivery) => {
+          if (match(delivery)) found(delivery);
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
           const seen = received.map((d) => `${d.path} ${d.envelope?.type ?? "?"} ${d.envelope?.id ?? "?"}`).join("\n  ");
           reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; received:\n  ${seen}`));
         }, timeoutMs);
-        if (!check()) waiters.add(check);
+        const already = received.find(match);
+        if (already) found(already);
+        else waiters.add(check);
       });
     },
     releaseHanging(status = 200) {
