@@ -42,6 +42,9 @@ describe("npm run rehearsal", () => {
           REHEARSAL_PORT_BASE: String(base),
           REHEARSAL_RESULT_FILE: resultFile,
           REHEARSAL_KEEP: "1",
+          // Passwords hashed with scrypt N=2^14, as every test stack does (test/support/stack.ts): not this
+          // suite's subject, and some 3 CPU s a seed at the default 2^17.
+          PASSWORD_SCRYPT_N: "16384",
         },
         stdio: ["ignore", "pipe", "pipe"],
         // A process group of its own, as a terminal gives a command: SIGTERM goes to the group at the end.
