@@ -1,7 +1,7 @@
 // `npm test`: builds the contracts, the generated ABIs and deployment records and the relayer's bundles,
 // checks the services the end-to-end suites need, then runs every test of the repository with Node's test
 // runner, four files at a time, each file in a process of its own but the contract suites, which share one
-// (test/contracts/shared-process.ts), reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
+// (test/support/contract-suites-process.ts), reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
 //   npm test                       every suite (on PGlite and PostgreSQL where the database matters)
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
@@ -30,7 +30,7 @@ import { createIndexerDatabaseTemplate } from "../lib/indexer.ts";
 import { PACKAGE_IMPORTS_HOOK, processAlive } from "../lib/processes.ts";
 import { createRelayerDatabaseTemplate } from "../lib/relayer.ts";
 import { PGLITE_TEMPLATES } from "../test/support/pglite-templates.ts";
-import { SHARED_PROCESS_ENTRY, SHARED_PROCESS_FILES_ENV, runsInSharedProcess } from "../test/contracts/shared-process-files.ts";
+import { SHARED_PROCESS_ENTRY, SHARED_PROCESS_FILES_ENV, runsInSharedProcess } from "../test/support/contract-suites.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const node = process.execPath;
@@ -171,7 +171,7 @@ const rank = (file: string) => {
   const i = LONGEST_FIRST.indexOf(file);
   return i === -1 ? LONGEST_FIRST.length : i;
 };
-// The contract suites selected run in one process (test/contracts/shared-process.ts), which is told which
+// The contract suites selected run in one process (test/support/contract-suites-process.ts), which is told which
 // through SHARED_PROCESS_FILES_ENV; a single one runs in a process of its own, as every other file does.
 const shared = files.filter(runsInSharedProcess);
 const separate = shared.length > 1 ? files.filter((file) => !runsInSharedProcess(file)) : files;

@@ -1,12 +1,14 @@
-// Which contract suites run in one shared process (test/contracts/shared-process.ts), and how scripts/test.ts
-// hands that process its files. A module of its own, without side effects, so that the runner can import it.
+// Which contract suites (test/contracts/*.test.ts) run in one shared process (contract-suites-process.ts), and
+// how scripts/test.ts hands that process its files. A module of its own, without side effects, so that the
+// runner can import it. Both live here, not in test/contracts/: Hardhat's test runner (`npm run coverage`) runs
+// every TypeScript file of that folder, and would run the suites twice.
 import { globSync } from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
 /** The entry module of the shared process, relative to the repository. */
-export const SHARED_PROCESS_ENTRY = "test/contracts/shared-process.ts";
+export const SHARED_PROCESS_ENTRY = "test/support/contract-suites-process.ts";
 
 /** The environment variable through which the runner names the files the shared process runs (one path
  * relative to the repository a line). Only the shared process reads it. */

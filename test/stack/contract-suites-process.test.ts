@@ -1,4 +1,4 @@
-// The contract suites' shared process (test/contracts/shared-process.ts): which suites it runs, that it runs
+// The contract suites' shared process (test/support/contract-suites-process.ts): which suites it runs, that it runs
 // exactly those the runner names, and that a name it does not know fails it instead of being skipped.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -6,12 +6,7 @@ import { globSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { PACKAGE_IMPORTS_HOOK } from "../../lib/processes.ts";
-import {
-  SHARED_PROCESS_ENTRY,
-  SHARED_PROCESS_FILES_ENV,
-  allSharedProcessFiles,
-  runsInSharedProcess,
-} from "../contracts/shared-process-files.ts";
+import { SHARED_PROCESS_ENTRY, SHARED_PROCESS_FILES_ENV, allSharedProcessFiles, runsInSharedProcess } from "../support/contract-suites.ts";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
@@ -48,6 +43,7 @@ describe("the contract suites' shared process", () => {
     assert.equal(runsInSharedProcess(SHARED_PROCESS_ENTRY), false);
     assert.equal(runsInSharedProcess("test/relayer/api.test.ts"), false);
     assert.ok(!SHARED_PROCESS_ENTRY.endsWith(".test.ts"), "the runner's glob would run the entry as a file of its own");
+    assert.ok(!SHARED_PROCESS_ENTRY.startsWith("test/contracts/"), "Hardhat's test runner (npm run coverage) runs every file there");
   });
 
   it("runs exactly the suites it is given, one after another, and passes when they pass", () => {
