@@ -245,15 +245,20 @@ for (const database of selectedDatabaseKinds()) {
         const response = await postBatch(stack, token, m.batch(4));
         assert.equal(response.body.verification.anomaly_status, "provisional");
         const db = stack.relayerOptions.database as { url: string; schema: string };
-        const row = await waitFor("the anomaly status to be confirmed", () =>
+        // Waits for the anchor too: a batch of this test anchored during the next one would count among its
+        // anchors.
+        const row = await waitFor("the anomaly status to be confirmed and the batch anchored", () =>
           withPostgres(db.url, async (client) => {
             const result = await client.query(
-              `select anomaly_status, anomaly_score, anomaly_confirmed_at from "${db.schema}".energy_batches where batch_id = $1`,
+              `select anomaly_status, anomaly_score, anomaly_confirmed_at, attestation_status
+               from "${db.schema}".energy_batches where batch_id = $1`,
               [response.body.batch_id],
             );
-            return result.rows[0]?.anomaly_status === "confirmed" ? result.rows[0] : undefined;
+            const found = result.rows[0];
+            return found?.anomaly_status === "confirmed" && found.attestation_status !== "pending" ? found : undefined;
           }),
         );
+        assert.equal(row.attestation_status, "anchored");
         assert.ok(row.anomaly_score >= 0 && row.anomaly_score <= 1);
         assert.ok(row.anomaly_confirmed_at instanceof Date);
         // The ingest response does not change: a replay would still say provisional (it is stored as sent).
