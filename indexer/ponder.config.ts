@@ -6,6 +6,7 @@ import { getAbiItem } from "viem";
 import { assetSplitAbi, assetSplitCloneAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../generated/abis.ts";
 import { loadDeploymentRecord, waitForDeploymentRecord } from "../ignition/deployment-records.ts";
 import { LOCAL_CHAIN_IDS, chainName, readIndexerEnv } from "./env.ts";
+import { startNewHeadsRelay } from "./new-heads-relay.ts";
 
 const env = readIndexerEnv();
 // Started beside the deployment (DEPLOYMENT_WAIT_SECONDS), Ponder has loaded itself by the time it gets here
@@ -31,6 +32,18 @@ if (!router || !splitFactory || handDeployedSplits.length === 0) {
 }
 
 const local = LOCAL_CHAIN_IDS.includes(record.chainId);
+// Ponder subscribes to new blocks through the relay (new-heads-relay.ts), which announces a block the
+// subscription left out; one relay a process, should Ponder evaluate this file again.
+const relays = globalThis as { newHeadsRelay?: Promise<string> };
+const wsUrl =
+  env.wsUrl === undefined
+    ? undefined
+    : await (relays.newHeadsRelay ??= startNewHeadsRelay({
+        upstream: env.wsUrl,
+        onAnnounced: ({ number, subscription, missed }) => {
+          if (missed) console.warn(`new-heads relay: subscription ${subscription} did not announce block ${number}; the relay did`);
+        },
+      }).then((relay) => relay.url));
 const chain = chainName(record.chainId);
 
 export default createConfig({
@@ -43,9 +56,10 @@ export default createConfig({
     [chain]: {
       id: record.chainId,
       rpc: Array.from({ length: env.rpcBuckets }, () => env.rpcUrl),
-      // New blocks are pushed over the WebSocket when there is one (Ponder falls back to polling at
-      // pollingInterval if the subscription keeps failing); an idle local chain then costs nothing.
-      ws: env.wsUrl,
+      // New blocks are pushed over the WebSocket when there is one, through the relay (Ponder falls back to
+      // polling at pollingInterval if the connection keeps failing); an idle local chain then costs almost
+      // nothing (the relay's check of the latest block once a second).
+      ws: wsUrl,
       pollingInterval: env.pollingIntervalMs ?? (local ? 100 : 1_000),
       // A local node restarted with the same chain id is a different chain: never reuse cached RPC data.
       disableCache: local,

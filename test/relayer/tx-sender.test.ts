@@ -326,22 +326,31 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
         }
       },
     });
-    const receipt = await waitFor(
-      "the stored transaction mined",
-      () => client.getTransactionReceipt({ hash: stored }).catch(() => undefined),
-      60_000,
-      250,
-    );
+    // The relayer's transaction of a nonce, as mined (from the blocks since the test began).
+    const minedAt = (nonce: number, what: string) =>
+      waitFor(
+        what,
+        async () => {
+          const latest = await client.getBlockNumber({ cacheTime: 0 });
+          for (let n = fromBlock + 1n; n <= latest; n++) {
+            const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
+            const tx = block.transactions.find((t) => t.from.toLowerCase() === relayer.toLowerCase() && t.nonce === nonce);
+            if (tx) return tx;
+          }
+          return undefined;
+        },
+        60_000,
+        250,
+      );
+    // The stored transaction is mined as it was signed, or as the sender's replacement with higher fees (it
+    // was sent before the restart: it may have waited TX_REPLACE_AFTER_BLOCKS by the time the gap is filled).
+    const storedMined = await minedAt(gap + 1, "the stored transaction mined");
+    assert.equal(storedMined.to?.toLowerCase(), localAccount(9).address.toLowerCase());
+    assert.equal(storedMined.value, 1n);
+    if (storedMined.hash !== stored) assert.ok(storedMined.maxFeePerGas! > parseGwei("100"), "a replacement pays more");
+    const receipt = await client.getTransactionReceipt({ hash: storedMined.hash });
     assert.equal(receipt.status, "success");
-    const filler = await waitFor("the gap's transaction", async () => {
-      const latest = await client.getBlockNumber({ cacheTime: 0 });
-      for (let n = fromBlock + 1n; n <= latest; n++) {
-        const block = await client.getBlock({ blockNumber: n, includeTransactions: true });
-        const tx = block.transactions.find((t) => t.from.toLowerCase() === relayer.toLowerCase() && t.nonce === gap);
-        if (tx) return tx;
-      }
-      return undefined;
-    });
+    const filler = await minedAt(gap, "the gap's transaction");
     assert.equal(filler.to?.toLowerCase(), relayer.toLowerCase(), "an empty transfer to the hot wallet itself");
     assert.equal(filler.value, 0n);
     assert.equal(filler.input, "0x");

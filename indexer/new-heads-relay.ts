@@ -1,0 +1,195 @@
+// Ponder hears of new blocks from one `eth_subscribe("newHeads")` on the chain's WebSocket, and polls only once
+// that connection has failed for good. A subscription that goes silent while its connection stays open (a node
+// or a provider that drops notifications: a Hardhat node under load mined blocks it never announced) leaves
+// live indexing behind until the next announced block: on an idle local chain, for ever.
+//
+// The relay sits between Ponder and the chain's WebSocket, in Ponder's process (ponder.config.ts). It passes
+// every message on, and every `checkMs` asks the chain, over the same upstream connection, for its latest
+// block. When a block the chain had at the previous check is still unannounced, it announces the chain's
+// latest block itself, on the subscription Ponder made; Ponder fetches any blocks in between (its missing-block
+// path). The subscription's later announcement of a block already passed on is dropped: Ponder takes a head
+// that is not above its own for a reorganisation. Any other head is passed on, a lower one too (a
+// reorganisation to a shorter chain; should it be a block Ponder fetched itself in between, announced that
+// late, Ponder reverts to its parent and indexes the same blocks again, the data unchanged). When the chain's
+// WebSocket cannot be reached the relay refuses Ponder's connection (HTTP 502), so that Ponder counts the
+// failure and falls back to polling as it would without it.
+import http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { type RawData, WebSocket, WebSocketServer } from "ws";
+
+/** How often the relay asks the chain for its latest block while a newHeads subscription is open. */
+export const NEW_HEADS_CHECK_MS = 1_000;
+/** The ids of the relay's own requests on the upstream connection (Ponder's are numbers). */
+const OWN_ID_PREFIX = "new-heads-relay:";
+/** How many of the hashes passed on a connection remembers, to drop repeats. */
+const REMEMBERED_HEADS = 1_024;
+
+export type NewHeadsRelayOptions = {
+  /** The chain's ws(s):// URL. */
+  upstream: string;
+  checkMs?: number;
+  /** Told when the relay announces a block the subscription did not: `missed` when the subscription had
+   * announced an earlier block (else it had announced none yet: blocks mined before it was made). */
+  onAnnounced?: (head: { number: bigint; hash: string; subscription: string; missed: boolean }) => void;
+};
+
+export type NewHeadsRelay = {
+  /** ws://127.0.0.1:<port>: give it to Ponder as the chain's WebSocket. */
+  url: string;
+  close(): Promise<void>;
+};
+
+type Head = { number: bigint; hash: string };
+type JsonRpcMessage = {
+  id?: unknown;
+  method?: unknown;
+  params?: unknown;
+  result?: unknown;
+};
+
+function parse(data: RawData): unknown {
+  try {
+    return JSON.parse(data.toString());
+  } catch {
+    return undefined;
+  }
+}
+
+const messagesOf = (value: unknown): JsonRpcMessage[] =>
+  (Array.isArray(value) ? value : [value]).filter((m): m is JsonRpcMessage => typeof m === "object" && m !== null);
+
+/** A block header as a node returns it, or undefined. */
+function headOf(value: unknown): Head | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { number, hash } = value as { number?: unknown; hash?: unknown };
+  if (typeof number !== "string" || typeof hash !== "string" || !/^0x[0-9a-fA-F]{1,64}$/.test(number)) return undefined;
+  return { number: BigInt(number), hash };
+}
+
+/** Relays one client connection to its own upstream connection. */
+function relay(client: WebSocket, upstream: WebSocket, opts: NewHeadsRelayOptions) {
+  const checkMs = opts.checkMs ?? NEW_HEADS_CHECK_MS;
+  /** Ids of the client's eth_subscribe("newHeads") requests awaiting their answer. */
+  const subscribing = new Set<unknown>();
+  let subscription: string | undefined;
+  /** The last head passed to the client, and the hashes of those before it (oldest first). */
+  let delivered: Head | undefined;
+  const passed = new Set<string>();
+  const pass = (head: Head) => {
+    delivered = head;
+    passed.add(head.hash);
+    if (passed.size > REMEMBERED_HEADS) passed.delete(passed.values().next().value!);
+  };
+  /** The chain's latest block at the previous check, when the client had not been told of it. */
+  let unannounced: bigint | undefined;
+  let ownRequests = 0;
+  let checking = false;
+
+  client.on("message", (data, isBinary) => {
+    for (const m of messagesOf(parse(data))) {
+      const params = Array.isArray(m.params) ? m.params : [];
+      if (m.method === "eth_subscribe" && params[0] === "newHeads") subscribing.add(m.id);
+      if (m.method === "eth_unsubscribe" && params[0] === subscription) subscription = undefined;
+    }
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
+  });
+
+  upstream.on("message", (data, isBinary) => {
+    const parsed = parse(data);
+    const message = Array.isArray(parsed) ? undefined : messagesOf(parsed)[0];
+    if (message && typeof message.id === "string" && message.id.startsWith(OWN_ID_PREFIX)) {
+      checking = false;
+      check(message.result);
+      return;
+    }
+    if (message && subscribing.has(message.id) && typeof message.result === "string") {
+      subscribing.delete(message.id);
+      subscription = message.result;
+      delivered = undefined;
+      passed.clear();
+      unannounced = undefined;
+    }
+    if (message?.method === "eth_subscription") {
+      const params = message.params as { subscription?: unknown; result?: unknown } | undefined;
+      const head = params?.subscription === subscription ? headOf(params?.result) : undefined;
+      if (head && passed.has(head.hash)) return; // passed on already
+      if (head) pass(head);
+    }
+    if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
+  });
+
+  /** With the chain's latest block: announces it if the client has not been told of a block the chain had at
+   * the previous check. */
+  function check(block: unknown) {
+    const latest = headOf(block);
+    if (!latest || subscription === undefined) return;
+    const told = delivered?.number ?? -1n;
+    if (unannounced !== undefined && unannounced > told && latest.number > told) {
+      const missed = delivered !== undefined;
+      pass(latest);
+      unannounced = undefined;
+      const announcement = { jsonrpc: "2.0", method: "eth_subscription", params: { subscription, result: block } };
+      if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(announcement));
+      opts.onAnnounced?.({ ...latest, subscription, missed });
+      return;
+    }
+    unannounced = latest.number > told ? latest.number : undefined;
+  }
+
+  const timer = setInterval(() => {
+    if (subscription === undefined || checking || upstream.readyState !== WebSocket.OPEN) return;
+    checking = true;
+    ownRequests += 1;
+    upstream.send(
+      JSON.stringify({ jsonrpc: "2.0", id: `${OWN_ID_PREFIX}${ownRequests}`, method: "eth_getBlockByNumber", params: ["latest", false] }),
+    );
+  }, checkMs);
+  timer.unref();
+
+  const end = () => {
+    clearInterval(timer);
+    if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING) client.close();
+    if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.close();
+  };
+  client.on("close", end);
+  upstream.on("close", end);
+  client.on("error", () => client.terminate());
+  upstream.on("error", () => upstream.terminate());
+}
+
+/** Starts the relay on 127.0.0.1 (a free port). The server does not keep the process alive. */
+export async function startNewHeadsRelay(opts: NewHeadsRelayOptions): Promise<NewHeadsRelay> {
+  const sockets = new WebSocketServer({ noServer: true });
+  const server = http.createServer((_req, res) => {
+    res.writeHead(426, { "content-type": "text/plain", connection: "close" }).end("WebSocket only\n");
+  });
+  server.on("upgrade", (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+    socket.on("error", () => socket.destroy());
+    const upstream = new WebSocket(opts.upstream);
+    const refuse = () => {
+      if (!socket.destroyed) socket.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    };
+    upstream.once("error", refuse);
+    upstream.once("open", () => {
+      upstream.off("error", refuse);
+      if (socket.destroyed) return upstream.close();
+      sockets.handleUpgrade(req, socket, head, (client) => relay(client, upstream, opts));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  server.unref();
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of sockets.clients) client.terminate();
+        sockets.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
