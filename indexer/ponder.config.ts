@@ -58,7 +58,7 @@ export default createConfig({
       rpc: Array.from({ length: env.rpcBuckets }, () => env.rpcUrl),
       // New blocks are pushed over the WebSocket when there is one, through the relay (Ponder falls back to
       // polling at pollingInterval if the connection keeps failing); an idle local chain then costs almost
-      // nothing (the relay's check of the latest block once a second).
+      // nothing (the relay's check of the latest block number every two seconds).
       ws: wsUrl,
       pollingInterval: env.pollingIntervalMs ?? (local ? 100 : 1_000),
       // A local node restarted with the same chain id is a different chain: never reuse cached RPC data.

@@ -45,7 +45,7 @@ export type StartIndexerOptions = {
   /** On a local chain, mine a block and wait until it is indexed (default true; see catchUpLocalChain). False
    * returns at /ready: an indexer restarted on its kept data then shows the blocks above its safe checkpoint
    * only once the next block comes or the new-heads relay announces the chain's head to its subscription
-   * (indexer/new-heads-relay.ts, one to two seconds after it is made): tests of that window. */
+   * (indexer/new-heads-relay.ts, two to four seconds after it is made): tests of that window. */
   catchUp?: boolean;
   /** How long to wait for /ready (historical indexing complete). Default 120 s. */
   readyTimeoutMs?: number;
@@ -95,7 +95,7 @@ export async function createIndexerDatabaseTemplate(templates: string): Promise<
 /** Ponder's backfill stops 30 blocks below the chain head (what it takes for final on a chain it does not
  * know), and the live indexing hears of blocks over the chain's WebSocket (indexer/env.ts), which tells of
  * new blocks only: the last 30 are indexed when the next block arrives, or when the new-heads relay
- * announces the chain's head to the new subscription (indexer/new-heads-relay.ts, one to two seconds after it
+ * announces the chain's head to the new subscription (indexer/new-heads-relay.ts, two to four seconds after it
  * is made). An automining local node makes none until a transaction comes, so on a local chain this mines an
  * empty block once the indexer is ready (again while the indexer had not subscribed yet) and waits until the
  * indexer has reached it: ready without waiting for the relay's checks.

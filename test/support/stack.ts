@@ -81,7 +81,7 @@ export type Stack = {
   restartRelayer(opts?: { kill?: boolean; env?: NodeJS.ProcessEnv; whileStopped?: () => Promise<void> }): Promise<void>;
   /** Stops the indexer cleanly and starts it again on its kept data, on the same port. With `catchUp: false`
    * no block is mined for it: the rows Ponder reverted at start (those above its safe checkpoint) stay away
-   * until the next block, or until the new-heads relay announces the chain's head (one to two seconds after
+   * until the next block, or until the new-heads relay announces the chain's head (two to four seconds after
    * Ponder subscribes; indexer/new-heads-relay.ts). */
   restartIndexer(opts?: { catchUp?: boolean }): Promise<void>;
   /** Starts one more relayer process on the same database (PostgreSQL only: PGlite allows one process),

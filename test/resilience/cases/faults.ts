@@ -370,7 +370,7 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
         const indexer = createIndexerClient(s.indexerUrl);
         // Ponder restarted on its data reverts the rows above its safe checkpoint (the last 30 blocks of a local
         // chain) and indexes those blocks again when the next one comes, or when the new-heads relay announces
-        // the chain's head to its new subscription (one to two seconds after it is made); its latest checkpoint
+        // the chain's head to its new subscription (two to four seconds after it is made); its latest checkpoint
         // still shows the old progress. No block is mined meanwhile (automine off: a transaction the relayer
         // sends on its own waits in the pool).
         await s.chain.rpc("evm_setAutomine", [false]);
