@@ -165,12 +165,13 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
         while (receiver.deliveries(path).length < 8 && Date.now() < deadline) await sleep(10);
         const killedAt = Date.now();
         // Attempts the killed process sent arrive until it is gone (SIGKILL takes effect a moment after it is
-        // sent, longer on a busy machine): those that arrived before the restart are the ones in flight.
-        let deadAt = Number.POSITIVE_INFINITY;
-        await s.restartRelayer({ kill: true, whileStopped: async () => void (deadAt = Date.now()) });
+        // sent, longer on a busy machine), and this process reads them when its event loop gets to them: all have
+        // arrived by the time the next relayer is up, seconds later (with, perhaps, the next one's first ones).
+        await s.restartRelayer({ kill: true });
+        const restartedAt = Date.now();
         const beforeKill = receiver.deliveries(path).filter((d) => d.receivedAt <= killedAt);
         assert.ok(beforeKill.length >= 8 && beforeKill.length < 40, `${beforeKill.length} attempts had arrived at the kill`);
-        const sentByKilled = receiver.deliveries(path).filter((d) => d.receivedAt <= deadAt);
+        const sentByKilled = receiver.deliveries(path).filter((d) => d.receivedAt <= restartedAt);
 
         // Every event's delivery succeeds, in the delivery log and at the receiver.
         let log: Array<{
@@ -198,22 +199,27 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
         const byId = new Map<string, number>();
         for (const d of received) byId.set(d.envelope!.id, (byId.get(d.envelope!.id) ?? 0) + 1);
         assert.deepEqual(new Set(byId.keys()), new Set(log.map((d) => d.id)), "every delivery id arrived");
-        const repeated = [...byId].filter(([, n]) => n > 1).map(([id]) => id);
+        // A delivery arrives more than once only where the relayer could not know that an attempt had arrived:
+        // the attempt was in flight when its process was killed (then the killed process had sent it), or the
+        // relayer gave up waiting for the answer (WEBHOOK_TIMEOUT_MS, which a loaded machine can exceed). The
+        // delivery log says which, for every attempt.
+        const interrupted = /the relayer stopped during the attempt/;
+        const timedOut = /timed out after/;
         const inFlight = new Set(sentByKilled.map((d) => d.envelope!.id));
-        assert.deepEqual(
-          repeated.filter((id) => !inFlight.has(id)),
-          [],
-          "only attempts in flight at the kill are repeated",
-        );
-        for (const id of repeated) {
+        for (const [id, arrivals] of byId) {
+          if (arrivals === 1) continue;
           const entry = log.find((d) => d.id === id)!;
-          assert.match(entry.attemptLog[0].error ?? "", /the relayer stopped during the attempt/);
-          assert.equal(entry.attemptLog.at(-1)!.statusCode, 200);
+          const attempts = JSON.stringify(entry.attemptLog);
+          assert.ok(arrivals <= entry.attemptLog.length, `${id} arrived ${arrivals} times in ${entry.attemptLog.length} attempts`);
+          assert.ok(
+            entry.attemptLog.slice(0, -1).every((x) => interrupted.test(x.error ?? "") || timedOut.test(x.error ?? "")),
+            `${id}: only attempts in flight at the kill, or that timed out, are repeated: ${attempts}`,
+          );
+          assert.equal(entry.attemptLog.at(-1)!.statusCode, 200, attempts);
+          const killed = entry.attemptLog.filter((x) => interrupted.test(x.error ?? "")).length;
+          assert.ok(killed <= 1, `${id}: one kill interrupts an attempt once: ${attempts}`);
+          if (killed === 1) assert.ok(inFlight.has(id), `${id}: interrupted by the kill, so sent by the killed process`);
         }
-        assert.ok(
-          [...byId.values()].every((n) => n <= 2),
-          "an attempt in flight is repeated once",
-        );
         await fx.call("DELETE", `/v1/webhooks/subscriptions/${created.json.id}`, { token: a.jwt });
       },
     );
