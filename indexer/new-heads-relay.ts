@@ -10,7 +10,8 @@
 // path). The subscription's later announcement of a block already passed on is dropped: Ponder takes a head
 // that is not above its own for a reorganisation. Any other head is passed on, a lower one too (a
 // reorganisation to a shorter chain; should it be a block Ponder fetched itself in between, announced that
-// late, Ponder reverts to its parent and indexes the same blocks again, the data unchanged). When the chain's
+// late, Ponder reverts to its parent and indexes the same blocks again, the data unchanged). A connection whose
+// upstream leaves a check unanswered for five intervals is closed, and Ponder connects again. When the chain's
 // WebSocket cannot be reached the relay refuses Ponder's connection (HTTP 502), so that Ponder counts the
 // failure and falls back to polling as it would without it.
 import http from "node:http";
@@ -25,6 +26,8 @@ export const NEW_HEADS_CHECK_MS = 2_000;
  * latest block number, and its requests for the block to announce. */
 const OWN_ID_PREFIX = "new-heads-relay:";
 const BLOCK_ID_PREFIX = `${OWN_ID_PREFIX}block:`;
+/** After how many check intervals without an answer to its request the relay closes a connection. */
+const UNANSWERED_CHECKS = 5;
 /** How many of the hashes passed on a connection remembers, to drop repeats. */
 const REMEMBERED_HEADS = 1_024;
 
@@ -88,6 +91,7 @@ function relay(client: WebSocket, upstream: WebSocket, opts: NewHeadsRelayOption
   let unannounced: bigint | undefined;
   let ownRequests = 0;
   let checking = false;
+  let checkSentAt = 0;
 
   client.on("message", (data, isBinary) => {
     for (const m of messagesOf(parse(data))) {
@@ -125,6 +129,7 @@ function relay(client: WebSocket, upstream: WebSocket, opts: NewHeadsRelayOption
 
   const request = (id: string, method: string, params: unknown[]) => {
     checking = true;
+    checkSentAt = Date.now();
     ownRequests += 1;
     upstream.send(JSON.stringify({ jsonrpc: "2.0", id: `${id}${ownRequests}`, method, params }));
   };
@@ -154,7 +159,13 @@ function relay(client: WebSocket, upstream: WebSocket, opts: NewHeadsRelayOption
   }
 
   const timer = setInterval(() => {
-    if (subscription === undefined || checking || upstream.readyState !== WebSocket.OPEN) return;
+    if (subscription === undefined || upstream.readyState !== WebSocket.OPEN) return;
+    if (checking) {
+      // A connection that answers nothing is as silent as the subscription: close it; Ponder connects again
+      // (and, if the chain's WebSocket cannot be reached by then, is refused and falls back to polling).
+      if (Date.now() - checkSentAt > checkMs * UNANSWERED_CHECKS) upstream.terminate();
+      return;
+    }
     request(OWN_ID_PREFIX, "eth_blockNumber", []);
   }, checkMs);
   timer.unref();

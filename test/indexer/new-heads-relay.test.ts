@@ -3,7 +3,8 @@
 // the chain's head. Behind a node whose subscription stays silent (a stand-in WebSocket server that answers
 // requests from the same Hardhat node and announces only what the test tells it to), it announces the blocks
 // the subscription left out, drops later announcements of blocks it passed on, and passes on other heads, lower
-// ones too (reorganisations). It refuses a connection it cannot relay.
+// ones too (reorganisations), and closes a connection whose upstream stops answering. It refuses a connection
+// it cannot relay.
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
@@ -120,6 +121,8 @@ describe("the new-heads relay", () => {
     /** The stand-in node's connections from the relay. */
     const upstreams = new Set<WebSocket>();
     const SUBSCRIPTION = "0x5113e7";
+    /** Whether the stand-in answers the relay's checks (eth_blockNumber). */
+    let answerChecks = true;
     const announce = (block: Block) => {
       for (const socket of upstreams) {
         socket.send(JSON.stringify({ jsonrpc: "2.0", method: "eth_subscription", params: { subscription: SUBSCRIPTION, result: block } }));
@@ -134,12 +137,32 @@ describe("the new-heads relay", () => {
         socket.on("close", () => upstreams.delete(socket));
         socket.on("message", async (data) => {
           const request = JSON.parse(data.toString()) as { id: unknown; method: string; params: unknown[] };
+          if (request.method === "eth_blockNumber" && !answerChecks) return;
           const result = request.method === "eth_subscribe" ? SUBSCRIPTION : await rpc(rpcUrl, request.method, request.params);
           socket.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result }));
         });
       });
     });
     after(() => new Promise<void>((resolve) => silent.close(() => resolve())));
+
+    it("closes a connection whose upstream leaves its check unanswered (five intervals)", async () => {
+      const relay = await startRelay(`ws://127.0.0.1:${(silent.address() as AddressInfo).port}`);
+      const client = await connect(relay.url);
+      answerChecks = false;
+      try {
+        assert.equal(await client.request("eth_subscribe", ["newHeads"]), SUBSCRIPTION);
+        const openedAt = Date.now();
+        const closedAt = await Promise.race([
+          new Promise<number>((resolve) => client.socket.once("close", () => resolve(Date.now()))),
+          sleep(10_000).then(() => Number.NaN),
+        ]);
+        const after = closedAt - openedAt;
+        assert.ok(after >= CHECK_MS * 5 && after < CHECK_MS * 5 + 5_000, `closed ${after} ms after the subscription`);
+      } finally {
+        answerChecks = true;
+        client.close();
+      }
+    });
 
     it("announces the blocks the subscription left out, drops later announcements of blocks passed on, and passes reorganisations on", async () => {
       const relay = await startRelay(`ws://127.0.0.1:${(silent.address() as AddressInfo).port}`);
