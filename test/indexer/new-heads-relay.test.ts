@@ -15,6 +15,8 @@ import { type Service, freePort } from "../../lib/processes.ts";
 import { type NewHeadsRelay, startNewHeadsRelay } from "../../indexer/new-heads-relay.ts";
 
 const CHECK_MS = 100;
+/** On the real node: a notification the node sends late (a loaded machine) must not look left out. */
+const REAL_NODE_CHECK_MS = 1_000;
 type Block = { number: string; hash: string; parentHash: string };
 type Message = { id?: unknown; method?: string; result?: unknown; params?: { subscription: string; result: Block } };
 type Announced = { number: bigint; hash: string; subscription: string; missed: boolean };
@@ -60,8 +62,8 @@ describe("the new-heads relay", () => {
   let wsUrl: string;
   const relays: NewHeadsRelay[] = [];
   const announced: Announced[] = [];
-  const startRelay = async (upstream: string) => {
-    const relay = await startNewHeadsRelay({ upstream, checkMs: CHECK_MS, onAnnounced: (head) => announced.push(head) });
+  const startRelay = async (upstream: string, checkMs = CHECK_MS) => {
+    const relay = await startNewHeadsRelay({ upstream, checkMs, onAnnounced: (head) => announced.push(head) });
     relays.push(relay);
     return relay;
   };
@@ -79,7 +81,7 @@ describe("the new-heads relay", () => {
   });
 
   it("passes requests, answers and the subscription's announcements on, and tells a new subscription the chain's head", async () => {
-    const relay = await startRelay(wsUrl);
+    const relay = await startRelay(wsUrl, REAL_NODE_CHECK_MS);
     const client = await connect(relay.url);
     try {
       assert.equal(await client.request("eth_chainId"), "0x7a69");
@@ -88,8 +90,10 @@ describe("the new-heads relay", () => {
 
       // Nothing was announced since the subscription was made: after two checks the relay announces the head.
       const head = await latest();
-      const [first] = await waitFor("the head announced", () =>
-        client.heads(subscription).length > 0 ? client.heads(subscription) : undefined,
+      const [first] = await waitFor(
+        "the head announced",
+        () => (client.heads(subscription).length > 0 ? client.heads(subscription) : undefined),
+        15_000,
       );
       assert.equal(first.hash, head.hash);
       assert.deepEqual(announced.at(-1), { number: BigInt(head.number), hash: head.hash, subscription, missed: false });
@@ -100,10 +104,10 @@ describe("the new-heads relay", () => {
       for (let i = 0; i < 3; i++) {
         await mine();
         mined.push(await latest());
-        await sleep(CHECK_MS / 2);
+        await sleep(50);
       }
       await waitFor("three more heads", () => (client.heads(subscription).length >= 4 ? true : undefined));
-      await sleep(CHECK_MS * 4);
+      await sleep(REAL_NODE_CHECK_MS * 3);
       assert.deepEqual(
         client.heads(subscription).map((b) => b.hash),
         [head.hash, ...mined.map((b) => b.hash)],
