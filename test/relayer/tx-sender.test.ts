@@ -1,6 +1,6 @@
 // The relayer's transaction sender on a network's terms: a real Hardhat node that mines a block every
-// 500 ms (automine off), reached through an RPC proxy that can rate-limit the relayer. A base-fee spike
-// leaves a relayed payment unmineable until the sender replaces it with higher fees (same nonce), and the
+// 500 ms (automine off), reached through an RPC proxy that can rate-limit the relayer. A base-fee spike held
+// block after block leaves a relayed payment unmineable until the sender replaces it with higher fees (same nonce), and the
 // order is paid once; a transaction the node drops is broadcast again and mined; a 10 s spell of HTTP 429
 // answers delays the payments queued meanwhile without failing any; a payment goes before a backlog of 200
 // anchoring transactions; a nonce gap found after a restart is filled; a relayer killed (SIGKILL) with its
@@ -13,7 +13,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { paymentRouterAbi } from "../../generated/abis.ts";
 import { bumped, replacementFees } from "../../relayer/src/chain/fee-bump.ts";
 import { loadConfig } from "../../relayer/src/config.ts";
-import { enqueueTransaction } from "../../relayer/src/chain/tx-sender.ts";
+import { enqueueTransaction, lowestGap } from "../../relayer/src/chain/tx-sender.ts";
 import { openDatabase } from "../../relayer/src/db/client.ts";
 import { chainTransactions } from "../../relayer/src/db/schema.ts";
 import { ANCHOR_TX_KIND } from "../../relayer/src/energy/anchoring/anchor-worker.ts";
@@ -70,6 +70,17 @@ describe("fee bumps", () => {
       ),
       undefined,
     );
+  });
+});
+
+describe("nonce gaps", () => {
+  it("are the lowest nonce from the confirmed count up that no stored unmined transaction holds, below the highest", () => {
+    assert.equal(lowestGap([], 5), undefined);
+    assert.equal(lowestGap([5, 6, 7], 5), undefined);
+    assert.equal(lowestGap([6, 7], 5), 5);
+    assert.equal(lowestGap([7, 5, 9], 5), 6, "in any order");
+    assert.equal(lowestGap([3, 4, 8], 5), 5, "nonces below the confirmed count are mined: not counted");
+    assert.equal(lowestGap([9], 5), 5);
   });
 });
 
@@ -180,9 +191,21 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
       try {
         assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
         first = await sentTransaction(order);
-        // The next blocks' base fee is far above what the transaction offers: it cannot be mined until the
-        // sender raises its fees.
-        await stack.chain.rpc("hardhat_setNextBlockBaseFeePerGas", [toHex(first.maxFeePerGas! * 50n)]);
+        // Every block's base fee stays far above what the transaction offers until the sender has replaced
+        // it in the node's pool: one spike would decay by 12.5% a block, and on a loaded host the first
+        // version could become mineable before the sender's replacement reached the node.
+        const spike = toHex(first.maxFeePerGas! * 50n);
+        await waitFor(
+          "the first version replaced in the node's pool",
+          async () => {
+            await stack.chain.rpc("hardhat_setNextBlockBaseFeePerGas", [spike]);
+            await stack.chain.rpc("evm_mine", []);
+            if ((await metric("payg_tx_replacements_total", { kind: "pay_with_permit" })) === replacements) return undefined;
+            return (await client.getTransaction({ hash: first.hash }).catch(() => null)) === null ? true : undefined;
+          },
+          60_000,
+          BLOCK_MS,
+        );
       } finally {
         await mining(true);
       }

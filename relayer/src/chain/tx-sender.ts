@@ -32,6 +32,7 @@ import { and, asc, eq, inArray, max, sql } from "drizzle-orm";
 import {
   type Address,
   type Hex,
+  TransactionNotFoundError,
   TransactionReceiptNotFoundError,
   type TransactionReceipt,
   keccak256,
@@ -144,6 +145,18 @@ export function createTxSender(deps: {
     return undefined;
   }
 
+  /** Whether the node holds the row's latest signed version unmined. A failure other than "not found" is
+   * thrown, as for receipts. */
+  async function waitsInPool(row: ChainTransaction): Promise<boolean> {
+    try {
+      const tx = await chain.publicClient.getTransaction({ hash: row.txHash as Hex });
+      return tx.blockNumber === null;
+    } catch (error) {
+      if (error instanceof TransactionNotFoundError) return false;
+      throw error;
+    }
+  }
+
   async function broadcast(row: Pick<ChainTransaction, "id" | "kind">, raw: Hex, hash: Hex): Promise<boolean> {
     try {
       await chain.publicClient.sendRawTransaction({ serializedTransaction: raw });
@@ -171,6 +184,10 @@ export function createTxSender(deps: {
       chain.publicClient.getTransactionCount({ address: account.address, blockTag: "latest" }),
       chain.publicClient.getTransactionCount({ address: account.address, blockTag: "pending" }),
     ]);
+    const gap = lowestGap(
+      sent.flatMap((r) => (r.nonce === null ? [] : [r.nonce])),
+      confirmedNonce,
+    );
     for (const row of sent) {
       const receipt = await minedReceipt(row);
       if (receipt) {
@@ -214,10 +231,14 @@ export function createTxSender(deps: {
           .where(eq(chainTransactions.id, row.id));
         continue;
       }
-      // Only a transaction ready in the node's pool is left unmined for its fees; one the node dropped, or
-      // stuck above a nonce gap, is broadcast again (or the gap filled) instead.
-      const inPool = pendingNonce > row.nonce;
-      if (inPool && head - BigInt(row.sentBlock) >= replaceAfterBlocks && (await replace(row, head))) continue;
+      // Only a transaction waiting in the node's pool is left unmined for its fees; one the node dropped, or
+      // stuck above a nonce gap, is broadcast again (or the gap filled) instead. The pending count says so
+      // for one ready to be mined; a node may leave out of it one whose max fee is below the next block's
+      // base fee (Hardhat counts what its next block would hold), which it still returns by hash.
+      const due = head - BigInt(row.sentBlock) >= replaceAfterBlocks;
+      const aboveGap = gap !== undefined && gap < row.nonce && pendingNonce <= gap;
+      const inPool = pendingNonce > row.nonce || (due && !aboveGap && (await waitsInPool(row)));
+      if (inPool && due && (await replace(row, head))) continue;
       if (stale) {
         await db
           .update(chainTransactions)
@@ -325,14 +346,7 @@ export function createTxSender(deps: {
       .orderBy(asc(chainTransactions.nonce));
     if (held.length === 0) return;
     const nonces = new Set(held.map((r) => r.nonce!));
-    const highest = held[held.length - 1].nonce!;
-    let gap: number | undefined;
-    for (let n = confirmedNonce; n < highest; n++) {
-      if (!nonces.has(n)) {
-        gap = n;
-        break;
-      }
-    }
+    const gap = lowestGap([...nonces], confirmedNonce);
     if (gap === undefined) return;
     // The node's pending count runs up to its first missing nonce: above `gap`, the pool holds a transaction
     // with that nonce (sent by other means), and it will be mined.
@@ -517,3 +531,12 @@ export function createTxSender(deps: {
 }
 
 export type TxSender = ReturnType<typeof createTxSender>;
+
+/** The lowest nonce from `confirmedNonce` up that none of `held` (the stored unmined transactions' nonces)
+ * has, below the highest of them: the transactions above it cannot be mined until it is used. */
+export function lowestGap(held: readonly number[], confirmedNonce: number): number | undefined {
+  const nonces = new Set(held);
+  const highest = held.reduce((a, b) => (b > a ? b : a), -1);
+  for (let n = confirmedNonce; n < highest; n++) if (!nonces.has(n)) return n;
+  return undefined;
+}
