@@ -27,6 +27,9 @@ import { type RpcProxy, startRpcProxy } from "../support/rpc-proxy.ts";
 import { QUICK_TAKEOVER_ENV, type Stack, startStack } from "../support/stack.ts";
 
 const BLOCK_MS = 500;
+/** Blocks so slow that the sender broadcasts a transaction again (REBROADCAST_AFTER_MS, 12 s) before it has
+ * waited REPLACE_AFTER_BLOCKS (the first block comes at once, the third 14 s later). */
+const SLOW_BLOCK_MS = 7_000;
 const REPLACE_AFTER_BLOCKS = 3;
 
 describe("fee bumps", () => {
@@ -193,7 +196,9 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
         first = await sentTransaction(order);
         // Every block's base fee stays far above what the transaction offers until the sender has replaced
         // it in the node's pool: one spike would decay by 12.5% a block, and on a loaded host the first
-        // version could become mineable before the sender's replacement reached the node.
+        // version could become mineable before the sender's replacement reached the node. The blocks come
+        // every SLOW_BLOCK_MS: the sender broadcasts the transaction again before it is due for a replacement,
+        // and that must not restart its count of blocks.
         const spike = toHex(first.maxFeePerGas! * 50n);
         await waitFor(
           "the first version replaced in the node's pool",
@@ -204,7 +209,7 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
             return (await client.getTransaction({ hash: first.hash }).catch(() => null)) === null ? true : undefined;
           },
           60_000,
-          BLOCK_MS,
+          SLOW_BLOCK_MS,
         );
       } finally {
         await mining(true);

@@ -235,9 +235,12 @@ export function createTxSender(deps: {
       // stuck above a nonce gap, is broadcast again (or the gap filled) instead. The pending count says so
       // for one ready to be mined; a node may leave out of it one whose max fee is below the next block's
       // base fee (Hardhat counts what its next block would hold), which it still returns by hash.
+      // Asked only when it decides something: a replacement now, or whether a broadcast again restarts the
+      // count of blocks (it must not for one waiting in the pool, or on a chain whose blocks are slower than
+      // REBROADCAST_AFTER_MS / TX_REPLACE_AFTER_BLOCKS it would never be replaced).
       const due = head - BigInt(row.sentBlock) >= replaceAfterBlocks;
       const aboveGap = gap !== undefined && gap < row.nonce && pendingNonce <= gap;
-      const inPool = pendingNonce > row.nonce || (due && !aboveGap && (await waitsInPool(row)));
+      const inPool = pendingNonce > row.nonce || ((due || stale) && !aboveGap && (await waitsInPool(row)));
       if (inPool && due && (await replace(row, head))) continue;
       if (stale) {
         await db
