@@ -2,6 +2,7 @@
 // ponder.config.ts (inside `ponder start`) and by lib/indexer.ts (which sets these variables for the child).
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { NEW_HEADS_CHECK_MS } from "./new-heads-relay.ts";
 
 /** The indexer app's directory (indexer/). */
 export const indexerDir = path.dirname(fileURLToPath(import.meta.url));
@@ -25,6 +26,9 @@ export type IndexerEnv = {
   /** The chain's WebSocket JSON-RPC URL: Ponder subscribes to new blocks (eth_subscribe newHeads) there
    * instead of polling, or undefined to poll. */
   wsUrl: string | undefined;
+  /** How long the newHeads subscription may be silent before the new-heads relay asks the chain for its head,
+   * and how often it asks then (new-heads-relay.ts). */
+  newHeadsCheckMs: number;
   database: { kind: "postgres"; connectionString: string } | { kind: "pglite"; directory: string };
 };
 
@@ -42,6 +46,8 @@ export class IndexerConfigError extends Error {
  * - PONDER_WS_URL: ws(s):// URL of the chain for new-block subscriptions, or "none" to poll; default: the
  *   RPC URL itself when it is ws(s), the same host and port over ws when it is http on loopback (a local
  *   Hardhat or Anvil node serves both on one port), else none;
+ * - PONDER_NEW_HEADS_CHECK_MS: how long the subscription may be silent before the relay asks for the chain's
+ *   head (one eth_blockNumber on the WebSocket), and how often it asks then, 100-600000, default 2000;
  * - DATABASE_URL: PostgreSQL connection string; when unset, the embedded PGlite in PONDER_PGLITE_DIR
  *   (default indexer/.ponder/pglite; a relative path is taken from the current directory). */
 export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv {
@@ -81,6 +87,7 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
   const deploymentWaitMs = (integer("DEPLOYMENT_WAIT_SECONDS", 0, 3_600) ?? 0) * 1_000;
   const rpcBuckets = integer("PONDER_RPC_BUCKETS", 1, 64) ?? (loopback ? 16 : 1);
   const pollingIntervalMs = integer("PONDER_POLLING_MS", 10, 60_000);
+  const newHeadsCheckMs = integer("PONDER_NEW_HEADS_CHECK_MS", 100, 600_000) ?? NEW_HEADS_CHECK_MS;
 
   let wsUrl: string | undefined;
   const wsSetting = value("PONDER_WS_URL");
@@ -121,7 +128,7 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
   if (problems.length > 0) {
     throw new IndexerConfigError(`invalid indexer configuration:\n  - ${problems.join("\n  - ")}`);
   }
-  return { deploymentId, deploymentWaitMs, rpcUrl, rpcBuckets, pollingIntervalMs, wsUrl, database };
+  return { deploymentId, deploymentWaitMs, rpcUrl, rpcBuckets, pollingIntervalMs, wsUrl, newHeadsCheckMs, database };
 }
 
 /** Ponder's name for a chain (the key of /status and of _ponder_checkpoint). */

@@ -4,13 +4,15 @@
 // live indexing behind until the next announced block: on an idle local chain, for ever.
 //
 // The relay sits between Ponder and the chain's WebSocket, in Ponder's process (ponder.config.ts). It passes
-// every message on, and every `checkMs` asks the chain, over the same upstream connection, for its latest
-// block number. When a block the chain had at the previous check is still unannounced, it fetches the chain's
+// every message on, and every `checkMs` while the subscription has been silent that long asks the chain, over
+// the same upstream connection, for its latest block number. When a block the chain had at the previous check is still unannounced, it fetches the chain's
 // latest block and announces it itself, on the subscription Ponder made; Ponder fetches any blocks in between (its missing-block
 // path). The subscription's later announcement of a block already passed on is dropped: Ponder takes a head
 // that is not above its own for a reorganisation. Any other head is passed on, a lower one too (a
 // reorganisation to a shorter chain; should it be a block Ponder fetched itself in between, announced that
-// late, Ponder reverts to its parent and indexes the same blocks again, the data unchanged). A connection whose
+// late, Ponder reverts to its parent and indexes the same blocks again, the data unchanged). Ponder leaves
+// such a head for the next block, so the relay counts it as unannounced: on an idle chain it is announced
+// again at the next checks. A connection whose
 // upstream leaves a check unanswered for five intervals is closed, and Ponder connects again. When the chain's
 // WebSocket cannot be reached the relay refuses Ponder's connection (HTTP 502), so that Ponder counts the
 // failure and falls back to polling as it would without it.
@@ -18,9 +20,10 @@ import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 
-/** How often the relay asks the chain for its latest block number while a newHeads subscription is open: a
- * block left out is announced two to four seconds after it was mined. (At this interval the checks cost an
- * idle local Hardhat node about 0.1% of a core; the indexer's share is within the noise of bench/idle-cpu.ts.) */
+/** How often the relay asks the chain for its latest block number while a newHeads subscription has been silent
+ * that long (the default of PONDER_NEW_HEADS_CHECK_MS): a block left out is announced two to six seconds after
+ * it was mined. (At this interval the checks cost an idle local Hardhat node about 0.1% of a core; the indexer's
+ * share is within the noise of bench/idle-cpu.ts.) */
 export const NEW_HEADS_CHECK_MS = 2_000;
 /** The ids of the relay's own requests on the upstream connection (Ponder's are numbers): its checks of the
  * latest block number, and its requests for the block to announce. */
@@ -82,8 +85,15 @@ function relay(client: WebSocket, upstream: WebSocket, opts: NewHeadsRelayOption
   /** The last head passed to the client, and the hashes of those before it (oldest first). */
   let delivered: Head | undefined;
   const passed = new Set<string>();
+  /** When the client was last told of a head (or subscribed): the relay checks only after checkMs of silence. */
+  let heardAt = Date.now();
   const pass = (head: Head) => {
-    delivered = head;
+    // A head not above the last one is a reorganisation: Ponder reverts to the common ancestor and leaves the
+    // head itself for the next block, which an idle chain does not bring. Counted as told only up to its
+    // parent, so that the checks announce the chain's head again.
+    const reorganisation = delivered !== undefined && head.number <= delivered.number;
+    delivered = reorganisation ? { number: head.number - 1n, hash: head.hash } : head;
+    heardAt = Date.now();
     passed.add(head.hash);
     if (passed.size > REMEMBERED_HEADS) passed.delete(passed.values().next().value!);
   };
@@ -114,6 +124,7 @@ function relay(client: WebSocket, upstream: WebSocket, opts: NewHeadsRelayOption
     if (message && subscribing.has(message.id) && typeof message.result === "string") {
       subscribing.delete(message.id);
       subscription = message.result;
+      heardAt = Date.now();
       delivered = undefined;
       passed.clear();
       unannounced = undefined;
@@ -166,6 +177,9 @@ function relay(client: WebSocket, upstream: WebSocket, opts: NewHeadsRelayOption
       if (Date.now() - checkSentAt > checkMs * UNANSWERED_CHECKS) upstream.terminate();
       return;
     }
+    // While the subscription announces blocks, Ponder fetches any it left out between them: no check needed
+    // (with a provider, each costs a request of its quota).
+    if (Date.now() - heardAt < checkMs) return;
     request(OWN_ID_PREFIX, "eth_blockNumber", []);
   }, checkMs);
   timer.unref();

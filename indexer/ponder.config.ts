@@ -40,6 +40,7 @@ const wsUrl =
     ? undefined
     : await (relays.newHeadsRelay ??= startNewHeadsRelay({
         upstream: env.wsUrl,
+        checkMs: env.newHeadsCheckMs,
         onAnnounced: ({ number, subscription, missed }) => {
           if (missed) console.warn(`new-heads relay: subscription ${subscription} did not announce block ${number}; the relay did`);
         },

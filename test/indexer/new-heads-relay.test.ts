@@ -3,8 +3,9 @@
 // the chain's head. Behind a node whose subscription stays silent (a stand-in WebSocket server that answers
 // requests from the same Hardhat node and announces only what the test tells it to), it announces the blocks
 // the subscription left out, drops later announcements of blocks it passed on, and passes on other heads, lower
-// ones too (reorganisations), and closes a connection whose upstream stops answering. It refuses a connection
-// it cannot relay.
+// ones too (reorganisations), announces again the head of a reorganisation that is not above the last one once
+// the chain stays idle, and closes a connection whose upstream stops answering. It refuses a connection it
+// cannot relay.
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
@@ -12,12 +13,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket, WebSocketServer } from "ws";
 import { rpc, startChain } from "../../lib/chain.ts";
 import { type Service, freePort } from "../../lib/processes.ts";
+import { readIndexerEnv } from "../../indexer/env.ts";
 import { type NewHeadsRelay, startNewHeadsRelay } from "../../indexer/new-heads-relay.ts";
 
 const CHECK_MS = 100;
 /** On the real node: a notification the node sends late (a loaded machine) must not look left out. */
 const REAL_NODE_CHECK_MS = 1_000;
-type Block = { number: string; hash: string; parentHash: string };
+type Block = { number: string; hash: string; parentHash: string; timestamp: string };
 type Message = { id?: unknown; method?: string; result?: unknown; params?: { subscription: string; result: Block } };
 type Announced = { number: bigint; hash: string; subscription: string; missed: boolean };
 
@@ -127,6 +129,8 @@ describe("the new-heads relay", () => {
     const SUBSCRIPTION = "0x5113e7";
     /** Whether the stand-in answers the relay's checks (eth_blockNumber). */
     let answerChecks = true;
+    /** The relay's checks (eth_blockNumber) the stand-in has received. */
+    let checks = 0;
     const announce = (block: Block) => {
       for (const socket of upstreams) {
         socket.send(JSON.stringify({ jsonrpc: "2.0", method: "eth_subscription", params: { subscription: SUBSCRIPTION, result: block } }));
@@ -141,6 +145,7 @@ describe("the new-heads relay", () => {
         socket.on("close", () => upstreams.delete(socket));
         socket.on("message", async (data) => {
           const request = JSON.parse(data.toString()) as { id: unknown; method: string; params: unknown[] };
+          if (request.method === "eth_blockNumber") checks++;
           if (request.method === "eth_blockNumber" && !answerChecks) return;
           const result = request.method === "eth_subscribe" ? SUBSCRIPTION : await rpc(rpcUrl, request.method, request.params);
           socket.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, result }));
@@ -218,6 +223,65 @@ describe("the new-heads relay", () => {
         client.close();
       }
     });
+
+    it("asks nothing while the subscription announces blocks, and starts its checks once it has been silent for the interval", async () => {
+      const relay = await startRelay(`ws://127.0.0.1:${(silent.address() as AddressInfo).port}`, 1_000);
+      const client = await connect(relay.url);
+      try {
+        assert.equal(await client.request("eth_subscribe", ["newHeads"]), SUBSCRIPTION);
+        // A block every 100 ms or so for three seconds, announced by the node: three check intervals
+        // (a second each here, so that a loaded host's pauses between blocks do not pass for silence).
+        const before = checks;
+        const until = Date.now() + 3_000;
+        while (Date.now() < until) {
+          await mine();
+          announce(await latest());
+          await sleep(100);
+        }
+        assert.equal(checks, before, "no check while blocks are announced");
+        await waitFor("a check once silent", () => (checks > before ? true : undefined));
+      } finally {
+        client.close();
+      }
+    });
+
+    it("announces again, on an idle chain, a reorganisation's head that is not above the last (Ponder leaves it for the next block)", async () => {
+      const relay = await startRelay(`ws://127.0.0.1:${(silent.address() as AddressInfo).port}`);
+      const client = await connect(relay.url);
+      try {
+        assert.equal(await client.request("eth_subscribe", ["newHeads"]), SUBSCRIPTION);
+        const snapshot = await rpc<string>(rpcUrl, "evm_snapshot");
+        await mine();
+        const first = await latest();
+        await waitFor("the head announced", () => (client.heads(SUBSCRIPTION).some((b) => b.hash === first.hash) ? true : undefined));
+        // The chain reorganises to another block at the same height, which the node announces; no block follows.
+        await rpc(rpcUrl, "evm_revert", [snapshot]);
+        await rpc(rpcUrl, "evm_setNextBlockTimestamp", [Number(BigInt(first.timestamp)) + 5]);
+        await mine();
+        const other = await latest();
+        assert.equal(other.number, first.number);
+        assert.notEqual(other.hash, first.hash);
+        announce(other);
+        const times = () => client.heads(SUBSCRIPTION).filter((b) => b.hash === other.hash).length;
+        await waitFor("the reorganisation's head announced again", () => (times() === 2 ? true : undefined));
+        await sleep(CHECK_MS * 5);
+        assert.equal(times(), 2, "once again, not over and over");
+      } finally {
+        client.close();
+      }
+    });
+  });
+
+  it("checks after PONDER_NEW_HEADS_CHECK_MS of silence (2000 by default), from 100 to 600000", () => {
+    assert.equal(readIndexerEnv({}).newHeadsCheckMs, 2_000);
+    assert.equal(readIndexerEnv({ PONDER_NEW_HEADS_CHECK_MS: "15000" }).newHeadsCheckMs, 15_000);
+    for (const bad of ["99", "600001", "1.5", "soon"]) {
+      assert.throws(
+        () => readIndexerEnv({ PONDER_NEW_HEADS_CHECK_MS: bad }),
+        /PONDER_NEW_HEADS_CHECK_MS must be an integer from 100 to 600000/,
+        bad,
+      );
+    }
   });
 
   it("refuses a connection when the chain's WebSocket cannot be reached (502), so that Ponder falls back to polling", async () => {

@@ -1,11 +1,13 @@
 // The relayer's transaction sender on a network's terms: a real Hardhat node that mines a block every
 // 500 ms (automine off), reached through an RPC proxy that can rate-limit the relayer. A base-fee spike held
-// block after block leaves a relayed payment unmineable until the sender replaces it with higher fees (same nonce), and the
-// order is paid once; a transaction the node drops is broadcast again and mined; a 10 s spell of HTTP 429
-// answers delays the payments queued meanwhile without failing any; a payment goes before a backlog of 200
-// anchoring transactions; a nonce gap found after a restart is filled; a relayer killed (SIGKILL) with its
-// transaction in the pool, which the node then drops, broadcasts the same signed transaction again. (More
-// SIGKILL cases are in test/resilience/cases/faults.ts; the fee arithmetic's edges are checked here directly.)
+// block after block leaves a relayed payment unmineable until the sender replaces it with higher fees (same
+// nonce), and the order is paid once; the chain's next transaction is replaced once due although the node
+// does not show it (an RPC node without a pool); a transaction the node drops is broadcast again and mined;
+// a 10 s spell of HTTP 429 answers delays the payments queued meanwhile without failing any; a payment goes
+// before a backlog of 200 anchoring transactions; a nonce gap found after a restart is filled; a relayer
+// killed (SIGKILL) with its transaction in the pool, which the node then drops, broadcasts the same signed
+// transaction again. (More SIGKILL cases are in test/resilience/cases/faults.ts; the fee arithmetic's edges
+// are checked here directly.)
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Address, type Hex, createPublicClient, http, keccak256, parseGwei, toHex } from "viem";
@@ -38,6 +40,11 @@ describe("fee bumps", () => {
   it("raise both fees by at least 12.5%, rounded up, and at least to the network's suggestion", () => {
     assert.equal(bumped(8n), 9n);
     assert.equal(bumped(9n), 11n); // 10.125, rounded up
+    assert.equal(bumped(0n), 1n, "a zero priority fee rises too");
+    assert.deepEqual(
+      replacementFees({ maxFeePerGas: gwei(10), maxPriorityFeePerGas: 0n }, { maxFeePerGas: gwei(2), maxPriorityFeePerGas: 0n }, gwei(500)),
+      { maxFeePerGas: gwei(11.25), maxPriorityFeePerGas: 1n },
+    );
     assert.deepEqual(
       replacementFees(
         { maxFeePerGas: gwei(10), maxPriorityFeePerGas: gwei(1) },
@@ -176,6 +183,23 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
     return tx;
   }
 
+  type SentTransaction = Awaited<ReturnType<typeof sentTransaction>>;
+
+  /** Creates an order and pays it by relayed permit with no block mined: `whileUnmined` runs once the relayer
+   * has sent its transaction (given as the node has it), then blocks come again. */
+  async function payWhileUnmined(whileUnmined: (sent: SentTransaction, order: OrderBody) => Promise<void>) {
+    const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
+    await mining(false);
+    try {
+      assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
+      const sent = await sentTransaction(order);
+      await whileUnmined(sent, order);
+      return { order, sent };
+    } finally {
+      await mining(true);
+    }
+  }
+
   async function paid(order: OrderBody) {
     const done = await waitForOrder(stack, order.id, (o) => o.status === "success" && o.relay?.status !== "sent", 60_000);
     assert.equal(done.relay.status, "mined");
@@ -188,12 +212,7 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
     { timeout: 120_000 },
     async () => {
       const replacements = await metric("payg_tx_replacements_total", { kind: "pay_with_permit" });
-      const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
-      await mining(false);
-      let first: Awaited<ReturnType<typeof sentTransaction>>;
-      try {
-        assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-        first = await sentTransaction(order);
+      const { order, sent: first } = await payWhileUnmined(async (first) => {
         // Every block's base fee stays far above what the transaction offers until the sender has replaced
         // it in the node's pool: one spike would decay by 12.5% a block, and on a loaded host the first
         // version could become mineable before the sender's replacement reached the node. The blocks come
@@ -211,9 +230,7 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
           60_000,
           SLOW_BLOCK_MS,
         );
-      } finally {
-        await mining(true);
-      }
+      });
       const done = await paid(order);
       assert.ok((await metric("payg_tx_replacements_total", { kind: "pay_with_permit" })) > replacements, "counted as a replacement");
       const mined = await client.getTransaction({ hash: done.relay.transactionHash as Hex });
@@ -225,13 +242,86 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
     },
   );
 
+  it(
+    "replaces the chain's next transaction once due although the node does not show it (a node that forwards to a sequencer keeps no pool)",
+    { timeout: 120_000 },
+    async () => {
+      const replacements = await metric("payg_tx_replacements_total", { kind: "pay_with_permit" });
+      const rebroadcasts = await metric("payg_tx_rebroadcasts_total");
+      const { order, sent: first } = await payWhileUnmined(async (first) => {
+        // The node forgets it at once, as one that passes transactions on without a pool shows none, and
+        // REPLACE_AFTER_BLOCKS blocks go by well within the 12 s after which it would be broadcast again as
+        // it was.
+        assert.equal(await stack.chain.rpc("hardhat_dropTransaction", [first.hash]), true);
+        for (let i = 0; i < REPLACE_AFTER_BLOCKS; i++) await stack.chain.rpc("evm_mine", []);
+        await waitFor(
+          "a replacement",
+          async () => ((await metric("payg_tx_replacements_total", { kind: "pay_with_permit" })) > replacements ? true : undefined),
+          30_000,
+          250,
+        );
+        assert.equal(await metric("payg_tx_rebroadcasts_total"), rebroadcasts, "replaced, not broadcast again as it was first");
+      });
+      const done = await paid(order);
+      const mined = await client.getTransaction({ hash: done.relay.transactionHash as Hex });
+      assert.notEqual(mined.hash, first.hash, "the replacement was mined");
+      assert.equal(mined.nonce, first.nonce, "with the nonce of the first");
+      assert.ok(mined.maxFeePerGas! >= bumped(first.maxFeePerGas!), "at least 12.5% more on the max fee");
+    },
+  );
+
+  it(
+    "does not take its transaction, mined, for one whose nonce another spent while the node it asks for receipts lags behind",
+    { timeout: 120_000 },
+    async () => {
+      const { order, sent } = await payWhileUnmined(async (_sent, order) => {
+        // Mined, while the relayer's receipts come from a node that has not seen the block: the chain's
+        // count says the nonce is used, and no receipt says by what. No block comes meanwhile.
+        proxy.lag(["eth_getTransactionReceipt"]);
+        try {
+          await stack.chain.rpc("evm_mine", []);
+          // Past the 12 s after which the sender takes a transaction it sent as stale.
+          await new Promise((resolve) => setTimeout(resolve, 14_000));
+          const meanwhile = await stack.api("GET", `/v1/orders/${order.id}`);
+          assert.equal(meanwhile.body.relay.status, "sent", "still awaiting its receipt");
+        } finally {
+          proxy.lag([]);
+        }
+      });
+      const done = await paid(order);
+      assert.equal(done.relay.transactionHash, sent.hash);
+    },
+  );
+
+  it(
+    "fails a transaction whose nonce another transaction of the hot wallet spent, blocks after the chain used it",
+    { timeout: 120_000 },
+    async () => {
+      const { order, sent } = await payWhileUnmined(async (sent) => {
+        // Something else with the hot wallet's key takes the nonce, paying more: the node replaces the
+        // relayer's transaction with it.
+        const signer = privateKeyToAccount(stack.relayerOptions.relayerPrivateKey);
+        const raw = await signer.signTransaction({
+          chainId: stack.chain.record.chainId,
+          type: "eip1559",
+          to: localAccount(9).address,
+          value: 1n,
+          nonce: sent.nonce,
+          gas: 21_000n,
+          maxFeePerGas: sent.maxFeePerGas! * 2n,
+          maxPriorityFeePerGas: sent.maxPriorityFeePerGas! * 2n,
+        });
+        await client.sendRawTransaction({ serializedTransaction: raw });
+      });
+      const failed = await waitForOrder(stack, order.id, (o) => o.relay?.status === "failed", 60_000);
+      assert.equal(failed.relay.error, `nonce ${sent.nonce} was used by another transaction`);
+      assert.equal((await orderPaidEvents(order)).length, 0, "never paid");
+    },
+  );
+
   it("broadcasts again a transaction the node dropped; it is mined", { timeout: 120_000 }, async () => {
     const rebroadcasts = await metric("payg_tx_rebroadcasts_total");
-    const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
-    await mining(false);
-    try {
-      assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-      const sent = await sentTransaction(order);
+    const { order } = await payWhileUnmined(async (sent) => {
       assert.equal(await stack.chain.rpc("hardhat_dropTransaction", [sent.hash]), true);
       assert.equal(await client.getTransaction({ hash: sent.hash }).catch(() => null), null, "dropped");
       // No block meanwhile: it is broadcast again as it was, not replaced.
@@ -246,9 +336,7 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
         () => client.getTransaction({ hash: sent.hash }).catch(() => undefined),
         10_000,
       );
-    } finally {
-      await mining(true);
-    }
+    });
     await paid(order);
   });
 
@@ -256,12 +344,7 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
     "pays an order once when the relayer is killed (SIGKILL) with its transaction in the node's pool, and that transaction is then dropped",
     { timeout: 180_000 },
     async () => {
-      const order = await createOrder(stack, stack.sample.devices[0].id, "30m");
-      await mining(false);
-      let sent: Awaited<ReturnType<typeof sentTransaction>>;
-      try {
-        assert.equal((await pay(stack, order, "relayed-permit")).status, 202);
-        sent = await sentTransaction(order);
+      const { order, sent } = await payWhileUnmined(async (sent) => {
         // Killed with the transaction unmined; while it is down the node loses the transaction too. The
         // next process finds it stored as sent, not on the chain nor in the pool, and broadcasts the same
         // signed bytes again (never a new transaction for the order).
@@ -278,9 +361,7 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
           60_000,
           250,
         );
-      } finally {
-        await mining(true);
-      }
+      });
       const done = await paid(order);
       assert.equal(done.relay.transactionHash, sent.hash, "the transaction signed before the kill was mined");
     },

@@ -2,7 +2,9 @@
 // - `throttle`: while it is on, every request holding a call of a method it does not spare is answered HTTP
 //   429 Too Many Requests, as a provider answers a client over its quota;
 // - `hold`: a call of a chosen method is never forwarded nor answered (its connection stays open), as if the
-//   node had stopped answering at that moment.
+//   node had stopped answering at that moment;
+// - `lag`: while it is on, calls of chosen methods are answered `null` (no receipt, no transaction), as a node
+//   a block or more behind the others of a load-balanced endpoint answers.
 // Everything else is forwarded as is.
 import { once } from "node:events";
 import http from "node:http";
@@ -14,6 +16,8 @@ export type RpcProxy = {
   throttle(ms: number, opts?: { spare?: readonly string[] }): void;
   /** Holds the later calls of `method`, after letting `after` of them through (default 0). */
   hold(method: string, opts?: { after?: number }): void;
+  /** Answers every call of `methods` with a null result until it is called again with none. */
+  lag(methods: readonly string[]): void;
   /** Resolves with the first held call's params. */
   held(timeoutMs?: number): Promise<unknown[]>;
   /** Requests answered 429 so far. */
@@ -30,6 +34,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const forwarded = new Map<string, number>();
   const holding = new Map<string, { after: number; seen: number }>();
   const heldCalls: unknown[][] = [];
+  let lagging = new Set<string>();
   const waiters: Array<(params: unknown[]) => void> = [];
   const open = new Set<http.ServerResponse>();
 
@@ -49,6 +54,12 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       refused++;
       res.writeHead(429, { "content-type": "application/json" });
       res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: 429, message: "Too Many Requests" } }));
+      return;
+    }
+    if (calls.length > 0 && methods.every((method) => lagging.has(method))) {
+      const answers = calls.map((call) => ({ jsonrpc: "2.0", id: (call as { id?: unknown }).id ?? null, result: null }));
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(calls.length === 1 && !body.toString("utf8").trimStart().startsWith("[") ? answers[0] : answers));
       return;
     }
     const hold = calls.find((call) => {
@@ -82,6 +93,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       spared = new Set(opts.spare ?? []);
     },
     hold: (method, opts = {}) => void holding.set(method, { after: opts.after ?? 0, seen: 0 }),
+    lag: (methods) => void (lagging = new Set(methods)),
     held(timeoutMs = 30_000) {
       if (heldCalls.length > 0) return Promise.resolve(heldCalls[0]!);
       return new Promise((resolve, reject) => {

@@ -5,9 +5,12 @@
 
 export type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 
-/** +12.5%, rounded up. */
+/** +12.5%, rounded up, and at least 1 wei more: nodes accept a replacement only if both fees rise, and a
+ * network may suggest a priority fee of zero (reth does on an idle chain; viem falls back to zero when the
+ * node cannot say), which 12.5% would leave at zero. */
 export function bumped(value: bigint): bigint {
-  return (value * 1125n + 999n) / 1000n;
+  const raised = (value * 1125n + 999n) / 1000n;
+  return raised > value ? raised : value + 1n;
 }
 
 const larger = (a: bigint, b: bigint) => (a > b ? a : b);

@@ -11,7 +11,8 @@
 // fees are the network's suggestion, capped at TX_MAX_FEE_PER_GAS_GWEI.
 //
 // Watching: sent transactions are watched until one of their signed versions is mined. One waiting in the
-// node's pool, unmined for TX_REPLACE_AFTER_BLOCKS blocks, is replaced: the same nonce, gas, target and data, signed with fees
+// node's pool, or holding the chain's next nonce (a node that forwards to a sequencer shows no pool),
+// unmined for TX_REPLACE_AFTER_BLOCKS blocks, is replaced: the same nonce, gas, target and data, signed with fees
 // raised by at least 12.5% (and at least to the network's current suggestion; fee-bump.ts), stored before it
 // is broadcast like the original. Every signed hash of the nonce is kept (replaced_hashes), and the
 // transaction is mined when any of them is: a receipt for an earlier version can come after its replacement
@@ -31,6 +32,7 @@
 import { and, asc, eq, inArray, max, sql } from "drizzle-orm";
 import {
   type Address,
+  BaseError,
   type Hex,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
@@ -59,6 +61,9 @@ const TICK_MS = 500;
 const WATCH_MS = 50;
 const WATCH_WINDOW_MS = 5_000;
 const REBROADCAST_AFTER_MS = 12_000;
+/** Blocks during which a sent transaction's nonce is seen used with none of its receipts found before it is
+ * taken as spent by another transaction (nodes behind one endpoint may be blocks apart). */
+const NONCE_USED_BLOCKS = 3n;
 /** The longest wait after ticks that failed in a row (TICK_MS doubled after each). */
 const MAX_BACKOFF_MS = 10_000;
 const GAS_HEADROOM = 1.25;
@@ -105,6 +110,9 @@ export function createTxSender(deps: {
   const replaceAfterBlocks = BigInt(deps.config.TX_REPLACE_AFTER_BLOCKS);
   const feeCeiling = parseGwei(String(deps.config.TX_MAX_FEE_PER_GAS_GWEI));
   let nextNonce: number | undefined;
+  /** Sent transactions whose nonce the chain had used while none of their receipts was found, with the head
+   * when that was first seen (this process's own view: a restart only waits longer). */
+  const nonceUsedSince = new Map<string, bigint>();
   let failedTicks = 0;
 
   /** Takes or renews the lease; true if this process is the sender. */
@@ -191,6 +199,7 @@ export function createTxSender(deps: {
     for (const row of sent) {
       const receipt = await minedReceipt(row);
       if (receipt) {
+        nonceUsedSince.delete(row.id);
         const status = receipt.status === "success" ? "mined" : "reverted";
         let lastError: string | null = null;
         if (status === "reverted") lastError = await explainRevert(row, receipt.blockNumber);
@@ -218,11 +227,18 @@ export function createTxSender(deps: {
       if (row.nonce === null || !row.rawTransaction) continue;
       if (confirmedNonce > row.nonce) {
         // The nonce was used and none of this transaction's versions is the one mined: something else spent
-        // it. (Only once stale: with several RPC URLs, the count and the receipts may come from nodes a
-        // block apart.)
-        if (stale) await finish(row, { status: "failed", lastError: `nonce ${row.nonce} was used by another transaction` });
+        // it. Only once stale and seen so for NONCE_USED_BLOCKS blocks: with several RPC URLs, or behind a
+        // load-balanced endpoint, the count and the receipts may come from nodes blocks apart, and a
+        // transaction of ours that was mined must not be taken for a failure.
+        const since = nonceUsedSince.get(row.id) ?? head;
+        nonceUsedSince.set(row.id, since);
+        if (stale && head - since >= NONCE_USED_BLOCKS) {
+          nonceUsedSince.delete(row.id);
+          await finish(row, { status: "failed", lastError: `nonce ${row.nonce} was used by another transaction` });
+        }
         continue;
       }
+      nonceUsedSince.delete(row.id);
       if (row.sentBlock === null) {
         // Sent before blocks were counted: count from now.
         await db
@@ -234,28 +250,47 @@ export function createTxSender(deps: {
       // Only a transaction waiting in the node's pool is left unmined for its fees; one the node dropped, or
       // stuck above a nonce gap, is broadcast again (or the gap filled) instead. The pending count says so
       // for one ready to be mined; a node may leave out of it one whose max fee is below the next block's
-      // base fee (Hardhat counts what its next block would hold), which it still returns by hash.
-      // Asked only when it decides something: a replacement now, or whether a broadcast again restarts the
-      // count of blocks (it must not for one waiting in the pool, or on a chain whose blocks are slower than
-      // REBROADCAST_AFTER_MS / TX_REPLACE_AFTER_BLOCKS it would never be replaced).
+      // base fee (Hardhat counts what its next block would hold), which it still returns by hash. Asked only
+      // when it decides something: a replacement now, or whether a broadcast again restarts the count of
+      // blocks (it must not for one waiting in the pool, or on blocks slower than REBROADCAST_AFTER_MS /
+      // TX_REPLACE_AFTER_BLOCKS it would never be replaced).
       const due = head - BigInt(row.sentBlock) >= replaceAfterBlocks;
       const aboveGap = gap !== undefined && gap < row.nonce && pendingNonce <= gap;
       const inPool = pendingNonce > row.nonce || ((due || stale) && !aboveGap && (await waitsInPool(row)));
-      if (inPool && due && (await replace(row, head))) continue;
+      // The chain's next nonce is replaced when due whether the node shows it or not: an RPC node that
+      // forwards transactions to a sequencer keeps no pool (Base's and OP Stack chains' public nodes), so it
+      // never shows one, and one left unmined there may be waiting for its fees all the same.
+      const next = row.nonce === confirmedNonce;
+      let countFrom = row.sentBlock;
+      if ((inPool || next) && due) {
+        if (await replace(row, head)) continue;
+        // At the fee ceiling: replace() counts its blocks again from this one.
+        countFrom = Number(head);
+      }
       if (stale) {
         await db
           .update(chainTransactions)
-          // Back in the pool from now on: its blocks count from here.
-          .set({ sentAt: new Date(), sentBlock: inPool ? row.sentBlock : Number(head), attempts: row.attempts + 1, updatedAt: new Date() })
+          // One the node had lost is back in its pool from now on: its blocks count from here.
+          .set({
+            sentAt: new Date(),
+            sentBlock: inPool || next ? countFrom : Number(head),
+            attempts: row.attempts + 1,
+            updatedAt: new Date(),
+          })
           .where(and(eq(chainTransactions.id, row.id), eq(chainTransactions.txHash, row.txHash!)));
-        // Usually "already known" when the node still has it: nothing to report.
-        await chain.publicClient.sendRawTransaction({ serializedTransaction: row.rawTransaction as Hex }).catch(() => undefined);
+        // Usually "already known" when the node still has it; the node's answer is logged either way (an
+        // "underpriced" or "insufficient funds" says why the transaction waits).
+        const refused = await chain.publicClient
+          .sendRawTransaction({ serializedTransaction: row.rawTransaction as Hex })
+          .then(() => undefined)
+          .catch((error: Error) => (error instanceof BaseError ? error.details || error.shortMessage : error.message));
         metrics.txRebroadcasts.inc();
         logger.warn("transaction not mined yet; broadcast again", {
           id: row.id,
           hash: row.txHash,
           nonce: row.nonce,
           attempts: row.attempts + 1,
+          ...(refused ? { nodeAnswer: refused } : {}),
         });
       }
     }
