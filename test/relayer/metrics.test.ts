@@ -153,6 +153,8 @@ describe(`metrics and readiness on ${database}`, { concurrency: false, timeout: 
       ["payg_tx_oldest_pending_age_seconds", "gauge"],
       ["payg_tx_finished_total", "counter"],
       ["payg_tx_rebroadcasts_total", "counter"],
+      ["payg_tx_replacements_total", "counter"],
+      ["payg_tx_requeued_total", "counter"],
       ["payg_hot_wallet_gas_balance_ether", "gauge"],
       ["payg_agent_float_balance", "gauge"],
       ["payg_payment_sync_lag_blocks", "gauge"],

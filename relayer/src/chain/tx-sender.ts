@@ -153,6 +153,40 @@ export function createTxSender(deps: {
     return undefined;
   }
 
+  /** A sent transaction whose nonce another transaction used (something else signing with the hot wallet's
+   * key, or a node that reported a stale pending count after a restart), none of its versions mined: none of
+   * them can be now, so it is queued again, to be signed with a new nonce (a payment is not lost, nor can it be
+   * made twice). A nonce-gap filler has served its purpose: failed. */
+  async function nonceSpent(row: ChainTransaction) {
+    const lastError = `nonce ${row.nonce} was used by another transaction`;
+    if (row.kind === NONCE_GAP_KIND) return finish(row, { status: "failed", lastError });
+    const [queued] = await db
+      .update(chainTransactions)
+      .set({
+        status: "queued",
+        nonce: null,
+        txHash: null,
+        rawTransaction: null,
+        replacedHashes: [],
+        sentBlock: null,
+        sentAt: null,
+        lastError,
+        updatedAt: new Date(),
+      })
+      .where(and(eq(chainTransactions.id, row.id), eq(chainTransactions.status, "sent"), eq(chainTransactions.txHash, row.txHash!)))
+      .returning();
+    if (!queued) return;
+    metrics.txRequeued.inc({ kind: row.kind });
+    logger.warn("transaction's nonce used by another transaction; queued again for a new nonce", {
+      id: row.id,
+      kind: row.kind,
+      ref: row.ref,
+      nonce: row.nonce,
+      hashes: signedHashes(row),
+    });
+    worker.wake();
+  }
+
   /** Whether the node holds the row's latest signed version unmined. A failure other than "not found" is
    * thrown, as for receipts. */
   async function waitsInPool(row: ChainTransaction): Promise<boolean> {
@@ -234,7 +268,7 @@ export function createTxSender(deps: {
         nonceUsedSince.set(row.id, since);
         if (stale && head - since >= NONCE_USED_BLOCKS) {
           nonceUsedSince.delete(row.id);
-          await finish(row, { status: "failed", lastError: `nonce ${row.nonce} was used by another transaction` });
+          await nonceSpent(row);
         }
         continue;
       }

@@ -48,7 +48,7 @@ export function createMetrics() {
 
     txFinished: new Counter({
       name: "payg_tx_finished_total",
-      help: "Relayer transactions that reached a final state, by kind and status (mined, reverted, failed: would revert or its nonce was used by another transaction)",
+      help: "Relayer transactions that reached a final state, by kind and status (mined, reverted, failed: would revert, or a nonce-gap filler whose nonce another transaction used)",
       labelNames: ["kind", "status"] as const,
       registers,
     }),
@@ -56,6 +56,13 @@ export function createMetrics() {
     txRebroadcasts: new Counter({
       name: "payg_tx_rebroadcasts_total",
       help: "Signed transactions broadcast again because they were not mined in time (the same signed bytes; a fee bump is counted in payg_tx_replacements_total)",
+      registers,
+    }),
+
+    txRequeued: new Counter({
+      name: "payg_tx_requeued_total",
+      help: "Sent transactions queued again for a new nonce because another transaction used theirs (none of their versions mined), by kind",
+      labelNames: ["kind"] as const,
       registers,
     }),
 

@@ -112,9 +112,12 @@ export const Order = z
     device: z.object({ poweredOnAt: z.string().nullable(), sessionEndsAt: z.string().nullable() }),
     relay: z
       .object({
-        status: z.enum(["queued", "sent", "mined", "reverted", "failed"]),
+        status: z.enum(["queued", "sent", "mined", "reverted", "failed"]).openapi({
+          description:
+            "queued, then sent, then mined, reverted or failed (it would revert); a sent transaction whose nonce another transaction of the hot wallet used is queued again, to be sent with a new nonce",
+        }),
         transactionHash: Hex.nullable(),
-        error: z.string().nullable(),
+        error: z.string().nullable().openapi({ description: "Why it reverted or failed, or, while queued again, why" }),
       })
       .nullable()
       .openapi({ description: "The relayer's own transaction for this order (relayed permit or cash), if any" }),
