@@ -211,7 +211,16 @@ export async function startNewHeadsRelay(opts: NewHeadsRelayOptions): Promise<Ne
     upstream.once("open", () => {
       upstream.off("error", refuse);
       if (socket.destroyed) return upstream.close();
-      sockets.handleUpgrade(req, socket, head, (client) => relay(client, upstream, opts));
+      // `ws` may end the upgrade without calling back (a half-closed socket, a server closing): the upstream
+      // connection then goes with the socket.
+      let relayed = false;
+      socket.once("close", () => {
+        if (!relayed) upstream.terminate();
+      });
+      sockets.handleUpgrade(req, socket, head, (client) => {
+        relayed = true;
+        relay(client, upstream, opts);
+      });
     });
   });
   await new Promise<void>((resolve, reject) => {

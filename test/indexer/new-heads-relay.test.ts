@@ -4,10 +4,12 @@
 // requests from the same Hardhat node and announces only what the test tells it to), it announces the blocks
 // the subscription left out, drops later announcements of blocks it passed on, and passes on other heads, lower
 // ones too (reorganisations), announces again the head of a reorganisation that is not above the last one once
-// the chain stays idle, and closes a connection whose upstream stops answering. It refuses a connection it
-// cannot relay.
+// the chain stays idle, checks only while the subscription is silent, and closes a connection whose upstream
+// stops answering, and the upstream of an upgrade the client gave up on. It refuses a connection it cannot
+// relay.
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
+import { once } from "node:events";
+import net, { type AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket, WebSocketServer } from "ws";
@@ -131,6 +133,8 @@ describe("the new-heads relay", () => {
     let answerChecks = true;
     /** The relay's checks (eth_blockNumber) the stand-in has received. */
     let checks = 0;
+    /** Connections the stand-in has accepted. */
+    let opened = 0;
     const announce = (block: Block) => {
       for (const socket of upstreams) {
         socket.send(JSON.stringify({ jsonrpc: "2.0", method: "eth_subscription", params: { subscription: SUBSCRIPTION, result: block } }));
@@ -141,6 +145,7 @@ describe("the new-heads relay", () => {
       silent = new WebSocketServer({ host: "127.0.0.1", port: 0 });
       await new Promise<void>((resolve) => silent.once("listening", () => resolve()));
       silent.on("connection", (socket) => {
+        opened++;
         upstreams.add(socket);
         socket.on("close", () => upstreams.delete(socket));
         socket.on("message", async (data) => {
@@ -222,6 +227,24 @@ describe("the new-heads relay", () => {
       } finally {
         client.close();
       }
+    });
+
+    it("closes the upstream connection of an upgrade the client gave up on before it was relayed (a half-closed socket)", async () => {
+      const relay = await startRelay(`ws://127.0.0.1:${(silent.address() as AddressInfo).port}`);
+      await waitFor("no connection left from the tests before", () => (upstreams.size === 0 ? true : undefined));
+      const openedBefore = opened;
+      const socket = net.connect(Number(new URL(relay.url).port), "127.0.0.1");
+      await once(socket, "connect");
+      socket.on("error", () => undefined);
+      // The request, then the client's end of the connection closed at once: by the time the chain's
+      // WebSocket is open the socket can no longer be upgraded, and `ws` drops it without calling back.
+      socket.end(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+      );
+      await waitFor("the upstream connection made", () => (opened > openedBefore ? true : undefined));
+      await waitFor("the upstream connection closed", () => (upstreams.size === 0 ? true : undefined));
+      socket.destroy();
     });
 
     it("asks nothing while the subscription announces blocks, and starts its checks once it has been silent for the interval", async () => {
