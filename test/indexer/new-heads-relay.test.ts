@@ -248,21 +248,21 @@ describe("the new-heads relay", () => {
     });
 
     it("asks nothing while the subscription announces blocks, and starts its checks once it has been silent for the interval", async () => {
-      const relay = await startRelay(`ws://127.0.0.1:${(silent.address() as AddressInfo).port}`, 1_000);
+      const relay = await startRelay(`ws://127.0.0.1:${(silent.address() as AddressInfo).port}`, 2_000);
       const client = await connect(relay.url);
       try {
         assert.equal(await client.request("eth_subscribe", ["newHeads"]), SUBSCRIPTION);
-        // A block every 100 ms or so for three seconds, announced by the node: three check intervals
-        // (a second each here, so that a loaded host's pauses between blocks do not pass for silence).
+        // A block every 100 ms or so for five seconds, announced by the node: two and a half check intervals
+        // (the default two seconds here, so that a loaded host's pauses between blocks do not pass for silence).
         const before = checks;
-        const until = Date.now() + 3_000;
+        const until = Date.now() + 5_000;
         while (Date.now() < until) {
           await mine();
           announce(await latest());
           await sleep(100);
         }
         assert.equal(checks, before, "no check while blocks are announced");
-        await waitFor("a check once silent", () => (checks > before ? true : undefined));
+        await waitFor("a check once silent", () => (checks > before ? true : undefined), 10_000);
       } finally {
         client.close();
       }
