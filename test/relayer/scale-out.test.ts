@@ -1,14 +1,14 @@
 // Scale-out: three relayer processes on one PostgreSQL schema (same configuration and keys, workers on in
 // all) behind a round-robin proxy, one chain, one indexer, a webhook receiver subscribed to every event.
-// 100 wallets pay 300 orders through the proxy (quote, order, relayed permit, the order followed on its
-// event stream); then 100 more payments are submitted at once and the process sending the hot wallet's
-// transactions is killed (SIGKILL) while they are in flight: the two others take its leases over when they
-// expire and finish its work. Each time, over every order: one payment on-chain (the router's OrderPaid
-// events) and one relayer transaction; every order paid and its device on; each of its events recorded once
-// and delivered once (by webhook-id: the receiver always answers 2xx, so a delivery arrives again only after
-// an attempt the relayer saw fail, or one the killed process had under way, as the dispatcher documents);
-// the order's event stream complete whichever process serves it, followed live and read again from the
-// start (Last-Event-ID 0).
+// Once the wallets are funded the chain mines a block every 500 ms, as a public chain does. 100 wallets pay
+// 300 orders through the proxy (quote, order, relayed permit, the order followed on its event stream); then
+// 100 more payments are submitted at once and the process sending the hot wallet's transactions is killed
+// (SIGKILL) while they are in flight: the two others take its leases over when they expire and finish its
+// work. Each time, over every order: one payment on-chain (the router's OrderPaid events) and one relayer
+// transaction; every order paid and its device on; each of its events recorded once and delivered once (by
+// webhook-id: the receiver always answers 2xx, so a delivery arrives again only after an attempt the relayer
+// saw fail, or one the killed process had under way, as the dispatcher documents); the order's event stream
+// complete whichever process serves it, followed live and read again from the start (Last-Event-ID 0).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -32,6 +32,8 @@ import { login, subscribe } from "../webhooks/support.ts";
 
 const WALLETS = 100;
 const ROUNDS = 3;
+/** The chain's block interval once the wallets are funded (they are funded on an automining chain). */
+const BLOCK_MS = 500;
 /** What an order's stream shows from its start, once paid by a relayed permit and its device on. */
 const ORDER_HISTORY = ["order.created", "payment.submitted", "payment.succeeded", "split.settled", "device.powered_on"];
 /** The same, live from before the payment: the order's state first. */
@@ -63,6 +65,11 @@ describe("three relayer processes on one PostgreSQL behind a round-robin proxy",
       wallets = testWallets(WALLETS);
       await fundWallets(cluster.stack, wallets, 100_000_000n);
       payer = createPayer(cluster.stack, cluster.proxy.url);
+      // From here the chain mines a block every BLOCK_MS, whatever is pending, as a public chain does: the
+      // payments of one moment share blocks (the indexer, the payment sync and the sender see several per
+      // block), and the chain, the indexer and the relayers handle a block every 500 ms instead of one a payment.
+      await cluster.stack.chain.rpc("evm_setAutomine", [false]);
+      await cluster.stack.chain.rpc("evm_setIntervalMining", [BLOCK_MS]);
     },
     { timeout: 300_000 },
   );
