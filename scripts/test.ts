@@ -11,10 +11,10 @@
 // run in the same working tree on 2026-11-26; on 2026-11-27 a CPU sampler saw the two cores 70% busy with
 // three, and four took 407 s against 426-435 s with three (same working tree, 2-core AMD EPYC host; on a
 // host 1.6 times slower that day four made the resilience suites' server-time limits and payment waits fail:
-// set 3 on such a host; on 2026-11-28 five took 435 s and 454 s against 467-505 s with four on another 2-core
-// AMD EPYC host, the two cores busy throughout instead of about 75%, and the first of those runs failed a test
-// that only that load showed, a defect of the test since fixed: four stays the default until more runs say five
-// is as safe); each test file has a PostgreSQL database of its own, so files
+// set 3 on such a host; on 2026-11-28, on another 2-core AMD EPYC host, five kept the two cores busy throughout
+// instead of about 75%, but took 392 s against 397 s with four, the same code in fresh clones, while the same
+// work's CPU varied by up to 30% between runs there; the first run with five failed a test that only that load
+// showed, a defect of the test since fixed); each test file has a PostgreSQL database of its own, so files
 // never share Ponder's sync tables; the suites that start whole stacks go first, see LONGEST_FIRST);
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
 // test/support/deployment-replay.ts);
