@@ -46,7 +46,7 @@ const running = new Set<Service>();
 /** V8 flags a Node child started here inherits from this process: `--liftoff-only` (WebAssembly compiled by
  * V8's baseline compiler only), which `npm test` runs its test files with (scripts/test.ts says why), so that
  * the relayers, seeds and indexers a test starts run so too. */
-const INHERITED_V8_FLAGS = process.execArgv.filter((arg) => arg === "--liftoff-only");
+export const INHERITED_V8_FLAGS = process.execArgv.filter((arg) => arg === "--liftoff-only");
 
 /** Node's arguments that load lib/package-imports-hook.ts, which resolves the relative imports inside installed
  * packages without re-reading their package.json each time (it says why): every Node child a service start
