@@ -45,7 +45,8 @@ const running = new Set<Service>();
 
 /** V8 flags a Node child started here inherits from this process: `--liftoff-only` (WebAssembly compiled by
  * V8's baseline compiler only), which `npm test` runs its test files with (scripts/test.ts says why), so that
- * the relayers, seeds and indexers a test starts run so too. */
+ * the relayers, seeds and indexers a test starts run so too (startService adds them; a test that spawns a Node
+ * child itself passes them as well, as `npm start`'s suite does). */
 export const INHERITED_V8_FLAGS = process.execArgv.filter((arg) => arg === "--liftoff-only");
 
 /** Node's arguments that load lib/package-imports-hook.ts, which resolves the relative imports inside installed
