@@ -175,9 +175,17 @@ async function removeCreated(fx: Fixtures, outcomes: Outcome[]) {
 /** How a request is named in failure messages. */
 const label = (w: Outcome) => `${w.p.request.method} ${w.c.op.id} [${w.c.what}${w.p.anonymous ? ", no credentials" : ""}]`;
 
-export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts: { fraction: number; database: string }) {
+/** The generated cases a run of badInputCases sends: those whose seeded draw (uniform in [0, 1), one per case in
+ * generation order, the same in every process) falls in [from, to). Disjoint shares on the two databases send
+ * each case once in all. */
+export type CaseShare = { from: number; to: number };
+
+const shareLabel = ({ from, to }: CaseShare) =>
+  from <= 0 && to >= 1 ? "every case" : `the ${Math.round((to - from) * 100)}% of the cases drawn in [${from}, ${to})`;
+
+export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts: { share: CaseShare; database: string }) {
   describe("bad input", () => {
-    it(`refuses generated malformed requests on every documented route: no 5xx, the interface's envelope, at most ${SERVER_TIME_LIMIT_MS} ms of server time, nothing written (${opts.fraction === 1 ? "every case" : `a ${Math.round(opts.fraction * 100)}% sample`})`, async (t) => {
+    it(`refuses generated malformed requests on every documented route: no 5xx, the interface's envelope, at most ${SERVER_TIME_LIMIT_MS} ms of server time, nothing written (${shareLabel(opts.share)})`, async (t) => {
       const s = stack();
       const fx = fixtures();
       const credentials = new Map<string, string>();
@@ -197,8 +205,11 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
             ? energyLimits.max_telemetry_body_bytes
             : energyLimits.max_body_bytes;
       const cases = generateCases(fx.docs.operations, { bodyLimit });
-      const pickSample = seededRandom(7);
-      const chosen = opts.fraction >= 1 ? cases : cases.filter(() => pickSample() < opts.fraction);
+      const draw = seededRandom(7);
+      const chosen = cases.filter(() => {
+        const x = draw();
+        return x >= opts.share.from && x < opts.share.to;
+      });
       const work: Outcome[] = [];
       for (const c of chosen) {
         // A case with its own authorization header is sent with that only.
