@@ -1,7 +1,7 @@
 // Scale-out: three relayer processes on one PostgreSQL schema (same configuration and keys, workers on in
 // all) behind a round-robin proxy, one chain, one indexer, a webhook receiver subscribed to every event.
 // Once the wallets are funded the chain mines a block every 500 ms, as a public chain does. 100 wallets pay
-// 300 orders through the proxy (quote, order, relayed permit, the order followed on its event stream); then
+// 200 orders through the proxy (quote, order, relayed permit, the order followed on its event stream); then
 // 100 more payments are submitted at once and the process sending the hot wallet's transactions is killed
 // (SIGKILL) while they are in flight: the two others take its leases over when they expire and finish its
 // work. Each time, over every order: one payment on-chain (the router's OrderPaid events) and one relayer
@@ -31,7 +31,9 @@ import { type WebhookReceiver, startWebhookReceiver } from "../support/webhook-r
 import { login, subscribe } from "../webhooks/support.ts";
 
 const WALLETS = 100;
-const ROUNDS = 3;
+/** Orders a wallet pays, one after the other: the second permit is signed with the token nonce the first used
+ * up. (Three rounds made the file the run's largest, 124 CPU s, and tried no case two do not.) */
+const ROUNDS = 2;
 /** The chain's block interval once the wallets are funded (they are funded on an automining chain). */
 const BLOCK_MS = 500;
 /** What an order's stream shows from its start, once paid by a relayed permit and its device on. */
@@ -95,7 +97,7 @@ describe("three relayer processes on one PostgreSQL behind a round-robin proxy",
   }
 
   it(
-    "pays 300 orders from 100 wallets through the proxy: each paid once, every webhook delivered once, every stream complete",
+    "pays 200 orders from 100 wallets through the proxy: each paid once, every webhook delivered once, every stream complete",
     { timeout: 600_000 },
     async () => {
       await Promise.all(
