@@ -36,6 +36,9 @@ for (const database of [oneDatabaseKind()]) {
         stack = await startStack({
           label: `own-endpoints-${database}`,
           database,
+          // No indexer process (its start is most of a stack's): no payment is made here, and the relayer refuses
+          // the endpoint its INDEXER_URL names whether or not anything listens there.
+          indexer: false,
           relayerEnv: {
             WEBHOOK_ALLOWED_PRIVATE_HOSTS: `localhost,[::1],127.0.0.1:${receiver.port}`,
             WEBHOOK_RETRY_BASE_MS: "20",
