@@ -1,12 +1,14 @@
 // The indexer as a child process: `ponder start` on the indexer/ app, bound to 127.0.0.1, for the local
 // stack, the tests and the benchmarks; and how any Ponder process of the app is run (ponderNodeArgs,
 // PONDER_ENV, PONDER_STOP_SIGNAL), shared with `npm run indexer` (scripts/indexer.ts).
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { LOCAL_CHAIN_IDS } from "../indexer/env.ts";
 import { loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
-import { createPgliteDirectory, createPgliteTemplate, pgliteOf } from "./pglite.ts";
+import { type PgliteBuild, createPgliteDirectory, createPgliteTemplate, pgliteOf } from "./pglite.ts";
 import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
 const ponderPackage = path.join(repoRoot, "node_modules", "ponder");
@@ -84,12 +86,49 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<{ service
  * its start, for Ponder's own PGlite, from a template kept in `templates` (see lib/pglite.ts); nothing if it
  * exists. */
 export function createIndexerDatabase(directory: string, templates: string, run: { background?: boolean } = {}): Promise<void> {
-  return createPgliteDirectory(directory, pgliteOf(path.join(ponderPackage, "package.json")), templates, run);
+  return createPgliteDirectory(directory, indexerPglite(), templates, run);
 }
 
 /** Makes the template of createIndexerDatabase in `templates` unless it exists. */
 export async function createIndexerDatabaseTemplate(templates: string): Promise<void> {
-  await createPgliteTemplate(pgliteOf(path.join(ponderPackage, "package.json")), templates);
+  await createPgliteTemplate(indexerPglite(), templates);
+}
+
+/** The indexer's PGlite (Ponder's own build), its template holding Ponder's sync store already migrated: the
+ * schema `ponder_sync` where Ponder keeps the RPC data it fetched, made by some thirty migrations that every
+ * `ponder start` on a new database runs first (`migrateSync`), about 1.7 CPU s of a start on PGlite. They run
+ * here once, as Ponder runs them: its own migration list, PGlite dialect and Kysely, with the same schema and
+ * migration table, so Ponder finds them applied on each copy. (A Ponder with more migrations runs only those.) */
+function indexerPglite(): PgliteBuild {
+  const ponder = (file: string) => pathToFileURL(path.join(ponderPackage, "dist", "esm", file)).href;
+  // Ponder's Kysely, as Ponder's own imports resolve it (its ES module build: the dialect's classes come from it).
+  const kyselyDir = createRequire(path.join(ponderPackage, "package.json"))
+    .resolve.paths("kysely")
+    ?.map((dir) => path.join(dir, "kysely"))
+    .find((dir) => existsSync(path.join(dir, "package.json")));
+  if (!kyselyDir) throw new Error("Ponder's dependency kysely is not installed");
+  const kyselyExports = (JSON.parse(readFileSync(path.join(kyselyDir, "package.json"), "utf8")) as { exports: { ".": { import: string } } })
+    .exports;
+  const kysely = pathToFileURL(path.join(kyselyDir, kyselyExports["."].import)).href;
+  const { version } = JSON.parse(readFileSync(path.join(ponderPackage, "package.json"), "utf8")) as { version: string };
+  return {
+    module: pgliteOf(path.join(ponderPackage, "package.json")),
+    prepare: {
+      name: `ponder-${version}-sync`,
+      args: [kysely, ponder("utils/pglite.js"), ponder("sync-store/migrations.js"), ponder("internal/logger.js")],
+      source: `
+const [kyselyUrl, dialectUrl, migrationsUrl, loggerUrl] = args;
+const { Kysely, Migrator, WithSchemaPlugin } = await import(kyselyUrl);
+const { createPgliteKyselyDialect } = await import(dialectUrl);
+const { buildMigrationProvider } = await import(migrationsUrl);
+const { createNoopLogger } = await import(loggerUrl);
+const kysely = new Kysely({ dialect: createPgliteKyselyDialect(db), plugins: [new WithSchemaPlugin("ponder_sync")] });
+const migrator = new Migrator({ db: kysely, provider: buildMigrationProvider(createNoopLogger()), migrationTableSchema: "ponder_sync" });
+const { error } = await migrator.migrateToLatest();
+if (error) throw error;
+`,
+    },
+  };
 }
 
 /** Ponder's backfill stops 30 blocks below the chain head (what it takes for final on a chain it does not

@@ -9,11 +9,21 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { startService } from "./processes.ts";
 
-const initialise = `
-const [directory, pglite] = process.argv.slice(1);
+/** The PGlite build of a service (a path, see pgliteOf) and, for a template of that service's own, what its
+ * service would otherwise do to every new database at its start. */
+export type PgliteBuild = {
+  module: string;
+  /** `source`: the body of an ES module run in the template's process after initdb, with `db` (the open
+   * PGlite) and `args` (these strings) in scope; `name` keeps its templates apart from the plain ones. */
+  prepare?: { name: string; source: string; args: string[] };
+};
+
+const initialise = (prepare = "") => `
+const [directory, pglite, ...args] = process.argv.slice(1);
 const { PGlite } = await import(pglite);
 const db = new PGlite({ dataDir: directory });
 await db.query("select 1");
+${prepare}
 await db.close();
 `;
 
@@ -24,13 +34,14 @@ export function pgliteOf(packageJson: string): string {
 
 const isDataDirectory = (directory: string) => existsSync(path.join(directory, "PG_VERSION"));
 
-/** Makes the template directory for the PGlite module `pglite` (a path, see pgliteOf) in `templates` unless
- * it exists; returns its path. `background`: see StartOptions (lib/processes.ts). */
-export async function createPgliteTemplate(pglite: string, templates: string, run: { background?: boolean } = {}): Promise<string> {
+/** Makes the template directory for `build` in `templates` unless it exists; returns its path. `background`:
+ * see StartOptions (lib/processes.ts). */
+export async function createPgliteTemplate(build: PgliteBuild, templates: string, run: { background?: boolean } = {}): Promise<string> {
+  const pglite = build.module;
   const { version } = JSON.parse(await readFile(path.join(path.dirname(path.dirname(pglite)), "package.json"), "utf8")) as {
     version: string;
   };
-  const template = path.join(templates, `pglite-${version}`);
+  const template = path.join(templates, build.prepare ? `${build.prepare.name}-pglite-${version}` : `pglite-${version}`);
   if (isDataDirectory(template)) return template;
   // Made aside and renamed into place: a template is complete, or absent.
   const partial = `${template}.${process.pid}.partial`;
@@ -42,7 +53,15 @@ export async function createPgliteTemplate(pglite: string, templates: string, ru
     // V8's baseline WebAssembly compiler only (Liftoff): the optimised code (TurboFan) would come too late
     // for a process of a few seconds; 3.0 CPU s instead of 4.7 for PGlite 0.5 (lib/soljson.ts: the same
     // for the Solidity compiler).
-    ["--liftoff-only", "--input-type=module", "-e", initialise, partial, pathToFileURL(pglite).href],
+    [
+      "--liftoff-only",
+      "--input-type=module",
+      "-e",
+      initialise(build.prepare?.source),
+      partial,
+      pathToFileURL(pglite).href,
+      ...(build.prepare?.args ?? []),
+    ],
     { background: run.background },
   );
   const code = await service.exited;
@@ -55,17 +74,16 @@ export async function createPgliteTemplate(pglite: string, templates: string, ru
   return template;
 }
 
-/** Creates the PGlite data directory `directory` for the PGlite module `pglite` (a path, see pgliteOf) unless
- * it exists: a copy of the template for that PGlite version in `templates`, made first if missing.
- * `background`: see StartOptions (lib/processes.ts). */
+/** Creates the PGlite data directory `directory` for `build` unless it exists: a copy of its template in
+ * `templates`, made first if missing. `background`: see StartOptions (lib/processes.ts). */
 export async function createPgliteDirectory(
   directory: string,
-  pglite: string,
+  build: PgliteBuild,
   templates: string,
   run: { background?: boolean } = {},
 ): Promise<void> {
   if (isDataDirectory(directory)) return;
-  const template = await createPgliteTemplate(pglite, templates, run);
+  const template = await createPgliteTemplate(build, templates, run);
   const copy = `${directory}.${process.pid}.partial`;
   await rm(copy, { recursive: true, force: true });
   // cpSync: a native copy, several times cheaper than cp here (some 2,000 files).

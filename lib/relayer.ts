@@ -82,12 +82,12 @@ export async function startRelayer(opts: RelayerOptions): Promise<{ service: Ser
  * the relayer, for the relayer's PGlite, from a template kept in `templates` (see lib/pglite.ts); nothing if
  * it exists. */
 export function createRelayerDatabase(directory: string, templates: string, run: { background?: boolean } = {}): Promise<void> {
-  return createPgliteDirectory(directory, pgliteOf(path.join(repoRoot, "package.json")), templates, run);
+  return createPgliteDirectory(directory, { module: pgliteOf(path.join(repoRoot, "package.json")) }, templates, run);
 }
 
 /** Makes the template of createRelayerDatabase in `templates` unless it exists. */
 export async function createRelayerDatabaseTemplate(templates: string): Promise<void> {
-  await createPgliteTemplate(pgliteOf(path.join(repoRoot, "package.json")), templates);
+  await createPgliteTemplate({ module: pgliteOf(path.join(repoRoot, "package.json")) }, templates);
 }
 
 /** Runs the seed CLI against the relayer's database (before the relayer starts, for PGlite): one process
