@@ -1,7 +1,9 @@
 // Creating an embedded PostgreSQL (PGlite) data directory ahead of the service that uses it. A new directory
 // costs PostgreSQL's initdb, seconds of CPU: it is done once per PGlite version into a template directory
 // (in a child process, so beside other start-up work), and each new database is a copy of that template,
-// as a cleanly shut down PostgreSQL data directory can be copied.
+// as a cleanly shut down PostgreSQL data directory can be copied. A service's own template may also hold what
+// the service would otherwise do to every new database at its start (PgliteBuild's `prepare`: the indexer's
+// holds Ponder's sync store, lib/indexer.ts).
 import { cpSync, existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
