@@ -14,28 +14,10 @@
 // Everything else is decided by vite-node as before (the app's own files, Ponder's virtual modules, CommonJS).
 // The app then runs on the same instance of the `ponder` package as Ponder's command line, as any Node program
 // importing it would.
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ViteNodeServer } from "vite-node/server";
-
-/** The `type` of the nearest package.json at or above `directory`, by folder. */
-const typeByDirectory = new Map<string, string>();
-function packageType(directory: string): string {
-  const known = typeByDirectory.get(directory);
-  if (known !== undefined) return known;
-  let type: string;
-  try {
-    type =
-      (JSON.parse(readFileSync(path.join(directory, "package.json"), "utf8")) as { type?: unknown }).type === "module"
-        ? "module"
-        : "commonjs";
-  } catch {
-    const parent = path.dirname(directory);
-    type = parent === directory ? "commonjs" : packageType(parent);
-  }
-  typeByDirectory.set(directory, type);
-  return type;
-}
+// Already loaded in the indexer process (lib/processes.ts PACKAGE_IMPORTS_HOOK): the same module, not a second hook.
+import { packageType } from "../lib/package-imports-hook.ts";
 
 /** Whether Node's own import loads `file` (a path vite-node resolved) as an ES module of an installed package. */
 export function isInstalledEsModule(file: string): boolean {

@@ -21,9 +21,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const RELATIVE_SCRIPT = /^\.\.?\/[^?#]*\.[cm]?js$/;
 
-/** The `type` of the nearest package.json at or above `directory` ("module" or "commonjs"), by folder. */
+/** The `type` of the nearest package.json at or above `directory` ("module" or "commonjs"), by folder. (Also
+ * indexer/vite-node-externals.ts's test of what Node loads as an ES module.) */
 const typeByDirectory = new Map<string, "module" | "commonjs">();
-function packageType(directory: string): "module" | "commonjs" {
+export function packageType(directory: string): "module" | "commonjs" {
   const known = typeByDirectory.get(directory);
   if (known) return known;
   let type: "module" | "commonjs";
