@@ -120,44 +120,48 @@ if (wanted.includes("postgres")) {
   }
 }
 
-/** The files that take longest, longest first (seconds from the file's process start to its end in the run
- * of 2026-11-27 10:05 on this 2-core machine, four files at a time, TEST_TIMELINE): they start first and the
- * short files fill the gaps, instead of one long file running alone at the end; but the resilience suites,
- * whose limits on server time and on the watchdog's answers are the most sensitive to load, start beside the
- * transaction sender's (which spends most of its time waiting for blocks and leases), and the three relayers on
- * one PostgreSQL (the most CPU) only once one of the first has ended. The files of 5-20 s are listed too, so
- * that the last seconds of a run are the files of one or two seconds, not one of those alone. Scheduling
- * only: a file missing here runs after them, in path order. (Node's `--test` command line sorts the files it
- * is given by path, whatever their order: the files run through `run()` below, which keeps it.) */
+/** The order in which the long files start (each with its seconds from its process's start to its end, and
+ * its CPU seconds, in the fresh-clone run of 2026-11-28 05:03 on a 2-core Intel host, four files at a time,
+ * TEST_TIMELINE). Most of these suites wait much of their time (blocks, leases, retry-after windows, expiries),
+ * so four at a time leave the cores idle when all four are waiting at once: the order pairs waiting files with
+ * busy ones. First the two resilience suites, the payment API's and the three relayers' (busy while the
+ * resilience suites generate their bad input, then waiting through their faults); as the three relayers' file
+ * ends, `npm start`'s (the busiest) rather than the transaction sender's (a quarter of a core for two minutes:
+ * started there it left half a core idle from 80 to 140 s); the webhook and metrics suites (waiting for retries,
+ * expiries and rebroadcasts) before the indexer's busy files. The files of 5-20 s are listed too, so that the last
+ * seconds of a run are the files of one or two seconds, not one of those alone. Scheduling only: a file missing
+ * here runs after them, in path order. (Node's `--test` command line sorts the files it is given by path,
+ * whatever their order: the files run through `run()` below, which keeps it.) */
 const LONGEST_FIRST = [
-  "test/resilience/resilience.pglite.test.ts", // 158
-  "test/resilience/resilience.postgres.test.ts", // 135
-  "test/relayer/tx-sender.test.ts", // 80
-  "test/relayer/api.test.ts", // 102
-  "test/energy/anchoring.test.ts", // 72
-  "test/relayer/scale-out.test.ts", // 139
-  "test/stack/start.test.ts", // 111
-  "test/indexer/indexer.backfill.test.ts", // 103
-  "test/stack/entry-points.test.ts", // 71
-  "test/stack/rehearsal.test.ts", // 63
-  "test/webhooks/delivery.test.ts", // 58
-  "test/indexer/indexer.rows.test.ts", // 51
-  "test/webhooks/own-endpoints.test.ts", // 46
-  "test/relayer/metrics.test.ts", // 45
-  "test/indexer/indexer.outage.test.ts", // 43
-  "test/portal/browser.test.ts", // 34
-  "test/indexer/indexer.factory-splits.test.ts", // 34
-  "test/indexer/indexer.reorg.test.ts", // 32
-  "test/webhooks/multi-process.test.ts", // 26
-  "test/energy/telemetry.test.ts", // 25
-  "test/relayer/worker.test.ts", // 17
-  SHARED_PROCESS_ENTRY, // 48 (the contract suites in one process; 16:31 on a host 1.3 times slower)
-  "test/typecheck.test.ts", // 17
-  "test/relayer/migrations.test.ts", // 13
-  "test/stack/hardhat-lock.test.ts", // 11
-  "test/relayer/passwords.test.ts", // 10
-  "test/energy/sandbox.test.ts", // 10
-  "test/contracts/gas-snapshot.test.ts", // 5
+  "test/resilience/resilience.pglite.test.ts", // 156 s, 69 CPU s
+  "test/resilience/resilience.postgres.test.ts", // 139, 48
+  "test/relayer/api.test.ts", // 103, 33
+  "test/relayer/scale-out.test.ts", // 84, 45
+  "test/stack/start.test.ts", // 74, 55
+  "test/relayer/tx-sender.test.ts", // 127, 34
+  "test/energy/anchoring.test.ts", // 62, 24
+  "test/webhooks/delivery.test.ts", // 60, 20
+  "test/indexer/indexer.backfill.test.ts", // 67, 29
+  "test/relayer/metrics.test.ts", // 50, 16
+  "test/stack/entry-points.test.ts", // 68, 35
+  "test/stack/rehearsal.test.ts", // 65 (about 30 CPU s in processes the timeline does not see)
+  "test/indexer/indexer.rows.test.ts", // 49, 28
+  "test/portal/browser.test.ts", // 40, 21
+  "test/indexer/indexer.factory-splits.test.ts", // 56, 27
+  "test/webhooks/own-endpoints.test.ts", // 14, 5
+  "test/indexer/indexer.outage.test.ts", // 29, 11
+  "test/indexer/indexer.reorg.test.ts", // 47, 22
+  "test/webhooks/multi-process.test.ts", // 30, 12
+  "test/energy/telemetry.test.ts", // 26, 12
+  "test/relayer/worker.test.ts", // 20, 4
+  SHARED_PROCESS_ENTRY, // 35, 19 (the contract suites in one process)
+  "test/typecheck.test.ts", // 16, 11
+  "test/relayer/migrations.test.ts", // 18, 7
+  "test/stack/hardhat-lock.test.ts", // 20, 8
+  "test/relayer/passwords.test.ts", // 14, 7
+  "test/energy/sandbox.test.ts", // 14, 7
+  "test/stack/hardhat-node.test.ts", // 7, 4
+  "test/contracts/gas-snapshot.test.ts", // 5, 3
 ];
 
 const args = process.argv.slice(2);
