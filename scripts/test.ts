@@ -29,7 +29,7 @@ import { pathToFileURL } from "node:url";
 import { run as runTests } from "node:test";
 import * as reporters from "node:test/reporters";
 import pg from "pg";
-import { createIndexerDatabaseTemplate } from "../lib/indexer.ts";
+import { createIndexerDatabaseTemplate, createIndexerPostgresTemplate } from "../lib/indexer.ts";
 import { PACKAGE_IMPORTS_HOOK, processAlive } from "../lib/processes.ts";
 import { createRelayerDatabaseTemplate } from "../lib/relayer.ts";
 import { PGLITE_TEMPLATES } from "../test/support/pglite-templates.ts";
@@ -118,6 +118,9 @@ if (wanted.includes("postgres")) {
     );
     process.exit(1);
   }
+  // The template of the test files' databases (test/support/databases.ts), with Ponder's sync store migrated.
+  console.error("# make the PostgreSQL template");
+  await createIndexerPostgresTemplate(url);
 }
 
 /** The order in which the long files start (each with its seconds from its process's start to its end, and
