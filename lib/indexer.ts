@@ -155,7 +155,7 @@ export function indexerPostgresTemplateName(serverUrl: string): string {
 
 /** Makes, on the server of `serverUrl` unless it exists, a database holding Ponder's sync store already
  * migrated (indexerPostgresTemplateName), for databases made with `CREATE DATABASE ... TEMPLATE` it: an indexer's
- * first start on a new PostgreSQL database runs Ponder's sync-store migrations first, some 1.5 CPU s of Ponder's,
+ * first start on a new PostgreSQL database runs Ponder's sync-store migrations first, about 1.1 CPU s of Ponder's,
  * 0.5 of the server's and 2 s (measured on a 2-core host), which a database copied from this template skips
  * (Ponder finds them applied, as on its next start). Made under a temporary name and renamed once migrated, so a
  * template that exists is whole. Migrated as the PGlite template (indexerPglite): Ponder's own Kysely, migration
