@@ -9,8 +9,8 @@ import os from "node:os";
 import { after, before, describe, it } from "node:test";
 import { loadConfig } from "../../relayer/src/config.ts";
 import { postWebhook } from "../../relayer/src/webhooks/send.ts";
+import type { Resolver } from "../../relayer/src/webhooks/bounded-resolver.ts";
 import {
-  type Resolver,
   UnsafeUrlError,
   checkCallbackUrl,
   databaseEndpoints,

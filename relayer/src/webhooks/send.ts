@@ -6,15 +6,8 @@
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import {
-  UnsafeUrlError,
-  type Resolver,
-  type UrlPolicy,
-  checkAddresses,
-  guardedLookup,
-  isAllowlisted,
-  parseCallbackUrl,
-} from "./url-safety.ts";
+import type { Resolver } from "./bounded-resolver.ts";
+import { UnsafeUrlError, type UrlPolicy, checkAddresses, guardedLookup, isAllowlisted, parseCallbackUrl } from "./url-safety.ts";
 
 export type AttemptResult = {
   /** The HTTP status the endpoint answered; null when there was no answer. */

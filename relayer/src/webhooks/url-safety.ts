@@ -27,10 +27,12 @@
 // At delivery the name is resolved again by the connection's own lookup (guardedLookup) and the socket
 // connects to the address that was checked, so a name that re-resolves to a private address or to the
 // relayer's own services after it was saved (DNS rebinding) is refused too. Redirects are not followed.
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+// Lookups go through bounded-resolver.ts: a few at a time, each caller waiting at most 5 s.
+import type { LookupAddress } from "node:dns";
 import net from "node:net";
 import os from "node:os";
 import type { Config } from "../config.ts";
+import { type Resolver, systemResolver } from "./bounded-resolver.ts";
 
 export class UnsafeUrlError extends Error {
   constructor(message: string) {
@@ -48,7 +50,6 @@ export type UrlPolicy = {
   /** The relayer's own endpoints: refused whatever the allowlist says (see serviceEndpoints). */
   ownEndpoints?: readonly Endpoint[];
 };
-export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
 const MAX_URL_LENGTH = 2048;
 
@@ -335,11 +336,6 @@ export function parseCallbackUrl(raw: string, policy: UrlPolicy): URL {
   }
   return url;
 }
-
-export const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
-  });
 
 /** Resolves the URL's host and checks every address (the allowlist skips the public-address check, never
  * the own-endpoint check); returns the addresses. Throws UnsafeUrlError. */
