@@ -4,7 +4,8 @@
 // nonce), and the order is paid once; the chain's next transaction is replaced once due although the node
 // does not show it (an RPC node without a pool); a node lagging on receipts does not make a mined transaction
 // look spent; a payment whose nonce another transaction spent is sent again with a new nonce and paid once; a
-// transaction the node drops is broadcast again and mined;
+// transaction the node drops is broadcast again and mined; with CONFIRMATIONS set, a transaction counts as
+// mined only that deep, and one a reorganisation removed before then is sent again and mined once;
 // a 10 s spell of HTTP 429 answers delays the payments queued meanwhile without failing any; a payment goes
 // before a backlog of 200 anchoring transactions; a nonce gap found after a restart is filled; a relayer
 // killed (SIGKILL) with its transaction in the pool, which the node then drops, broadcasts the same signed
@@ -343,6 +344,48 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
     });
     await paid(order);
   });
+
+  it(
+    "counts a transaction mined only once it is CONFIRMATIONS deep: one a reorganisation took off the chain is sent again and mined once",
+    { timeout: 120_000 },
+    async () => {
+      const depth = 3;
+      await stack.restartRelayer({ env: { RPC_URL: proxy.url, CONFIRMATIONS: String(depth) } });
+      try {
+        const rebroadcasts = await metric("payg_tx_rebroadcasts_total");
+        const replacements = await metric("payg_tx_replacements_total", { kind: "pay_with_permit" });
+        let reorganised: { number: bigint; hash: Hex } | undefined;
+        const { order, sent } = await payWhileUnmined(async (sent, order) => {
+          const snapshot = await stack.chain.rpc<string>("evm_snapshot");
+          await stack.chain.rpc("evm_mine", []);
+          const receipt = await client.getTransactionReceipt({ hash: sent.hash });
+          reorganised = { number: receipt.blockNumber, hash: receipt.blockHash };
+          // One block deep of three, for a few of the sender's ticks: still sent.
+          await new Promise((resolve) => setTimeout(resolve, 2_000));
+          assert.equal((await waitForOrder(stack, order.id, () => true, 5_000)).relay.status, "sent");
+          // A reorganisation takes the block away, and the node does not put the transaction back in its pool.
+          assert.equal(await stack.chain.rpc("evm_revert", [snapshot]), true);
+          await stack.chain.rpc("hardhat_dropTransaction", [sent.hash]);
+          assert.equal(await client.getTransaction({ hash: sent.hash }).catch(() => null), null, "off the chain and the pool");
+          assert.equal((await waitForOrder(stack, order.id, () => true, 5_000)).relay.status, "sent");
+        });
+        const done = await paid(order);
+        // Sent again on the new chain: as it was, or replaced with higher fees once its blocks were due (it
+        // holds the chain's next nonce).
+        const final = await client.getTransaction({ hash: done.relay.transactionHash as Hex });
+        assert.equal(final.nonce, sent.nonce, "the same nonce");
+        const sentAgain =
+          (await metric("payg_tx_rebroadcasts_total")) + (await metric("payg_tx_replacements_total", { kind: "pay_with_permit" })) >
+          rebroadcasts + replacements;
+        assert.ok(sentAgain, "broadcast again or replaced");
+        const receipt = await client.getTransactionReceipt({ hash: final.hash });
+        assert.notEqual(receipt.blockHash, reorganised!.hash, "mined in a block of the new chain");
+        assert.ok((await client.getBlockNumber()) - receipt.blockNumber >= BigInt(depth));
+      } finally {
+        await stack.restartRelayer({ env: { RPC_URL: proxy.url } });
+      }
+    },
+  );
 
   it(
     "pays an order once when the relayer is killed (SIGKILL) with its transaction in the node's pool, and that transaction is then dropped",

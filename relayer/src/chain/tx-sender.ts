@@ -16,7 +16,9 @@
 // raised by at least 12.5% (and at least to the network's current suggestion; fee-bump.ts), stored before it
 // is broadcast like the original. Every signed hash of the nonce is kept (replaced_hashes), and the
 // transaction is mined when any of them is: a receipt for an earlier version can come after its replacement
-// was sent. One the node dropped is broadcast again (the latest signed version). A nonce below the stored
+// was sent. It is final (mined or reverted) once its block is CONFIRMATIONS blocks deep (at once by default):
+// until then it is watched as sent, so one that a reorganisation takes off the chain is broadcast again
+// (usually the node has put it back in its pool) and waited for again, never left marked mined. One the node dropped is broadcast again (the latest signed version). A nonce below the stored
 // unmined ones that no transaction holds, on the chain or in the node's pool (a nonce gap: the stored ones
 // above it can never be mined), is filled with an empty transfer to the hot wallet itself, signed and
 // stored the same way, lowest first.
@@ -99,7 +101,7 @@ export function createTxSender(deps: {
   chain: PaymentsChain;
   logger: Logger;
   metrics: Metrics;
-  config: Pick<Config, "TX_REPLACE_AFTER_BLOCKS" | "TX_MAX_FEE_PER_GAS_GWEI" | "TX_SENDER_LEASE_SECONDS">;
+  config: Pick<Config, "TX_REPLACE_AFTER_BLOCKS" | "TX_MAX_FEE_PER_GAS_GWEI" | "TX_SENDER_LEASE_SECONDS" | "CONFIRMATIONS">;
 }) {
   const { database, chain, metrics } = deps;
   const db = database.db;
@@ -108,6 +110,7 @@ export function createTxSender(deps: {
   const handlers = new Map<string, FinalHandler[]>();
   const account = chain.relayerAccount;
   const replaceAfterBlocks = BigInt(deps.config.TX_REPLACE_AFTER_BLOCKS);
+  const confirmations = BigInt(deps.config.CONFIRMATIONS);
   const feeCeiling = parseGwei(String(deps.config.TX_MAX_FEE_PER_GAS_GWEI));
   let nextNonce: number | undefined;
   /** Sent transactions whose nonce the chain had used while none of their receipts was found, with the head
@@ -234,6 +237,8 @@ export function createTxSender(deps: {
       const receipt = await minedReceipt(row);
       if (receipt) {
         nonceUsedSince.delete(row.id);
+        // Mined, not yet CONFIRMATIONS deep: nothing to replace or broadcast; final once it is.
+        if (confirmations > 0n && receipt.blockNumber > head - confirmations) continue;
         const status = receipt.status === "success" ? "mined" : "reverted";
         let lastError: string | null = null;
         if (status === "reverted") lastError = await explainRevert(row, receipt.blockNumber);
@@ -253,6 +258,7 @@ export function createTxSender(deps: {
           ref: row.ref,
           hash,
           status,
+          block: Number(receipt.blockNumber),
           versions: row.replacedHashes.length + 1,
         });
         continue;

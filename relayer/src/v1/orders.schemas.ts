@@ -114,7 +114,7 @@ export const Order = z
       .object({
         status: z.enum(["queued", "sent", "mined", "reverted", "failed"]).openapi({
           description:
-            "queued, then sent, then mined, reverted or failed (it would revert); a sent transaction whose nonce another transaction of the hot wallet used is queued again, to be sent with a new nonce",
+            "queued, then sent, then mined or reverted once its block is CONFIRMATIONS blocks deep (sent until then), or failed (it would revert); a sent transaction whose nonce another transaction of the hot wallet used is queued again, to be sent with a new nonce",
         }),
         transactionHash: Hex.nullable(),
         error: z.string().nullable().openapi({ description: "Why it reverted or failed, or, while queued again, why" }),
