@@ -123,6 +123,30 @@ describe("bounded DNS lookups", () => {
     held.answer("hooks.slow-dns.example", "203.0.113.8");
   });
 
+  it("refuses a callback when one of the relayer's own endpoints does not resolve in time to be told apart", async () => {
+    const held = heldResolver();
+    const resolve = boundedResolver(held.resolver, { concurrency: 2, timeoutMs: 100 });
+    const policy = { allowedPrivateHosts: ["hooks.example.com"], ownEndpoints: [{ hostname: "db.example.net", port: 5432 }] };
+    const checking = checkCallbackUrl("http://hooks.example.com:5432/in", policy, resolve);
+    await tick();
+    held.answer("hooks.example.com", "10.0.0.5");
+    await assert.rejects(
+      checking,
+      (error: Error) =>
+        error instanceof UnsafeUrlError &&
+        /db\.example\.net, one of the relayer's own endpoints, did not resolve in time/.test(error.message),
+    );
+    // Not cached: once the endpoint's name answers (elsewhere), the same callback is told apart from it.
+    held.answer("db.example.net", "10.0.0.6");
+    const again = checkCallbackUrl("http://hooks.example.com:5432/in", policy, resolve);
+    await tick();
+    held.answer("hooks.example.com", "10.0.0.5");
+    await tick();
+    held.answer("db.example.net", "10.0.0.6");
+    assert.equal((await again).hostname, "hooks.example.com");
+    assert.equal(held.started.filter((name) => name === "db.example.net").length, 2, "the endpoint looked up again");
+  });
+
   it("the relayer's resolver is the system's getaddrinfo, bounded", async () => {
     assert.ok(LOOKUP_CONCURRENCY >= 1 && LOOKUP_CONCURRENCY <= 2, "leaves libuv's pool threads for file access and hashing");
     const loopback = await systemResolver("localhost");

@@ -32,7 +32,7 @@ import type { LookupAddress } from "node:dns";
 import net from "node:net";
 import os from "node:os";
 import type { Config } from "../config.ts";
-import { type Resolver, systemResolver } from "./bounded-resolver.ts";
+import { LookupTimeoutError, type Resolver, systemResolver } from "./bounded-resolver.ts";
 
 export class UnsafeUrlError extends Error {
   constructor(message: string) {
@@ -276,7 +276,12 @@ async function identifyingAddresses(endpoint: Endpoint, resolver: Resolver): Pro
   let addresses: string[];
   try {
     addresses = (await resolver(host)).map((a) => a.address).filter((a) => !isPublicAddress(a) || isThisMachine(a));
-  } catch {
+  } catch (error) {
+    // A name that did not answer in time may still be this endpoint's: the check fails closed, uncached (a name
+    // that does not exist has no address a callback could share).
+    if (error instanceof LookupTimeoutError) {
+      throw new UnsafeUrlError(`${host}, one of the relayer's own endpoints, did not resolve in time to be told apart`);
+    }
     addresses = [];
   }
   cache.set(host, { until: Date.now() + ENDPOINT_CACHE_MS, addresses });
