@@ -17,11 +17,11 @@
 // is broadcast like the original. Every signed hash of the nonce is kept (replaced_hashes), and the
 // transaction is mined when any of them is: a receipt for an earlier version can come after its replacement
 // was sent. It is final (mined or reverted) once its block is CONFIRMATIONS blocks deep (at once by default):
-// until then it is watched as sent, so one that a reorganisation takes off the chain is broadcast again
-// (usually the node has put it back in its pool) and waited for again, never left marked mined. One the node dropped is broadcast again (the latest signed version). A nonce below the stored
-// unmined ones that no transaction holds, on the chain or in the node's pool (a nonce gap: the stored ones
-// above it can never be mined), is filled with an empty transfer to the hot wallet itself, signed and
-// stored the same way, lowest first.
+// until then it is watched as sent, so one that a reorganisation takes off the chain is broadcast again, or
+// replaced when due, and waited for again, never left marked mined. One the node dropped is broadcast again
+// (the latest signed version). A nonce below the stored unmined ones that no transaction holds, on the chain
+// or in the node's pool (a nonce gap: the stored ones above it can never be mined), is filled with an empty
+// transfer to the hot wallet itself, signed and stored the same way, lowest first.
 //
 // The worker is woken by NOTIFY chain_transactions (enqueueTransaction) and by wake(). While transactions
 // are queued or unmined it ticks every TICK_MS (WATCH_MS just after a send), renewing its lease each time;

@@ -19,7 +19,7 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
 export const LOOKUP_CONCURRENCY = 2;
-export const LOOKUP_TIMEOUT_MS = 5_000;
+const LOOKUP_TIMEOUT_MS = 5_000;
 
 /** The error a caller gets when its lookup did not answer in time (code ETIMEOUT, as Node's resolver says). */
 export class LookupTimeoutError extends Error {
@@ -97,7 +97,7 @@ export function boundedResolver(resolve: Resolver, opts: { concurrency: number; 
 }
 
 /** The system's getaddrinfo: every address of the name, in the order the system gives them. */
-export const getaddrinfoResolver: Resolver = (hostname) =>
+const getaddrinfoResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) => {
     dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
   });
