@@ -163,6 +163,9 @@ describe(`metrics and readiness on ${database}`, { concurrency: false, timeout: 
       ["payg_telemetry_readings_total", "counter"],
       ["payg_anchoring_backlog_batches", "gauge"],
       ["payg_collector_up", "gauge"],
+      ["payg_dns_lookups_running", "gauge"],
+      ["payg_dns_lookups_queued", "gauge"],
+      ["payg_dns_lookup_timeouts_total", "counter"],
     ]) {
       assert.equal(families.get(name), type, `${name} is a ${type}`);
     }
@@ -172,6 +175,10 @@ describe(`metrics and readiness on ${database}`, { concurrency: false, timeout: 
       assert.equal(await value("payg_db_pool_waiting_queries"), 0);
     }
     for (const name of families.keys()) assert.match(name, /^payg_/);
+    // Nothing looks callback names up between scrapes here, and no lookup has timed out.
+    assert.equal(await value("payg_dns_lookups_running"), 0);
+    assert.equal(await value("payg_dns_lookups_queued"), 0);
+    assert.equal(await value("payg_dns_lookup_timeouts_total"), 0);
   });
 
   it("times each request under its route template, never its raw path", async () => {

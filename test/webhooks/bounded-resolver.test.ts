@@ -56,6 +56,7 @@ describe("bounded DNS lookups", () => {
     const answers = ["a.example", "b.example", "c.example", "d.example"].map((name) => resolve(name));
     await tick();
     assert.deepEqual(held.started, ["a.example", "b.example"]);
+    assert.deepEqual(resolve.stats(), { running: 2, queued: 2, timeouts: 0 });
     held.answer("b.example", "203.0.113.2");
     assert.deepEqual(await answers[1], [{ address: "203.0.113.2", family: 4 }]);
     await tick();
@@ -71,6 +72,7 @@ describe("bounded DNS lookups", () => {
       [{ address: "203.0.113.4", family: 4 }],
     ]);
     assert.equal(held.mostAtOnce(), 2);
+    assert.deepEqual(resolve.stats(), { running: 0, queued: 0, timeouts: 0 });
   });
 
   it("gives a caller ETIMEOUT after the deadline, queued or running; a slow lookup keeps its slot until it answers, one nobody waits for is skipped", async () => {
@@ -83,6 +85,7 @@ describe("bounded DNS lookups", () => {
     const startedAt = Date.now();
     await assert.rejects(slow, (error: Error) => error instanceof LookupTimeoutError && (error as LookupTimeoutError).code === "ETIMEOUT");
     await assert.rejects(queued, LookupTimeoutError);
+    assert.deepEqual(resolve.stats(), { running: 1, queued: 1, timeouts: 2 });
     assert.ok(Date.now() - startedAt >= 290, `waited ${Date.now() - startedAt} ms`);
     // The slow lookup still holds the only slot: a new name waits for it.
     const next = resolve("next.example");
@@ -94,6 +97,7 @@ describe("bounded DNS lookups", () => {
     assert.deepEqual(held.started, ["slow.example", "next.example"]);
     held.answer("next.example", "203.0.113.11");
     assert.deepEqual(await next, [{ address: "203.0.113.11", family: 4 }]);
+    assert.deepEqual(resolve.stats(), { running: 0, queued: 0, timeouts: 2 });
   });
 
   it("shares one running lookup among the callers asking for the same name, and looks it up again afterwards", async () => {

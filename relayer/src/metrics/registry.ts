@@ -7,6 +7,7 @@
 // Every name starts with payg_; labels only ever take values from small fixed sets (route templates, never
 // raw paths), so the number of series stays bounded whatever the clients send.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { LOOKUP_CONCURRENCY, LOOKUP_TIMEOUT_MS, systemResolver } from "../webhooks/bounded-resolver.ts";
 import { batchedHistogram } from "./batched-histogram.ts";
 
 export const METRIC_PREFIX = "payg_";
@@ -32,6 +33,33 @@ export function createMetrics() {
   });
   // One observation a request: batched (batched-histogram.ts).
   const httpRequests = batchedHistogram(httpRequestDuration);
+
+  // The callback URLs' DNS lookups (webhooks/bounded-resolver.ts), read at each scrape.
+  new Gauge({
+    name: "payg_dns_lookups_running",
+    help: `Callback URL DNS lookups running (each holds a thread of libuv's pool; at most ${LOOKUP_CONCURRENCY})`,
+    registers,
+    collect() {
+      this.set(systemResolver.stats().running);
+    },
+  });
+  new Gauge({
+    name: "payg_dns_lookups_queued",
+    help: `Callback URL DNS lookups waiting for one of the ${LOOKUP_CONCURRENCY} running at a time`,
+    registers,
+    collect() {
+      this.set(systemResolver.stats().queued);
+    },
+  });
+  new Counter({
+    name: "payg_dns_lookup_timeouts_total",
+    help: `Callback URL DNS lookups whose callers waited ${LOOKUP_TIMEOUT_MS / 1000} s in vain (a subscription refused, or a delivery attempt failed)`,
+    registers,
+    collect() {
+      this.reset();
+      this.inc(systemResolver.stats().timeouts);
+    },
+  });
 
   return {
     registry,

@@ -19,7 +19,19 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
 export const LOOKUP_CONCURRENCY = 2;
-const LOOKUP_TIMEOUT_MS = 5_000;
+export const LOOKUP_TIMEOUT_MS = 5_000;
+
+/** What a bounded resolver is doing (GET /metrics: payg_dns_lookups_running, payg_dns_lookups_queued,
+ * payg_dns_lookup_timeouts_total). */
+export type LookupStats = {
+  /** Lookups holding a slot (a thread of libuv's pool each). */
+  running: number;
+  /** Lookups waiting for a slot. */
+  queued: number;
+  /** Callers that got ETIMEOUT since the process started. */
+  timeouts: number;
+};
+export type BoundedResolver = Resolver & { stats(): LookupStats };
 
 /** The error a caller gets when its lookup did not answer in time (code ETIMEOUT, as Node's resolver says). */
 export class LookupTimeoutError extends Error {
@@ -33,8 +45,9 @@ export class LookupTimeoutError extends Error {
 /** `resolve` with at most `concurrency` lookups running at once, a deadline of `timeoutMs` for each caller,
  * and one lookup for all callers asking for the same name while it runs or waits (see the top of the file).
  * A lookup whose callers all gave up before its turn came is not run. */
-export function boundedResolver(resolve: Resolver, opts: { concurrency: number; timeoutMs: number }): Resolver {
+export function boundedResolver(resolve: Resolver, opts: { concurrency: number; timeoutMs: number }): BoundedResolver {
   let running = 0;
+  let timeouts = 0;
   const queue: Array<() => void> = [];
   /** The lookups queued or running, by name, with how many callers still wait for each. */
   const lookups = new Map<string, { answer: Promise<LookupAddress[]>; waiting: number }>();
@@ -66,7 +79,7 @@ export function boundedResolver(resolve: Resolver, opts: { concurrency: number; 
     return lookup;
   };
 
-  return (hostname) => {
+  const bounded = (hostname: string) => {
     const lookup = lookups.get(hostname) ?? lookUp(hostname);
     lookup.waiting++;
     return new Promise<LookupAddress[]>((resolveCaller, rejectCaller) => {
@@ -78,6 +91,7 @@ export function boundedResolver(resolve: Resolver, opts: { concurrency: number; 
       };
       const timer = setTimeout(() => {
         settle();
+        timeouts++;
         rejectCaller(new LookupTimeoutError(hostname, opts.timeoutMs));
       }, opts.timeoutMs);
       lookup.answer.then(
@@ -94,6 +108,7 @@ export function boundedResolver(resolve: Resolver, opts: { concurrency: number; 
       );
     });
   };
+  return Object.assign(bounded, { stats: (): LookupStats => ({ running, queued: queue.length, timeouts }) });
 }
 
 /** The system's getaddrinfo: every address of the name, in the order the system gives them. */
@@ -103,7 +118,7 @@ const getaddrinfoResolver: Resolver = (hostname) =>
   });
 
 /** The resolver of the relayer's callback URLs: getaddrinfo, bounded. */
-export const systemResolver: Resolver = boundedResolver(getaddrinfoResolver, {
+export const systemResolver: BoundedResolver = boundedResolver(getaddrinfoResolver, {
   concurrency: LOOKUP_CONCURRENCY,
   timeoutMs: LOOKUP_TIMEOUT_MS,
 });
