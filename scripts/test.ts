@@ -1,21 +1,19 @@
 // `npm test`: builds the contracts, the generated ABIs and deployment records and the relayer's bundles,
 // checks the services the end-to-end suites need, then runs every test of the repository with Node's test
-// runner, four files at a time, each file in a process of its own but the contract suites, which share one
+// runner, six files at a time, each file in a process of its own but the contract suites, which share one
 // (test/support/contract-suites-process.ts), reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
 //   npm test                       every suite (on PGlite and PostgreSQL where the database matters)
 //   npm test -- test/relayer       only the files under a path (or a glob)
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
-// default 4: the end-to-end suites spend part of their time waiting (leases, timeouts, blocks), so with two
-// files at a time the two cores were busy 77% of a run, with three 90%: 449 s against 559 s for the whole
-// run in the same working tree on 2026-11-26; on 2026-11-27 a CPU sampler saw the two cores 70% busy with
-// three, and four took 407 s against 426-435 s with three (same working tree, 2-core AMD EPYC host; on a
-// host 1.6 times slower that day four made the resilience suites' server-time limits and payment waits fail:
-// set 3 on such a host; on 2026-11-28, on another 2-core AMD EPYC host, five kept the two cores busy throughout
-// instead of about 75%, but took 392 s against 397 s with four, the same code in fresh clones, while the same
-// work's CPU varied by up to 30% between runs there; the first run with five failed a test that only that load
-// showed, a defect of the test since fixed); each test file has a PostgreSQL database of its own, so files
-// never share Ponder's sync tables; the suites that start whole stacks go first, see LONGEST_FIRST);
+// default 6: the end-to-end suites spend much of their time waiting (blocks, leases, retry and expiry windows), so
+// a run is bound by how many files are open at once more than by the two cores. On 2026-11-28, on a 2-core AMD
+// EPYC host, the same 764 tests: four at a time kept the cores 76% busy and took 357 s (545 CPU s), the files'
+// durations adding up to 1,408 s, 352 s a slot; five took 335 s (537 CPU s); six 312 s and 309 s (517 and 514 CPU
+// s), the cores 83% busy. On a host where a run was bound by the CPU (2026-11-28 01:31), five took 392 s against
+// 397 s with four. Set a lower number on a slower machine if the suites' time limits fail there. Each test file
+// has a PostgreSQL database of its own, so files never share Ponder's sync tables; the suites that start whole
+// stacks go first, see LONGEST_FIRST);
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
 // test/support/deployment-replay.ts);
 // NODE_COMPILE_CACHE (default node_modules/.cache/node-compile-cache, see below); TEST_TIMELINE (a file to
@@ -58,7 +56,7 @@ function reporterFor(name: string) {
   process.exit(1);
 }
 const reporterStream = reporterFor(reporter);
-const concurrency = Number(env.TEST_CONCURRENCY ?? "4");
+const concurrency = Number(env.TEST_CONCURRENCY ?? "6");
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(`# TEST_CONCURRENCY must be a positive integer (got ${env.TEST_CONCURRENCY})`);
   process.exit(1);
@@ -124,47 +122,47 @@ if (wanted.includes("postgres")) {
 }
 
 /** The order in which the long files start (each with its seconds from its process's start to its end, and
- * its CPU seconds, in the fresh-clone run of 2026-11-28 05:03 on a 2-core Intel host, four files at a time,
- * TEST_TIMELINE). Most of these suites wait much of their time (blocks, leases, retry-after windows, expiries),
- * so four at a time leave the cores idle when all four are waiting at once: the order pairs waiting files with
- * busy ones. First the two resilience suites, the payment API's and the three relayers' (busy while the
- * resilience suites generate their bad input, then waiting through their faults); as the three relayers' file
- * ends, `npm start`'s (the busiest) rather than the transaction sender's (a quarter of a core for two minutes:
- * started there it left half a core idle from 80 to 140 s); the webhook and metrics suites (waiting for retries,
- * expiries and rebroadcasts) before the indexer's busy files. The files of 5-20 s are listed too, so that the last
- * seconds of a run are the files of one or two seconds, not one of those alone. Scheduling only: a file missing
- * here runs after them, in path order. (Node's `--test` command line sorts the files it is given by path,
- * whatever their order: the files run through `run()` below, which keeps it.) */
+ * its CPU seconds, in the run of 2026-11-28 09:18 on a 2-core AMD EPYC host, six files at a time, TEST_TIMELINE).
+ * Most of these suites wait much of their time (blocks, leases, retry-after windows, expiries), so the order puts
+ * busy files beside waiting ones: first the two resilience suites, the payment API's and the three relayers'
+ * (busy while the resilience suites generate their bad input, then waiting through their faults), `npm start`'s
+ * (the busiest) and the transaction sender's (a quarter of a core for two minutes); then the webhook and metrics
+ * suites (waiting for retries, expiries and rebroadcasts) before the indexer's busy files. The files of 5-20 s
+ * are listed too, so that the last seconds of a run are the files of one or two seconds, not one of those alone
+ * (the new-heads relay's file, 20 s of waiting, ended the runs while it was not listed). Scheduling only: a file
+ * missing here runs after them, in path order. (Node's `--test` command line sorts the files it is given by
+ * path, whatever their order: the files run through `run()` below, which keeps it.) */
 const LONGEST_FIRST = [
-  "test/resilience/resilience.pglite.test.ts", // 156 s, 69 CPU s
-  "test/resilience/resilience.postgres.test.ts", // 139, 48
-  "test/relayer/api.test.ts", // 103, 33
-  "test/relayer/scale-out.test.ts", // 84, 45
-  "test/stack/start.test.ts", // 74, 55
-  "test/relayer/tx-sender.test.ts", // 127, 34
-  "test/energy/anchoring.test.ts", // 62, 24
-  "test/webhooks/delivery.test.ts", // 60, 20
-  "test/indexer/indexer.backfill.test.ts", // 67, 29
-  "test/relayer/metrics.test.ts", // 50, 16
-  "test/stack/entry-points.test.ts", // 68, 35
-  "test/stack/rehearsal.test.ts", // 65 (about 30 CPU s in processes the timeline does not see)
-  "test/indexer/indexer.rows.test.ts", // 49, 28
-  "test/portal/browser.test.ts", // 40, 21
-  "test/indexer/indexer.factory-splits.test.ts", // 56, 27
-  "test/webhooks/own-endpoints.test.ts", // 14, 5
-  "test/indexer/indexer.outage.test.ts", // 29, 11
-  "test/indexer/indexer.reorg.test.ts", // 47, 22
-  "test/webhooks/multi-process.test.ts", // 30, 12
-  "test/energy/telemetry.test.ts", // 26, 12
-  "test/relayer/worker.test.ts", // 20, 4
-  SHARED_PROCESS_ENTRY, // 35, 19 (the contract suites in one process)
-  "test/typecheck.test.ts", // 16, 11
-  "test/relayer/migrations.test.ts", // 18, 7
-  "test/stack/hardhat-lock.test.ts", // 20, 8
-  "test/relayer/passwords.test.ts", // 14, 7
-  "test/energy/sandbox.test.ts", // 14, 7
-  "test/stack/hardhat-node.test.ts", // 7, 4
-  "test/contracts/gas-snapshot.test.ts", // 5, 3
+  "test/resilience/resilience.pglite.test.ts", // 181 s, 52 CPU s
+  "test/resilience/resilience.postgres.test.ts", // 163, 36
+  "test/relayer/api.test.ts", // 114, 25
+  "test/relayer/scale-out.test.ts", // 93, 36
+  "test/stack/start.test.ts", // 94, 43
+  "test/relayer/tx-sender.test.ts", // 146, 29
+  "test/energy/anchoring.test.ts", // 83, 20
+  "test/webhooks/delivery.test.ts", // 54, 16
+  "test/indexer/indexer.backfill.test.ts", // 42, 22
+  "test/relayer/metrics.test.ts", // 54, 13
+  "test/stack/entry-points.test.ts", // 71, 25
+  "test/stack/rehearsal.test.ts", // 78, 2 (and about 30 CPU s in processes the timeline does not see)
+  "test/indexer/indexer.rows.test.ts", // 88, 25
+  "test/portal/browser.test.ts", // 57, 17
+  "test/indexer/indexer.factory-splits.test.ts", // 74, 21
+  "test/webhooks/own-endpoints.test.ts", // 24, 4
+  "test/indexer/indexer.outage.test.ts", // 30, 8
+  "test/indexer/indexer.reorg.test.ts", // 52, 18
+  "test/webhooks/multi-process.test.ts", // 27, 9
+  "test/energy/telemetry.test.ts", // 32, 10
+  "test/relayer/worker.test.ts", // 21, 3
+  "test/indexer/new-heads-relay.test.ts", // 22, 2 (waiting for the relay's checks)
+  SHARED_PROCESS_ENTRY, // 47, 14 (the contract suites in one process)
+  "test/typecheck.test.ts", // 16, 8
+  "test/relayer/migrations.test.ts", // 30, 8
+  "test/stack/hardhat-lock.test.ts", // 22, 6
+  "test/relayer/passwords.test.ts", // 15, 5
+  "test/energy/sandbox.test.ts", // 16, 5
+  "test/stack/hardhat-node.test.ts", // 8, 3
+  "test/contracts/gas-snapshot.test.ts", // 8, 2
 ];
 
 const args = process.argv.slice(2);
