@@ -90,9 +90,9 @@ export function createIndexerDatabase(directory: string, templates: string, run:
   return createPgliteDirectory(directory, indexerPglite(), templates, run);
 }
 
-/** Makes the template of createIndexerDatabase in `templates` unless it exists. */
-export async function createIndexerDatabaseTemplate(templates: string): Promise<void> {
-  await createPgliteTemplate(indexerPglite(), templates);
+/** Makes the template of createIndexerDatabase in `templates` unless it exists; returns its path. */
+export async function createIndexerDatabaseTemplate(templates: string): Promise<string> {
+  return createPgliteTemplate(indexerPglite(), templates);
 }
 
 /** The modules Ponder's sync-store migrations run with, as Ponder's own imports resolve them (ES module URLs):
@@ -128,8 +128,9 @@ function indexerPglite(): PgliteBuild {
   const modules = ponderSyncMigrationModules();
   return {
     module: pgliteOf(path.join(ponderPackage, "package.json")),
+    family: "ponder",
     prepare: {
-      name: `ponder-${ponderVersion()}-sync`,
+      version: `${ponderVersion()}-sync`,
       args: [modules.kysely, modules.pgliteDialect, modules.migrations, modules.logger],
       source: `
 const [kyselyUrl, dialectUrl, migrationsUrl, loggerUrl] = args;

@@ -3,21 +3,26 @@
 // (in a child process, so beside other start-up work), and each new database is a copy of that template,
 // as a cleanly shut down PostgreSQL data directory can be copied. A service's own template may also hold what
 // the service would otherwise do to every new database at its start (PgliteBuild's `prepare`: the indexer's
-// holds Ponder's sync store, lib/indexer.ts).
+// holds Ponder's sync store, lib/indexer.ts). A template made for a new version of PGlite (or of what its
+// `prepare` sets up) replaces the other versions' templates of its family in the same directory, so that
+// upgrades do not leave tens of megabytes each behind.
 import { cpSync, existsSync } from "node:fs";
-import { mkdir, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, readFile, readdir, rename, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { startService } from "./processes.ts";
+import { processAlive, startService } from "./processes.ts";
 
-/** The PGlite build of a service (a path, see pgliteOf) and, for a template of that service's own, what its
- * service would otherwise do to every new database at its start. */
+/** The PGlite build of a service (a path, see pgliteOf), the family of its templates and, for a template of
+ * that service's own, what its service would otherwise do to every new database at its start. Templates are
+ * named `<family>-<PGlite's version>`, or `<family>-<prepare's version>-pglite-<PGlite's version>`; a new one
+ * replaces its family's others. */
 export type PgliteBuild = {
   module: string;
+  family: string;
   /** `source`: the body of an ES module run in the template's process after initdb, with `db` (the open
-   * PGlite) and `args` (these strings) in scope; `name` keeps its templates apart from the plain ones. */
-  prepare?: { name: string; source: string; args: string[] };
+   * PGlite) and `args` (these strings) in scope; `version`: that of what `source` sets up. */
+  prepare?: { version: string; source: string; args: string[] };
 };
 
 const initialise = (prepare = "") => `
@@ -43,7 +48,9 @@ export async function createPgliteTemplate(build: PgliteBuild, templates: string
   const { version } = JSON.parse(await readFile(path.join(path.dirname(path.dirname(pglite)), "package.json"), "utf8")) as {
     version: string;
   };
-  const template = path.join(templates, build.prepare ? `${build.prepare.name}-pglite-${version}` : `pglite-${version}`);
+  const family = `${build.family}-`;
+  const name = build.prepare ? `${family}${build.prepare.version}-pglite-${version}` : `${family}${version}`;
+  const template = path.join(templates, name);
   if (isDataDirectory(template)) return template;
   // Made aside and renamed into place: a template is complete, or absent.
   const partial = `${template}.${process.pid}.partial`;
@@ -73,7 +80,20 @@ export async function createPgliteTemplate(build: PgliteBuild, templates: string
     if (!isDataDirectory(template)) throw error;
     await rm(partial, { recursive: true, force: true });
   });
+  await removeOtherVersions(templates, family, name);
   return template;
+}
+
+/** Removes the templates in `templates` of `family` but `keep`, and those half-made by a process that is gone
+ * (`<name>.<pid>.partial`); another process's half-made one stays. */
+async function removeOtherVersions(templates: string, family: string, keep: string): Promise<void> {
+  for (const entry of await readdir(templates)) {
+    if (!entry.startsWith(family) || entry === keep) continue;
+    const partial = entry.endsWith(".partial") ? entry.slice(0, -".partial".length) : undefined;
+    const pid = partial === undefined ? undefined : Number(partial.slice(partial.lastIndexOf(".") + 1));
+    if (pid !== undefined && Number.isSafeInteger(pid) && pid > 0 && processAlive(pid)) continue;
+    await rm(path.join(templates, entry), { recursive: true, force: true });
+  }
 }
 
 /** Creates the PGlite data directory `directory` for `build` unless it exists: a copy of its template in

@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { repoRoot } from "../ignition/deployment-records.ts";
-import { createPgliteDirectory, createPgliteTemplate, pgliteOf } from "./pglite.ts";
+import { type PgliteBuild, createPgliteDirectory, createPgliteTemplate, pgliteOf } from "./pglite.ts";
 import { relayerNodeArgs } from "./relayer-bundle.ts";
 import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
@@ -78,16 +78,19 @@ export async function startRelayer(opts: RelayerOptions): Promise<{ service: Ser
   return { service, url, port };
 }
 
+/** The relayer's PGlite (the repository's own dependency), its templates plain databases: `pglite-<version>`. */
+const relayerPglite = (): PgliteBuild => ({ module: pgliteOf(path.join(repoRoot, "package.json")), family: "pglite" });
+
 /** Creates the relayer's embedded database directory (RelayerDatabase kind pglite) ahead of the seed or
  * the relayer, for the relayer's PGlite, from a template kept in `templates` (see lib/pglite.ts); nothing if
  * it exists. */
 export function createRelayerDatabase(directory: string, templates: string, run: { background?: boolean } = {}): Promise<void> {
-  return createPgliteDirectory(directory, { module: pgliteOf(path.join(repoRoot, "package.json")) }, templates, run);
+  return createPgliteDirectory(directory, relayerPglite(), templates, run);
 }
 
-/** Makes the template of createRelayerDatabase in `templates` unless it exists. */
-export async function createRelayerDatabaseTemplate(templates: string): Promise<void> {
-  await createPgliteTemplate({ module: pgliteOf(path.join(repoRoot, "package.json")) }, templates);
+/** Makes the template of createRelayerDatabase in `templates` unless it exists; returns its path. */
+export async function createRelayerDatabaseTemplate(templates: string): Promise<string> {
+  return createPgliteTemplate(relayerPglite(), templates);
 }
 
 /** Runs the seed CLI against the relayer's database (before the relayer starts, for PGlite): one process
