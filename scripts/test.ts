@@ -10,8 +10,9 @@
 // a run is bound by how many files are open at once more than by the two cores. On 2026-11-28, on a 2-core AMD
 // EPYC host, the same 764 tests: four at a time kept the cores 76% busy and took 357 s (545 CPU s), the files'
 // durations adding up to 1,408 s, 352 s a slot; five took 335 s (537 CPU s); six 312 s and 309 s (517 and 514 CPU
-// s), the cores 83% busy. On a host where a run was bound by the CPU (2026-11-28 01:31), five took 392 s against
-// 397 s with four. Set a lower number on a slower machine if the suites' time limits fail there. Each test file
+// s), the cores 83% busy. Where a run is bound by the CPU, more files at once cost more CPU for the same work: the
+// same host held to 1.1 cores (a cgroup quota) ran six in 526 s (534 CPU s), four in 458 s (455 CPU s); set 4 on
+// a machine whose cores stay busy through a run. Each test file
 // has a PostgreSQL database of its own, so files never share Ponder's sync tables; the suites that start whole
 // stacks go first, see LONGEST_FIRST);
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
