@@ -39,6 +39,23 @@ describe("installing the repository", () => {
     assert.ok(major > 22 || (major === 22 && minor >= 18), `the tests run on Node ${process.versions.node}`);
   });
 
+  it("holds an entry for every platform build EDR lists, so an install on macOS, Windows or arm64 gets a simulator", async () => {
+    // npm running under a Node older than EDR's platform packages ask for drops their entries when it writes the
+    // lockfile; a lockfile without them makes a fresh install elsewhere run without Hardhat's simulator, and makes
+    // every install here rewrite the lockfile.
+    const lock = (await readJson("package-lock.json")) as {
+      packages: Record<string, LockEntry & { version?: string; optionalDependencies?: Record<string, string> }>;
+    };
+    const edr = lock.packages["node_modules/@nomicfoundation/edr"];
+    assert.ok(edr, "EDR is in the lockfile");
+    const platforms = Object.entries(edr.optionalDependencies ?? {});
+    assert.ok(platforms.length >= 5, `EDR lists its platform builds (${platforms.length})`);
+    const missing = platforms
+      .filter(([name, version]) => lock.packages[`node_modules/${name}`]?.version !== version)
+      .map(([name, version]) => `${name}@${version}`);
+    assert.deepEqual(missing, [], "EDR platform builds without a lockfile entry of the version EDR asks for");
+  });
+
   it(
     "has Hardhat's simulator loadable on this linux-x64 machine after npm install",
     { skip: !(process.platform === "linux" && process.arch === "x64") && "linux-x64 only" },
