@@ -295,17 +295,19 @@ export function snapshotOf(figures: GasFigure[]): Record<string, number> {
 /** bench/gas-snapshot.json, checked in. */
 export const SNAPSHOT_FILE = new URL("./gas-snapshot.json", import.meta.url);
 
-/** The file's text for `figures` (what `npm run bench -- --only gas` writes). */
+/** The file's text for `figures` (what `npm run gas:snapshot` writes). */
 export function snapshotText(figures: GasFigure[]): string {
   return `${JSON.stringify(snapshotOf(figures), null, 2)}\n`;
 }
 
-/** The README's gas table, between these two lines (bench/gas.ts writes it; the gas snapshot test checks it). */
-export const README_TABLE_START = "<!-- gas table: written by `npm run bench -- --only gas` from bench/gas-snapshot.json -->";
-export const README_TABLE_END = "<!-- end of gas table -->";
+/** The page that shows the gas table, between these two lines (`npm run gas:snapshot` writes it; the gas snapshot
+ * test checks it). */
+export const GAS_TABLE_FILE = new URL("../docs/benchmarks.md", import.meta.url);
+export const GAS_TABLE_START = "<!-- gas table: written by `npm run gas:snapshot` from bench/gas-snapshot.json -->";
+export const GAS_TABLE_END = "<!-- end of gas table -->";
 
-/** The README's gas table for `snapshot`: every figure, in the snapshot's order, with its target if it has one. */
-export function readmeGasTable(snapshot: Record<string, number>): string {
+/** The gas table for `snapshot`: every figure, in the snapshot's order, with its target if it has one. */
+export function gasTable(snapshot: Record<string, number>): string {
   const rows = Object.entries(snapshot).map(([name, gas]) => {
     const limit = Object.hasOwn(GAS_TARGETS, name) ? GAS_TARGETS[name] : undefined;
     const targetText = limit === undefined ? "" : `≤ ${limit.toLocaleString("en-US")}: ${gas <= limit ? "met" : "**missed**"}`;
@@ -314,10 +316,10 @@ export function readmeGasTable(snapshot: Record<string, number>): string {
   return ["| Operation | Gas | Target |", "| --- | ---: | --- |", ...rows].join("\n");
 }
 
-/** `readme` with the text between the gas table's markers replaced by `table`. */
-export function withReadmeGasTable(readme: string, table: string): string {
-  const start = readme.indexOf(README_TABLE_START);
-  const end = readme.indexOf(README_TABLE_END);
-  if (start < 0 || end < start) throw new Error("README.md has no gas table markers");
-  return `${readme.slice(0, start + README_TABLE_START.length)}\n${table}\n${readme.slice(end)}`;
+/** `page` with the text between the gas table's markers replaced by `table`. */
+export function withGasTable(page: string, table: string): string {
+  const start = page.indexOf(GAS_TABLE_START);
+  const end = page.indexOf(GAS_TABLE_END);
+  if (start < 0 || end < start) throw new Error("docs/benchmarks.md has no gas table markers");
+  return `${page.slice(0, start + GAS_TABLE_START.length)}\n${table}\n${page.slice(end)}`;
 }

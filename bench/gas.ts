@@ -1,13 +1,14 @@
 // Gas of every contract entry point, on Hardhat's in-process chain (deterministic): the measurement is
 // bench/gas-measure.ts. Run: node bench/gas.ts, or `npm run bench -- --only gas` (after `npm run build`).
-// Prints a table, writes bench/results/gas.json (with the run's settings; `figures` is every figure as a flat
-// object, name -> gas, the names of the table), the checked-in snapshot bench/gas-snapshot.json, which
-// test/contracts/gas-snapshot.test.ts compares every test run with (a change that costs gas shows in review as
-// a change of that file), and the README's gas table from the same figures.
+// Prints a table and writes bench/results/gas.json (with the run's settings; `figures` is every figure as a flat
+// object, name -> gas, the names of the table). With `--write-docs` (`npm run gas:snapshot`) it also writes the
+// checked-in snapshot bench/gas-snapshot.json, which test/contracts/gas-snapshot.test.ts compares every test run
+// with (a change that costs gas shows in review as a change of that file), and the gas table of
+// docs/benchmarks.md from the same figures; without it no tracked file changes.
 import { readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
-import { GAS_TARGETS, SNAPSHOT_FILE, measureGas, readmeGasTable, snapshotOf, snapshotText, withReadmeGasTable } from "./gas-measure.ts";
+import { GAS_TABLE_FILE, GAS_TARGETS, SNAPSHOT_FILE, gasTable, measureGas, snapshotOf, snapshotText, withGasTable } from "./gas-measure.ts";
 import { machineInfo, target, writeResult } from "./common.ts";
 
 const startedAt = new Date().toISOString();
@@ -40,9 +41,10 @@ const out = await writeResult("gas", {
   }),
 });
 console.log(`wrote ${out}`);
-await writeFile(SNAPSHOT_FILE, snapshotText(rows));
-console.log(`wrote ${fileURLToPath(SNAPSHOT_FILE)}`);
-const readmeFile = new URL("../README.md", import.meta.url);
-await writeFile(readmeFile, withReadmeGasTable(await readFile(readmeFile, "utf8"), readmeGasTable(snapshotOf(rows))));
-console.log(`wrote the gas table of ${fileURLToPath(readmeFile)}`);
+if (process.argv.includes("--write-docs")) {
+  await writeFile(SNAPSHOT_FILE, snapshotText(rows));
+  console.log(`wrote ${fileURLToPath(SNAPSHOT_FILE)}`);
+  await writeFile(GAS_TABLE_FILE, withGasTable(await readFile(GAS_TABLE_FILE, "utf8"), gasTable(snapshotOf(rows))));
+  console.log(`wrote the gas table of ${fileURLToPath(GAS_TABLE_FILE)}`);
+}
 process.exit(0);

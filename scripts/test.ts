@@ -7,12 +7,9 @@
 // Environment: TEST_DATABASES=pglite|postgres|pglite,postgres; TEST_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/test); TEST_REPORTER (default tap); TEST_CONCURRENCY (files at a time,
 // default 6: the end-to-end suites spend much of their time waiting (blocks, leases, retry and expiry windows), so
-// a run is bound by how many files are open at once more than by the two cores. On 2026-11-28, on a 2-core AMD
-// EPYC host, the same 764 tests: four at a time kept the cores 76% busy and took 357 s (545 CPU s), the files'
-// durations adding up to 1,408 s, 352 s a slot; five took 335 s (537 CPU s); six 312 s and 309 s (517 and 514 CPU
-// s), the cores 83% busy. Where a run is bound by the CPU, more files at once cost more CPU for the same work: the
-// same host held to 1.1 cores (a cgroup quota) ran six in 526 s (534 CPU s), four in 458 s (455 CPU s); set 4 on
-// a machine whose cores stay busy through a run. Each test file
+// a run is bound by how many files are open at once more than by two cores; where a run is bound by the CPU
+// instead, more files at once cost more CPU for the same work: set 4 on a machine whose cores stay busy through
+// a run. Each test file
 // has a PostgreSQL database of its own, so files never share Ponder's sync tables; the suites that start whole
 // stacks go first, see LONGEST_FIRST);
 // TEST_DEPLOY=ignition (deploy every test chain with Ignition instead of replaying the first deployment:
@@ -123,7 +120,7 @@ if (wanted.includes("postgres")) {
 }
 
 /** The order in which the long files start (each with its seconds from its process's start to its end, and
- * its CPU seconds, in the run of 2026-11-28 09:18 on a 2-core AMD EPYC host, six files at a time, TEST_TIMELINE).
+ * its CPU seconds, from a TEST_TIMELINE run on a 2-core host, six files at a time).
  * Most of these suites wait much of their time (blocks, leases, retry-after windows, expiries), so the order puts
  * busy files beside waiting ones: first the two resilience suites, the payment API's and the three relayers'
  * (busy while the resilience suites generate their bad input, then waiting through their faults), `npm start`'s
@@ -190,10 +187,8 @@ const targets = [...separate, ...(shared.length > 1 ? [SHARED_PROCESS_ENTRY] : [
 // --liftoff-only: V8 compiles WebAssembly with its baseline compiler only, in the test processes and in the
 // Node processes they start through lib/processes.ts (relayers, seeds, indexers). The embedded databases
 // (PGlite) are WebAssembly, and the optimised code V8 would compile for them on other threads comes too late to
-// pay for itself in processes that live seconds to a minute: three PGlite suites (telemetry, indexer rows,
-// webhook delivery) took 42-46 CPU s instead of 51-52 (user time, two runs each), and the whole run 935 CPU s
-// (user + system) and 572 s instead of 1,034 CPU s and 662 s (one run each, the same working tree, 2-core AMD
-// EPYC host, 2026-11-27). It changes no result, only which of V8's compilers runs the same code. The
+// pay for itself in processes that live seconds to a minute (the whole run took about a tenth less CPU when this
+// was measured). It changes no result, only which of V8's compilers runs the same code. The
 // benchmarks and `npm start` run without it.
 // Node's test runner, in this process: each file in a child process of its own, `concurrency` at a time, in
 // the order of `targets`; TAP (or TEST_REPORTER) on stdout, ending with the `# pass N` / `# fail N` summary.

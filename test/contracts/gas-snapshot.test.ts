@@ -5,9 +5,17 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { describe, it } from "node:test";
 import hre from "hardhat";
-import { README_TABLE_END, README_TABLE_START, SNAPSHOT_FILE, measureGas, readmeGasTable, snapshotOf } from "../../bench/gas-measure.ts";
+import {
+  GAS_TABLE_END,
+  GAS_TABLE_FILE,
+  GAS_TABLE_START,
+  SNAPSHOT_FILE,
+  gasTable,
+  measureGas,
+  snapshotOf,
+} from "../../bench/gas-measure.ts";
 
-const UPDATE = "If the change is intended, update the snapshot with `npm run bench -- --only gas` and commit it.";
+const UPDATE = "If the change is intended, update the snapshot and the gas table with `npm run gas:snapshot` and commit them.";
 
 /** One line per figure that moved, appeared or disappeared. */
 function differences(expected: Record<string, number>, actual: Record<string, number>): string[] {
@@ -36,12 +44,12 @@ describe("gas snapshot", { skip: hre.globalOptions.coverage ? "not under coverag
     assert.deepEqual(snapshotOf(await measureGas()), actual, "a second measurement gave other figures");
   });
 
-  it("the README's gas table shows the snapshot's figures", async () => {
+  it("the gas table of docs/benchmarks.md shows the snapshot's figures", async () => {
     const expected = JSON.parse(await readFile(SNAPSHOT_FILE, "utf8")) as Record<string, number>;
-    const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
-    const start = readme.indexOf(README_TABLE_START);
-    const end = readme.indexOf(README_TABLE_END);
-    assert.ok(start >= 0 && end > start, "README.md has the gas table's markers");
-    assert.equal(readme.slice(start + README_TABLE_START.length, end).trim(), readmeGasTable(expected), UPDATE);
+    const page = await readFile(GAS_TABLE_FILE, "utf8");
+    const start = page.indexOf(GAS_TABLE_START);
+    const end = page.indexOf(GAS_TABLE_END);
+    assert.ok(start >= 0 && end > start, "docs/benchmarks.md has the gas table's markers");
+    assert.equal(page.slice(start + GAS_TABLE_START.length, end).trim(), gasTable(expected), UPDATE);
   });
 });
