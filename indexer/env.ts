@@ -3,6 +3,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { NEW_HEADS_CHECK_MS } from "./new-heads-relay.ts";
+import { DEFAULT_SQL_LIMITS } from "./src/api/sql-limits.ts";
 
 /** The indexer app's directory (indexer/). */
 export const indexerDir = path.dirname(fileURLToPath(import.meta.url));
@@ -30,6 +31,11 @@ export type IndexerEnv = {
    * and how often it asks then (new-heads-relay.ts). */
   newHeadsCheckMs: number;
   database: { kind: "postgres"; connectionString: string } | { kind: "pglite"; directory: string };
+  /** Limits on a query of the SQL over HTTP (/sql/*), by the planner's estimate (src/api/sql-limits.ts). */
+  sqlLimits: { maxCost: number; maxRows: number };
+  /** PostgreSQL, `ponder serve` only: statement timeout of the readers' connections (what /sql runs on), in ms;
+   * undefined: Ponder's own (30 s). */
+  sqlStatementTimeoutMs: number | undefined;
 };
 
 export class IndexerConfigError extends Error {
@@ -49,7 +55,12 @@ export class IndexerConfigError extends Error {
  * - PONDER_NEW_HEADS_CHECK_MS: how long the subscription may be silent before the relay asks for the chain's
  *   head (one eth_blockNumber on the WebSocket), and how often it asks then, 100-600000, default 2000;
  * - DATABASE_URL: PostgreSQL connection string; when unset, the embedded PGlite in PONDER_PGLITE_DIR
- *   (default indexer/.ponder/pglite; a relative path is taken from the current directory). */
+ *   (default indexer/.ponder/pglite; a relative path is taken from the current directory);
+ * - PONDER_SQL_MAX_COST, PONDER_SQL_MAX_ROWS: a query of the SQL over HTTP whose plan the planner estimates
+ *   above this total cost (default 20000) or above this many result rows (default 1000000) is refused;
+ * - PONDER_SQL_STATEMENT_TIMEOUT_MS: PostgreSQL only, for a `ponder serve` replica (scripts/indexer.ts refuses it
+ *   for `start`, where the same pool settings would reach the indexing's own statements): statement timeout of
+ *   the connections /sql runs on, 100-600000; default Ponder's 30 s. */
 export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv {
   const problems: string[] = [];
   const value = (name: string) => {
@@ -88,6 +99,10 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
   const rpcBuckets = integer("PONDER_RPC_BUCKETS", 1, 64) ?? (loopback ? 16 : 1);
   const pollingIntervalMs = integer("PONDER_POLLING_MS", 10, 60_000);
   const newHeadsCheckMs = integer("PONDER_NEW_HEADS_CHECK_MS", 100, 600_000) ?? NEW_HEADS_CHECK_MS;
+  const sqlLimits = {
+    maxCost: integer("PONDER_SQL_MAX_COST", 1, 1e30) ?? DEFAULT_SQL_LIMITS.maxCost,
+    maxRows: integer("PONDER_SQL_MAX_ROWS", 1, 1e12) ?? DEFAULT_SQL_LIMITS.maxRows,
+  };
 
   let wsUrl: string | undefined;
   const wsSetting = value("PONDER_WS_URL");
@@ -113,6 +128,8 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
     }
   }
 
+  const sqlStatementTimeoutMs = integer("PONDER_SQL_STATEMENT_TIMEOUT_MS", 100, 600_000);
+
   let database: IndexerEnv["database"];
   const databaseUrl = value("DATABASE_URL");
   if (databaseUrl !== undefined) {
@@ -123,12 +140,24 @@ export function readIndexerEnv(env: NodeJS.ProcessEnv = process.env): IndexerEnv
   } else {
     const dir = value("PONDER_PGLITE_DIR");
     database = { kind: "pglite", directory: dir ? path.resolve(dir) : path.join(indexerDir, ".ponder", "pglite") };
+    if (sqlStatementTimeoutMs !== undefined) problems.push("PONDER_SQL_STATEMENT_TIMEOUT_MS needs DATABASE_URL (PostgreSQL)");
   }
 
   if (problems.length > 0) {
     throw new IndexerConfigError(`invalid indexer configuration:\n  - ${problems.join("\n  - ")}`);
   }
-  return { deploymentId, deploymentWaitMs, rpcUrl, rpcBuckets, pollingIntervalMs, wsUrl, newHeadsCheckMs, database };
+  return {
+    deploymentId,
+    deploymentWaitMs,
+    rpcUrl,
+    rpcBuckets,
+    pollingIntervalMs,
+    wsUrl,
+    newHeadsCheckMs,
+    database,
+    sqlLimits,
+    sqlStatementTimeoutMs,
+  };
 }
 
 /** Ponder's name for a chain (the key of /status and of _ponder_checkpoint). */

@@ -51,7 +51,13 @@ export default createConfig({
   ordering: "omnichain",
   database:
     env.database.kind === "postgres"
-      ? { kind: "postgres", connectionString: env.database.connectionString }
+      ? {
+          kind: "postgres",
+          connectionString: env.database.connectionString,
+          // `ponder serve` only (scripts/indexer.ts): every pool but Ponder's internal one gets it, and a replica
+          // runs only the readers' pool.
+          poolConfig: env.sqlStatementTimeoutMs === undefined ? undefined : { statement_timeout: env.sqlStatementTimeoutMs },
+        }
       : { kind: "pglite", directory: env.database.directory },
   chains: {
     [chain]: {

@@ -9,14 +9,17 @@
 //
 // Environment: the indexer's own variables (indexer/env.ts: DEPLOYMENT, PONDER_RPC_URL, PONDER_RPC_BUCKETS,
 // PONDER_WS_URL, PONDER_POLLING_MS, DATABASE_URL, PONDER_PGLITE_DIR), and
-//   PORT (42069), HOSTNAME (127.0.0.1; 0.0.0.0 for every interface): where the HTTP API listens;
+//   PORT (42069), INDEXER_HOST (127.0.0.1): where the HTTP API listens. Its SQL over HTTP is for the relayer:
+//     keep it on loopback, or give it a private address that only the relayer reaches (never 0.0.0.0 on a host
+//     with a public interface);
 //   DATABASE_SCHEMA: Ponder's schema, required with DATABASE_URL (one per deployment of the indexing code:
 //     Ponder refuses a schema that another version of the code filled); "public" on PGlite;
 //   INDEXER_VIEWS_SCHEMA (optional, start only): a stable schema of views over DATABASE_SCHEMA, moved to it
 //     once its backfill is done, for readers (a `serve` replica among them) to follow new deployments;
 //   INDEXER_COMMAND: start (default: index and serve) or serve (a read replica, PostgreSQL only);
 //   PONDER_LOG_LEVEL: Ponder's own (info).
-// HOSTNAME is set by some container runtimes to the container's name: set it explicitly there.
+// HOSTNAME is not read (shells and container runtimes set it to the machine's name, which would move the API off
+// loopback).
 //
 // On a local chain (31337, 1337) with PostgreSQL, `start` first deletes that chain's cached RPC data from
 // the database's `ponder_sync` (a restarted local node is a new chain with the same id; see
@@ -72,13 +75,17 @@ function readSettings(env: NodeJS.ProcessEnv): Settings | { problems: string[] }
   if (rawCommand !== "start" && rawCommand !== "serve") problems.push(`INDEXER_COMMAND must be start or serve, got "${rawCommand}"`);
   const command = rawCommand === "serve" ? "serve" : "start";
   if (command === "serve" && !postgres) problems.push("INDEXER_COMMAND=serve needs DATABASE_URL (a replica reads a PostgreSQL schema)");
+  if (command !== "serve" && value("PONDER_SQL_STATEMENT_TIMEOUT_MS") !== undefined)
+    problems.push(
+      "PONDER_SQL_STATEMENT_TIMEOUT_MS is for INDEXER_COMMAND=serve (with start it would also end the indexing's own statements)",
+    );
 
   const rawPort = value("PORT") ?? "42069";
   const port = Number(rawPort);
   if (!/^\d{1,5}$/.test(rawPort) || port < 1 || port > 65_535) problems.push(`PORT must be a port number (1-65535), got "${rawPort}"`);
 
-  const hostname = value("HOSTNAME") ?? "127.0.0.1";
-  if (!/^[A-Za-z0-9._:%[\]-]{1,253}$/.test(hostname)) problems.push(`HOSTNAME must be a host name or an IP address, got "${hostname}"`);
+  const hostname = value("INDEXER_HOST") ?? "127.0.0.1";
+  if (!/^[A-Za-z0-9._:%[\]-]{1,253}$/.test(hostname)) problems.push(`INDEXER_HOST must be a host name or an IP address, got "${hostname}"`);
 
   const schemaOf = (name: string): string | undefined => {
     const schema = value(name);

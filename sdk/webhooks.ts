@@ -14,7 +14,9 @@
 //   webhook-signature    v1,<base64>: HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>", keyed
 //                        with the secret's bytes (base64-decoded after the whsec_ prefix), as in the
 //                        Standard Webhooks specification (https://www.standardwebhooks.com). Several
-//                        space-separated signatures may be sent; one valid one is enough.
+//                        space-separated signatures may be sent; one valid one is enough. After a secret
+//                        rotation, for its grace period, there is one with the new secret and one with
+//                        the old (and x-service-signature keeps the old secret until the grace ends).
 //
 // A receiver should verify webhook-signature (it binds the id and the time, so a replay older than the
 // tolerance is rejected), use the raw body bytes exactly as received (never a re-serialised JSON), and
@@ -96,16 +98,21 @@ export function standardSignature(secret: string, id: string, timestamp: number,
   return `v1,${mac}`;
 }
 
-/** Every header of a delivery of `body` (the envelope serialised once: send exactly these bytes). */
-export function signDelivery(opts: { secret: string; id: string; type: string; body: Body; timestamp?: number }) {
+/** Every header of a delivery of `body` (the envelope serialised once: send exactly these bytes).
+ * `previousSecret`, during a secret rotation's grace period: webhook-signature then carries two
+ * signatures, "v1,<with secret> v1,<with previousSecret>", and x-service-signature (one value only) is
+ * made with previousSecret, the one receivers had before the rotation. */
+export function signDelivery(opts: { secret: string; previousSecret?: string; id: string; type: string; body: Body; timestamp?: number }) {
   const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
+  const signatures = [standardSignature(opts.secret, opts.id, timestamp, opts.body)];
+  if (opts.previousSecret !== undefined) signatures.push(standardSignature(opts.previousSecret, opts.id, timestamp, opts.body));
   return {
     "content-type": "application/json",
     "x-service-event": opts.type,
-    "x-service-signature": serviceSignature(opts.secret, opts.body),
+    "x-service-signature": serviceSignature(opts.previousSecret ?? opts.secret, opts.body),
     "webhook-id": opts.id,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": standardSignature(opts.secret, opts.id, timestamp, opts.body),
+    "webhook-signature": signatures.join(" "),
   };
 }
 

@@ -8,6 +8,7 @@ import { energyApi, energyDocs } from "./energy/api.ts";
 import { errorBody, toErrorResponse } from "./http/errors.ts";
 import type { AppEnv } from "./http/env.ts";
 import { requestContext } from "./http/middleware.ts";
+import { clientNetwork } from "./http/client-address.ts";
 import { httpRequestTimer, metricsHandler } from "./metrics/route.ts";
 import { UNSTORABLE_TEXT_MESSAGE } from "./http/text-guard.ts";
 import { requestGuards } from "./http/request-guards.ts";
@@ -23,7 +24,7 @@ export function createApp(services: Services) {
   // segment beside a parameter, e.g. /pay/assets beside /pay/:id) throws here, when the app is built, instead
   // of silently moving every request to a slower router.
   const app = new Hono<AppEnv>({ router: new RegExpRouter() });
-  app.use("*", requestContext(services.logger, httpRequestTimer(services.metrics)));
+  app.use("*", requestContext(services.logger, httpRequestTimer(services.metrics), clientNetwork(services.config)));
   app.use(
     "/v1/*",
     requestGuards<AppEnv>({

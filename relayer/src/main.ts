@@ -11,6 +11,8 @@ import { createTxSender } from "./chain/tx-sender.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { databaseOptions, openDatabase } from "./db/client.ts";
 import { answerClientErrors } from "./http/client-errors.ts";
+import { clientNetwork } from "./http/client-address.ts";
+import { connectionLimits, defaultMaxConnections, serverTimeouts } from "./http/connection-limits.ts";
 import { migrate } from "./db/migrate.ts";
 import { createDeviceCloud } from "./devices/device-cloud.ts";
 import { deviceJobHandlers } from "./devices/power-on.ts";
@@ -95,11 +97,36 @@ async function main() {
     .catch((error) => logger.warn("the chain is not reachable yet", { error: (error as Error).message }));
 
   const app = createApp(services);
-  const server = serve({ fetch: app.fetch, hostname: config.HOST, port: config.PORT }, (info) => {
-    logger.info("relayer listening", { host: info.address, port: info.port, database: services.database.kind });
+  const limits = connectionLimits({
+    max: config.HTTP_MAX_CONNECTIONS ?? defaultMaxConnections(),
+    perClient: config.HTTP_MAX_CONNECTIONS_PER_CLIENT,
+    bodyProgressMs: config.HTTP_BODY_PROGRESS_TIMEOUT_MS,
+    network: clientNetwork(config),
+    logger,
   });
-  answerClientErrors(server as Server, logger);
-  server.on("error", (error) => {
+  // serve() makes the server and listens once the current code has run: the limits are attached before the
+  // first connection.
+  const server = serve(
+    {
+      fetch: limits.guard(app.fetch),
+      hostname: config.HOST,
+      port: config.PORT,
+      serverOptions: serverTimeouts(config),
+    },
+    (info) => {
+      logger.info("relayer listening", { host: info.address, port: info.port, database: services.database.kind });
+    },
+  ) as Server;
+  server.maxRequestsPerSocket = config.HTTP_MAX_REQUESTS_PER_CONNECTION;
+  limits.attach(server);
+  answerClientErrors(server, logger);
+  let acceptFailures = 0;
+  server.on("error", (error: NodeJS.ErrnoException) => {
+    // Out of file descriptors when accepting (EMFILE, ENFILE): that connection is lost, the server goes on.
+    if (error.syscall === "accept") {
+      if (acceptFailures++ % 1000 === 0) logger.warn("a connection could not be accepted", { error: error.code, failures: acceptFailures });
+      return;
+    }
     logger.error("the HTTP server failed", { error });
     process.exit(1);
   });

@@ -12,7 +12,10 @@ import { type EnergyClientSpec, seedEnergySandbox } from "./energy/seed.ts";
 import { newId } from "./ids.ts";
 
 export type SeedSpec = {
-  tenant: { id: string; name: string };
+  /** `powerOnAtZeroConfirmations`: the tenant's devices power on at payment.succeeded rather than at
+   * payment.confirmed (a documented risk: a reorganisation can remove a payment whose session started);
+   * absent: POWER_ON_AT_ZERO_CONFIRMATIONS. Given for an existing tenant, it replaces the tenant's choice. */
+  tenant: { id: string; name: string; powerOnAtZeroConfirmations?: boolean };
   user?: { email: string; password: string; name: string };
   apiKeys?: Array<{ name: string; role: "developer" | "agent" }>;
   /** Devices; with `assetOwner` and `operator` (addresses, EIP-55 checked) their payout parties: the relayer
@@ -45,6 +48,12 @@ export type SeedResult = {
 export async function seed(db: Db, spec: SeedSpec, passwords: PasswordHasher): Promise<SeedResult> {
   return db.transaction(async (tx) => {
     await tx.insert(tenants).values({ id: spec.tenant.id, name: spec.tenant.name }).onConflictDoNothing();
+    if (spec.tenant.powerOnAtZeroConfirmations !== undefined) {
+      await tx
+        .update(tenants)
+        .set({ powerOnAtZeroConfirmations: spec.tenant.powerOnAtZeroConfirmations })
+        .where(eq(tenants.id, spec.tenant.id));
+    }
     const result: SeedResult = { tenantId: spec.tenant.id, createdKeys: [], devices: [], participants: [] };
 
     if (spec.user) {

@@ -3,7 +3,7 @@
 // process's own limit is left as it was.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ApiError, errors } from "../../relayer/src/http/errors.ts";
+import { errors } from "../../relayer/src/errors.ts";
 import { SandboxError, sandboxErrors } from "../../relayer/src/energy/errors.ts";
 
 const frames = (error: Error) => (error.stack ?? "").split("\n").filter((line) => line.trimStart().startsWith("at ")).length;
@@ -22,9 +22,9 @@ describe("stack traces of the errors that answer requests", () => {
   it("a 5xx keeps its stack, and the process's limit is unchanged afterwards", () => {
     const before = Error.stackTraceLimit;
     assert.ok(frames(errors.deviceTimeout("dev-1")) > 0);
-    assert.ok(frames(new ApiError(503, "unavailable", "down")) > 0);
+    assert.ok(frames(errors.unavailable("down")) > 0);
     assert.ok(frames(new SandboxError(500, "internal_error", "boom")) > 0);
-    new ApiError(404, "not_found", "x");
+    errors.notFound("x");
     new SandboxError(404, "not_found", "x");
     assert.equal(Error.stackTraceLimit, before);
     assert.ok(frames(new Error("plain")) > 0, "other errors still have their stacks");

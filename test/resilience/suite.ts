@@ -6,6 +6,8 @@
 //               on one of the databases (badInputShare)
 //   limits      body size, pagination, rate limits on login and token routes, event streams per client (on
 //               PostgreSQL when both databases run: runsLimitCases)
+//   transports  unfinished headers and stalled bodies on every operation, each from an address of its own
+//               (cases/transports.ts; with the limit cases)
 //   security    revocation and expiry on the next request, tenant isolation, private callback URLs,
 //               secrets in logs and responses
 //   faults      SIGKILL during a webhook delivery and during a relayed payment, the database and the chain's
@@ -16,6 +18,7 @@ import { QUICK_TAKEOVER_ENV, type Stack, startStack } from "../support/stack.ts"
 import { type CaseShare, badInputCases } from "./cases/bad-input.ts";
 import { faultCases } from "./cases/faults.ts";
 import { limitCases } from "./cases/limits.ts";
+import { transportCases } from "./cases/transports.ts";
 import { secretsCases, securityCases } from "./cases/security.ts";
 import { type Fixtures, prepareFixtures } from "./support/fixtures.ts";
 
@@ -54,6 +57,9 @@ export function resilienceSuite(database: DatabaseKind): void {
             ...QUICK_TAKEOVER_ENV,
             WEBHOOK_RETRY_BASE_MS: "50",
             WEBHOOK_TIMEOUT_MS: "2000",
+            // The fault cases send one tenant's subscription 40 test pings at once (the route's per-tenant limit is
+            // tested in test/webhooks/tenant-fairness.test.ts).
+            WEBHOOK_TEST_PINGS_PER_MINUTE: "1000",
             // The bad-input cases send the sandbox's telemetry route a thousand batches with one OAuth client:
             // its ingest rate limit (tested in test/energy/sandbox.test.ts) would answer 429 in place of
             // validation.
@@ -73,7 +79,10 @@ export function resilienceSuite(database: DatabaseKind): void {
     const getFixtures = () => fx;
 
     badInputCases(getStack, getFixtures, { database, share: badInputShare(database) });
-    if (runsLimitCases(database)) limitCases(getStack, getFixtures);
+    if (runsLimitCases(database)) {
+      limitCases(getStack, getFixtures);
+      transportCases(getStack, getFixtures);
+    }
     securityCases(getStack, getFixtures, { database });
     faultCases(getStack, getFixtures, { database });
     // Last: it reads every response and log line of the cases before it.

@@ -26,6 +26,8 @@ describe("webhook delivery with two relayer processes on one PostgreSQL", { conc
           WEBHOOK_TIMEOUT_MS: "1500",
           WEBHOOK_CONCURRENCY: "4",
           DEVICE_STATUS_POLL_MS: "150",
+          // 60 test pings at once (the route's per-tenant limit is tested in tenant-fairness.test.ts).
+          WEBHOOK_TEST_PINGS_PER_MINUTE: "1000",
         },
       });
       second = await stack.startExtraRelayer();

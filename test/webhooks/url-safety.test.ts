@@ -16,10 +16,10 @@ import {
   databaseEndpoints,
   isPublicAddress,
   parseCallbackUrl,
-  parseHostEntry,
   serviceEndpoints,
   webhookUrlPolicy,
 } from "../../relayer/src/webhooks/url-safety.ts";
+import { parseHostEntry } from "../../relayer/src/webhooks/host-entry.ts";
 import { MINIMAL_RELAYER_ENV } from "../support/relayer-env.ts";
 
 const none = { allowedPrivateHosts: [] as string[] };

@@ -6,7 +6,8 @@
 //
 // An attempt is counted before its password is checked (one atomic upsert), so parallel guesses cannot
 // slip past the limit; a successful sign-in takes its count back (the limit counts failures, and another
-// party's failures are not cleared by it: the owner waits out the window). Rows of past windows are
+// party's failures are not cleared by it: the owner waits out the window), and so does one whose password was
+// never checked (refused by a full queue of password checks, or abandoned by its client). Rows of past windows are
 // deleted by the same statement, a bounded batch at a time, so the table holds roughly one row per email
 // tried within the last window.
 import { createHmac, hkdfSync } from "node:crypto";
@@ -50,6 +51,11 @@ export function createLoginThrottle(db: Db, opts: { secret: string; maxFailures:
     },
     /** The attempt signed in: it was not a failure. */
     async succeeded(attempt: LoginAttempt): Promise<void> {
+      await db.execute(sql`update login_throttle set failures = failures - 1 where key = ${attempt.key} and failures > 0`);
+    },
+    /** The attempt's password was never checked (the service was busy, or the client left): not a failure
+     * either, so its count is taken back. No guess was tested, so nothing slips past the limit. */
+    async withdraw(attempt: LoginAttempt): Promise<void> {
       await db.execute(sql`update login_throttle set failures = failures - 1 where key = ${attempt.key} and failures > 0`);
     },
   };

@@ -5,7 +5,7 @@ import type { MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import type { Db } from "../db/client.ts";
 import { apiKeys } from "../db/schema.ts";
-import { ApiError, errors } from "../http/errors.ts";
+import { errors } from "../errors.ts";
 import type { AppEnv } from "../http/env.ts";
 import { hashApiKey, isWellFormedApiKey } from "./api-keys.ts";
 import type { JwtSigner } from "./jwt.ts";
@@ -31,7 +31,7 @@ export function requireApiKey(db: Db, roles?: Array<"developer" | "agent">): Mid
       .limit(1);
     if (!row) throw errors.unauthorized("a valid API key is required");
     if (roles && !roles.includes(row.role)) {
-      throw new ApiError(403, "forbidden", `this route needs an API key with the ${roles.join(" or ")} role`);
+      throw errors.forbidden(`this route needs an API key with the ${roles.join(" or ")} role`);
     }
     const now = new Date();
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {

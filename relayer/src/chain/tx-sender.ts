@@ -8,7 +8,11 @@
 // anchoring transactions; a payment enqueued while a batch is being sent is sent next. A transaction's
 // nonce is the next one after the chain's pending count, this process's last nonce and every stored
 // unmined one (so a restart on a node that lost the pending transactions never reuses a stored nonce). Its
-// fees are the network's suggestion, capped at TX_MAX_FEE_PER_GAS_GWEI.
+// fees are the network's suggestion, capped at TX_MAX_FEE_PER_GAS_GWEI. The last look at the chain before a
+// transaction is signed is its check: a payment whose voucher expires before the block
+// RELAY_EXPIRY_MARGIN_BLOCKS after the next (chain time; payments/relay-guard.ts), or a call whose gas estimate
+// reverts, is marked failed and never sent (payg_tx_dropped_total); gas spent on one that reverts all the same
+// is counted (payg_tx_reverted_gas_total).
 //
 // Watching: sent transactions are watched until one of their signed versions is mined. One waiting in the
 // node's pool, or holding the chain's next nonce (a node that forwards to a sequencer shows no pool),
@@ -54,6 +58,7 @@ import type { Metrics } from "../metrics/registry.ts";
 import { type Fees, cappedFees, replacementFees } from "./fee-bump.ts";
 import type { PaymentsChain } from "./payments-chain.ts";
 import { revertReason } from "./revert-reason.ts";
+import { chainClock, expiresTooSoon, relayHorizon, voucherExpiryOf } from "../payments/relay-guard.ts";
 
 export const TX_CHANNEL = "chain_transactions";
 const LEASE = "tx_sender_lease";
@@ -101,7 +106,15 @@ export function createTxSender(deps: {
   chain: PaymentsChain;
   logger: Logger;
   metrics: Metrics;
-  config: Pick<Config, "TX_REPLACE_AFTER_BLOCKS" | "TX_MAX_FEE_PER_GAS_GWEI" | "TX_SENDER_LEASE_SECONDS" | "CONFIRMATIONS">;
+  config: Pick<
+    Config,
+    | "TX_REPLACE_AFTER_BLOCKS"
+    | "TX_MAX_FEE_PER_GAS_GWEI"
+    | "TX_SENDER_LEASE_SECONDS"
+    | "CONFIRMATIONS"
+    | "RELAY_EXPIRY_MARGIN_BLOCKS"
+    | "CHAIN_BLOCK_SECONDS"
+  >;
 }) {
   const { database, chain, metrics } = deps;
   const db = database.db;
@@ -125,7 +138,7 @@ export function createTxSender(deps: {
     return held;
   }
 
-  async function finish(row: ChainTransaction, update: Partial<ChainTransaction>) {
+  async function finish(row: ChainTransaction, update: Partial<ChainTransaction>): Promise<ChainTransaction | undefined> {
     const done = await db.transaction(async (tx) => {
       const [done] = await tx
         .update(chainTransactions)
@@ -138,6 +151,7 @@ export function createTxSender(deps: {
     });
     // Counted once committed, by the process that made the change.
     if (done) metrics.txFinished.inc({ kind: done.kind, status: done.status });
+    return done;
   }
 
   /** Every signed version of the row's nonce, the latest first. */
@@ -243,7 +257,7 @@ export function createTxSender(deps: {
         let lastError: string | null = null;
         if (status === "reverted") lastError = await explainRevert(row, receipt.blockNumber);
         const hash = receipt.transactionHash;
-        await finish(row, {
+        const done = await finish(row, {
           status,
           blockNumber: Number(receipt.blockNumber),
           lastError,
@@ -252,6 +266,11 @@ export function createTxSender(deps: {
             .filter((h) => h !== hash)
             .reverse(),
         });
+        if (done && status === "reverted") {
+          // The gas the hot wallet paid for nothing: payg_tx_reverted_gas_total (alerted on).
+          metrics.txRevertedGas.inc({ kind: row.kind }, Number(receipt.gasUsed));
+          metrics.txRevertedFees.inc({ kind: row.kind }, Number(receipt.gasUsed * receipt.effectiveGasPrice));
+        }
         logger.info("transaction final", {
           id: row.id,
           kind: row.kind,
@@ -508,6 +527,15 @@ export function createTxSender(deps: {
       // Something was enqueued meanwhile (perhaps a payment, which must not wait behind this batch): the
       // worker runs the next tick at once, which picks again.
       if (ctx.woken()) return;
+      const nonce = await nonceForNext();
+      const fees = cappedFees(await chain.publicClient.estimateFeesPerGas(), feeCeiling);
+      // The last look at the chain before the transaction is signed, stored and broadcast: what would revert
+      // now, or be mined too late for its order, is dropped (failed) instead of paid for.
+      const expiring = await expiringVoucher(row);
+      if (expiring) {
+        await drop(row, "expiring", expiring);
+        continue;
+      }
       let gas: bigint;
       try {
         gas = await chain.publicClient.estimateGas({
@@ -518,12 +546,9 @@ export function createTxSender(deps: {
       } catch (error) {
         const reason = revertReason(error);
         if (!reason) throw error; // the node is unreachable or refused the call: leave it queued
-        await finish(row, { status: "failed", lastError: reason.text });
-        logger.warn("transaction would revert; not sent", { id: row.id, kind: row.kind, ref: row.ref, reason: reason.text });
+        await drop(row, "would_revert", reason.text);
         continue;
       }
-      const nonce = await nonceForNext();
-      const fees = cappedFees(await chain.publicClient.estimateFeesPerGas(), feeCeiling);
       const raw = await account.signTransaction({
         chainId: chain.chainId,
         type: "eip1559",
@@ -554,6 +579,24 @@ export function createTxSender(deps: {
       if (await broadcast(row, raw, hash)) logger.info("transaction sent", { id: row.id, kind: row.kind, ref: row.ref, hash, nonce });
       else await markUnbroadcast(row.id, hash);
     }
+  }
+
+  /** Why a payment of an order (a router call carrying a voucher) would be mined too late: its voucher
+   * expires before the chain's block RELAY_EXPIRY_MARGIN_BLOCKS after the next one. */
+  async function expiringVoucher(row: ChainTransaction): Promise<string | undefined> {
+    if (row.toAddress.toLowerCase() !== chain.router.toLowerCase()) return undefined;
+    const expiry = voucherExpiryOf(row.calldata as Hex);
+    if (expiry === undefined) return undefined;
+    const clock = await chainClock(chain.publicClient, deps.config);
+    const margin = deps.config.RELAY_EXPIRY_MARGIN_BLOCKS;
+    if (!expiresTooSoon(expiry, clock, margin)) return undefined;
+    return `OrderExpiring(${expiry}): the voucher expires before chain time ${relayHorizon(clock, margin)}`;
+  }
+
+  /** Marks a queued transaction failed without sending it (payg_tx_dropped_total). */
+  async function drop(row: ChainTransaction, reason: "would_revert" | "expiring", text: string) {
+    if (await finish(row, { status: "failed", lastError: text })) metrics.txDropped.inc({ kind: row.kind, reason });
+    logger.warn("transaction would revert; not sent", { id: row.id, kind: row.kind, ref: row.ref, reason: text });
   }
 
   /** What is in flight: whether transactions are queued or sent (awaiting their receipt), and the latest

@@ -78,3 +78,45 @@ export function createDeviceCloud(baseUrl: string, timeoutMs: number) {
 }
 
 export type DeviceCloud = ReturnType<typeof createDeviceCloud>;
+
+/** A device's live state as the status cache holds it: `status` (undefined: the device cloud does not know the
+ * device) as the device cloud answered at `checkedAt`. */
+export type CheckedDeviceStatus = { status: DeviceCloudStatus | undefined; checkedAt: Date };
+
+/** Live state per device, shared for `ttlMs` (what the public GET /v1/devices/{id}/status answers): one call to
+ * the device cloud per device at a time, whatever the number of requests. Requests for a device while its call
+ * is under way wait for that call; an answer (a 404 included) is reused until it is `ttlMs` old; a failure is
+ * not kept (each request sharing the failed call gets it; the next one calls again). At most `maxEntries`
+ * devices are held (a Map in insertion order: the oldest goes first). */
+export function createDeviceStatusCache(
+  fetchStatus: (deviceId: string) => Promise<DeviceCloudStatus | undefined>,
+  opts: { ttlMs: number; maxEntries: number },
+) {
+  type Entry = { promise: Promise<CheckedDeviceStatus>; checkedAt: number | undefined };
+  const entries = new Map<string, Entry>();
+  return {
+    get(deviceId: string): Promise<CheckedDeviceStatus> {
+      const held = entries.get(deviceId);
+      if (held && (held.checkedAt === undefined || Date.now() - held.checkedAt < opts.ttlMs)) return held.promise;
+      if (held) entries.delete(deviceId);
+      const entry: Entry = { promise: undefined as unknown as Promise<CheckedDeviceStatus>, checkedAt: undefined };
+      entry.promise = fetchStatus(deviceId).then(
+        (status) => {
+          entry.checkedAt = Date.now();
+          return { status, checkedAt: new Date(entry.checkedAt) };
+        },
+        (error: unknown) => {
+          if (entries.get(deviceId) === entry) entries.delete(deviceId);
+          throw error;
+        },
+      );
+      entries.set(deviceId, entry);
+      while (entries.size > opts.maxEntries) entries.delete(entries.keys().next().value!);
+      return entry.promise;
+    },
+    /** How many devices are held. */
+    get size() {
+      return entries.size;
+    },
+  };
+}

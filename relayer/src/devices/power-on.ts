@@ -1,11 +1,36 @@
 // What follows a paid order on the device: the device cloud powers it on for the tier's length (retried
 // with backoff while the device is offline or the cloud fails), then, when the session ends, the energy it
-// delivered is metered.
+// delivered is metered. Power-on waits for payment.confirmed (the payment CONFIRMATIONS blocks deep) unless
+// CONFIRMATIONS is 0 or the tenant chose to power on at 0 confirmations: a session started on a payment that a
+// reorganisation then removes is energy given away.
 import { eq } from "drizzle-orm";
-import { orders } from "../db/schema.ts";
+import type { Config } from "../config.ts";
+import type { DbOrTx } from "../db/client.ts";
+import { orders, tenants } from "../db/schema.ts";
 import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
 import { type JobHandler, enqueueJob } from "../jobs/queue.ts";
 import type { Services } from "../services.ts";
+
+/** Whether the tenant's devices power on as soon as a payment is indexed (payment.succeeded) rather than
+ * once it is CONFIRMATIONS deep (payment.confirmed): always when CONFIRMATIONS is 0, otherwise the tenant's
+ * own choice (tenants.power_on_at_zero_confirmations), by default POWER_ON_AT_ZERO_CONFIRMATIONS. */
+export async function powersOnAtPayment(
+  db: DbOrTx,
+  config: Pick<Config, "CONFIRMATIONS" | "POWER_ON_AT_ZERO_CONFIRMATIONS">,
+  tenantId: string,
+): Promise<boolean> {
+  if (config.CONFIRMATIONS === 0) return true;
+  const [tenant] = await db.select({ choice: tenants.powerOnAtZeroConfirmations }).from(tenants).where(eq(tenants.id, tenantId));
+  return tenant?.choice ?? config.POWER_ON_AT_ZERO_CONFIRMATIONS;
+}
+
+/** Queues the power-on of a paid order's device, when the payment is indexed (`paid`) or confirmed: one job
+ * per payment and stage (a payment a reorganisation removed and the one that pays the order anew each get
+ * their own; a job that found the payment not yet confirmed does not stand in for the one queued at
+ * confirmation). */
+export async function enqueuePowerOn(tx: DbOrTx, order: { id: string }, transactionHash: string, stage: "paid" | "confirmed") {
+  await enqueueJob(tx, { kind: "device.power_on", key: `${order.id}:${transactionHash}:${stage}`, payload: { orderId: order.id } });
+}
 
 async function loadOrder(services: Services, orderId: string) {
   const [order] = await services.db.select().from(orders).where(eq(orders.id, orderId));
@@ -21,6 +46,8 @@ export function deviceJobHandlers(services: Services): Record<string, JobHandler
       async run(job) {
         const order = await loadOrder(services, job.payload.orderId as string);
         if (order.status !== "success" || order.poweredOnAt) return;
+        // Not final yet: the job is queued again when the payment is confirmed (payment-sync.ts).
+        if (!order.confirmedAt && !(await powersOnAtPayment(db, services.config, order.tenantId))) return;
         const session = await deviceCloud.powerOn(order.deviceId, order.id, order.durationSeconds);
         if (!session) throw new Error(`device ${order.deviceId} is unknown to the device cloud`);
         const poweredOnAt = new Date(session.startedAt);

@@ -8,7 +8,8 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
-import { UNAVAILABLE_RETRY_AFTER_SECONDS, isUnavailable, withoutStackFor } from "../http/errors.ts";
+import { UNAVAILABLE_RETRY_AFTER_SECONDS, isUnavailable } from "../http/errors.ts";
+import { withoutStackFor } from "../errors.ts";
 
 export const ENVIRONMENT = "sandbox";
 
@@ -36,7 +37,7 @@ export class SandboxError extends Error {
   readonly headers?: Record<string, string>;
 
   constructor(status: ContentfulStatusCode, code: SvcCode, message: string, headers?: Record<string, string>) {
-    const limit = withoutStackFor(status);
+    const limit = withoutStackFor(status < 500);
     super(message);
     Error.stackTraceLimit = limit;
     this.status = status;

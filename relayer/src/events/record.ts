@@ -1,6 +1,6 @@
 // Recording what happened: an order's event log (its SSE stream) and the outbox of webhook events, both
 // written in the caller's database transaction, so a change and its events commit together or not at all.
-import type { z } from "@hono/zod-openapi";
+import type { z } from "zod";
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client.ts";
 import { events, orderEvents } from "../db/schema.ts";

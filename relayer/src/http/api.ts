@@ -1,7 +1,8 @@
 // The factory of every /v1 router: zod validation of all inputs, failures answered 422 in the envelope.
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { errorBody, errors, zodDetails } from "./errors.ts";
+import { errors } from "../errors.ts";
+import { errorBody, zodDetails } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 
 /** What a route takes no query parameter of: no key at all. */

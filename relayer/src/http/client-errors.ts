@@ -1,7 +1,8 @@
 // Requests Node's HTTP parser refuses before any route sees them (headers over its 16 KiB limit, a malformed
-// request line or header, a client too slow to send its headers): answered in the envelope of the interface
-// the request line names (the sandbox's under /energy/, the payment service's elsewhere) with a request id,
-// and logged, instead of Node's bare status line. The connection is closed after the answer, as Node does.
+// request line or header, a client too slow to send its headers or its body): answered in the envelope of the
+// interface the request line names (the sandbox's under /energy/, the payment service's elsewhere) with a
+// request id, and logged, instead of Node's bare status line. The connection is closed after the answer, as
+// Node does.
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import { STATUS_CODES } from "node:http";
@@ -16,7 +17,7 @@ function classify(error: ParserError): { status: 400 | 408 | 431; code: string; 
   if (error.code === "HPE_HEADER_OVERFLOW")
     return { status: 431, code: "headers_too_large", message: "the request's headers exceed 16 KiB" };
   if (error.code === "ERR_HTTP_REQUEST_TIMEOUT")
-    return { status: 408, code: "request_timeout", message: "the request's headers did not arrive in time" };
+    return { status: 408, code: "request_timeout", message: "the request (its headers or its body) did not arrive in time" };
   return { status: 400, code: "invalid_request", message: "the request is not well-formed HTTP/1.1" };
 }
 

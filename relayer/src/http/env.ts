@@ -1,5 +1,6 @@
 // Types of the Hono context shared by every route.
 import type { Logger } from "../logger.ts";
+import type { ClientNetwork } from "./client-address.ts";
 
 /** Who made the request: an API key (server-to-server) or a portal user (JWT). */
 export type Identity =
@@ -11,5 +12,7 @@ export type AppEnv = {
     requestId: string;
     logger: Logger;
     identity: Identity;
+    /** The trusted proxies the client's address is read through (http/client-address.ts). */
+    clientNetwork: ClientNetwork;
   };
 };

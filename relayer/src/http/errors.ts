@@ -1,60 +1,31 @@
 // The payment API's errors: one envelope for every error response of /v1,
 //   {"error": {"code", "message", "details"?}, "requestId"}
 // with the statuses of the interface (401, 404, 409, 422, 504, plus 400 for bodies that are not JSON,
-// 413 for bodies over the limit, 429 when rate-limited). No stack trace ever reaches a client.
+// 413 for bodies over the limit, 429 when rate-limited). What the service throws (errors.ts, ServiceError) is
+// answered with the status of its kind. No stack trace ever reaches a client.
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
+import { type ErrorDetail, type FailureKind, ServiceError } from "../errors.ts";
 
-export type ErrorDetail = { path?: string; message: string };
-
-/** For the constructor of an error that answers a request. A client's error (4xx) is an answer, not a fault
- * of the service, and is never logged with a stack, so it captures none: in a profile of a flood of requests
- * for orders that do not exist, 4.5% of the relayer's CPU went to collecting stack traces. A 5xx keeps its
- * stack. Lowers `Error.stackTraceLimit` for a 4xx and returns the value to put back right after `super()`. */
-export function withoutStackFor(status: number): number {
-  const limit = Error.stackTraceLimit;
-  if (status < 500) Error.stackTraceLimit = 0;
-  return limit;
-}
-
-export class ApiError extends Error {
-  readonly status: ContentfulStatusCode;
-  readonly code: string;
-  readonly details?: ErrorDetail[];
-  readonly headers?: Record<string, string>;
-
-  constructor(
-    status: ContentfulStatusCode,
-    code: string,
-    message: string,
-    opts: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
-  ) {
-    const limit = withoutStackFor(status);
-    super(message);
-    Error.stackTraceLimit = limit;
-    this.status = status;
-    this.code = code;
-    this.details = opts.details;
-    this.headers = opts.headers;
-  }
-}
-
-export const errors = {
-  unauthorized: (message = "a valid credential is required") => new ApiError(401, "unauthorized", message),
-  notFound: (what: string) => new ApiError(404, "not_found", `${what} not found`),
-  conflict: (code: string, message: string) => new ApiError(409, code, message),
-  invalid: (message: string, details?: ErrorDetail[]) => new ApiError(422, "invalid_parameters", message, { details }),
-  deviceTimeout: (deviceId: string) =>
-    new ApiError(504, "device_timeout", `the device cloud did not answer in time for device ${deviceId}`),
-  rateLimited: (retryAfterSeconds: number) =>
-    new ApiError(429, "rate_limited", "too many requests; retry later", {
-      headers: { "retry-after": String(retryAfterSeconds) },
-    }),
-  badGateway: (message: string) => new ApiError(502, "upstream_error", message),
-  unavailable: (message: string) => new ApiError(503, "unavailable", message),
+/** The status each kind of failure (errors.ts) answers with. */
+const STATUS_OF: Record<FailureKind, ContentfulStatusCode> = {
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  invalid: 422,
+  rate_limited: 429,
+  upstream: 502,
+  unavailable: 503,
+  timeout: 504,
 };
+
+/** The status `error` answers with. */
+export function statusOf(error: ServiceError): ContentfulStatusCode {
+  return STATUS_OF[error.kind];
+}
 
 /** The error envelope's schema, for the OpenAPI document. */
 export const ErrorEnvelope = z
@@ -109,8 +80,9 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
 /** Turns anything thrown by a /v1 handler into the envelope. */
 export function toErrorResponse(c: Context, error: unknown): Response {
-  if (error instanceof ApiError) {
-    return c.json(errorBody(c, error.code, error.message, error.details), error.status, error.headers);
+  if (error instanceof ServiceError) {
+    const headers = error.retryAfterSeconds === undefined ? undefined : { "retry-after": String(error.retryAfterSeconds) };
+    return c.json(errorBody(c, error.code, error.message, error.details), statusOf(error), headers);
   }
   if (error instanceof HTTPException) {
     const status = error.status;

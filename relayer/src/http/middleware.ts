@@ -3,17 +3,23 @@ import type { MiddlewareHandler } from "hono";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { newId } from "../ids.ts";
 import type { Logger } from "../logger.ts";
-import type { RequestTimer } from "../metrics/route.ts";
-import { errors } from "./errors.ts";
-import type { AppEnv } from "./env.ts";
+import { errors } from "../errors.ts";
+import type { AppEnv, Identity } from "./env.ts";
+import { type ClientNetwork, DIRECT_CLIENTS, addressGroup, resolveClientAddress } from "./client-address.ts";
 
 const requestIdPattern = /^[A-Za-z0-9_.:-]{1,100}$/;
 
+/** What the request context calls once a request is answered, with its duration in seconds
+ * (metrics/route.ts httpRequestTimer observes it in the request histogram). */
+export type RequestTimer = (c: Parameters<MiddlewareHandler>[0], seconds: number) => void;
+
 /** The first layer of every request: assigns the request id (a sane incoming x-request-id is kept), echoes
- * it, logs one line a request and times it (`timer`: metrics/route.ts), even when what follows throws. */
-export function requestContext(logger: Logger, timer: RequestTimer): MiddlewareHandler<AppEnv> {
+ * it, logs one line a request and times it (`timer`: metrics/route.ts), even when what follows throws.
+ * `network`: the trusted proxies clientAddress() reads forwarded addresses from (none by default). */
+export function requestContext(logger: Logger, timer: RequestTimer, network?: ClientNetwork): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
+    if (network) c.set("clientNetwork", network);
     const incoming = c.req.header("x-request-id");
     const requestId = incoming && requestIdPattern.test(incoming) ? incoming : newId("req");
     c.set("requestId", requestId);
@@ -88,17 +94,35 @@ export function setResponseHeader(c: Parameters<MiddlewareHandler>[0], name: str
   }
 }
 
-/** The client's address as seen on the socket. */
+/** The client's address: the socket's peer, or, when that peer is a trusted proxy (TRUST_PROXY), the address
+ * the proxies forwarded (client-address.ts). "unknown" when there is no socket (a request made in process). */
 export function clientAddress(c: Parameters<MiddlewareHandler>[0]): string {
+  let peer: string | undefined;
   try {
-    return getConnInfo(c).remote.address ?? "unknown";
+    peer = getConnInfo(c).remote.address;
   } catch {
-    return "unknown";
+    peer = undefined;
   }
+  if (peer === undefined) return "unknown";
+  const network = (c.get("clientNetwork") as ClientNetwork | undefined) ?? DIRECT_CLIENTS;
+  return resolveClientAddress(network, peer, network.trusted ? c.req.header(network.header) : undefined);
 }
 
-/** A token bucket per client address: `capacity` requests at once, refilled at `perSecond`. Answers 429
- * with retry-after when empty. In memory, per process. */
+/** Who a limit counts a request against: the credential when the request has one (an API key counts for its
+ * tenant, which may make more keys; a portal user for the user, who may open more sessions; a sandbox client
+ * for its client id), otherwise the client's address, an IPv6 address with the rest of its /64. */
+export function clientIdentity(c: Parameters<MiddlewareHandler>[0]): string {
+  const identity = c.get("identity") as Identity | undefined;
+  if (identity?.kind === "api_key") return `tenant:${identity.tenantId}`;
+  if (identity?.kind === "user") return `user:${identity.userId}`;
+  const sandboxClient: unknown = c.get("energyClientId");
+  if (typeof sandboxClient === "string") return `sandbox-client:${sandboxClient}`;
+  return `address:${addressGroup(clientAddress(c))}`;
+}
+
+/** A token bucket per client (`key`, by default clientIdentity: the credential, else the address or IPv6
+ * /64): `capacity` requests at once, refilled at `perSecond`. Answers 429 with retry-after when empty. In
+ * memory, per process. */
 export function rateLimit(opts: {
   capacity: number;
   perSecond: number;
@@ -106,7 +130,7 @@ export function rateLimit(opts: {
   onLimited?: (c: Parameters<MiddlewareHandler>[0], retryAfterSeconds: number) => Response | Promise<Response>;
 }): MiddlewareHandler<AppEnv> {
   const buckets = new Map<string, { tokens: number; at: number }>();
-  const keyOf = opts.key ?? clientAddress;
+  const keyOf = opts.key ?? clientIdentity;
   return async (c, next) => {
     const key = keyOf(c);
     const now = Date.now();

@@ -7,6 +7,7 @@
 // Every name starts with payg_; labels only ever take values from small fixed sets (route templates, never
 // raw paths), so the number of series stays bounded whatever the clients send.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { MAX_CONCURRENT as PASSWORD_HASH_CONCURRENCY, passwordHashStats } from "../auth/passwords.ts";
 import { LOOKUP_CONCURRENCY, LOOKUP_TIMEOUT_MS, systemResolver } from "../webhooks/bounded-resolver.ts";
 import { batchedHistogram } from "./batched-histogram.ts";
 
@@ -61,6 +62,37 @@ export function createMetrics() {
     },
   });
 
+  // The process's password hashes (auth/passwords.ts: sign-ins), read at each scrape.
+  new Gauge({
+    name: "payg_password_hashes_running",
+    help: `Password hashes (scrypt) computing now (at most ${PASSWORD_HASH_CONCURRENCY})`,
+    registers,
+    collect() {
+      this.set(passwordHashStats().running);
+    },
+  });
+  new Gauge({
+    name: "payg_password_hashes_queued",
+    help: "Password hashes waiting for a scrypt slot (at most PASSWORD_HASH_QUEUE)",
+    registers,
+    collect() {
+      this.set(passwordHashStats().queued);
+    },
+  });
+  new Counter({
+    name: "payg_password_hashes_total",
+    help: "Password hashes by outcome: computed, refused (the queue was full: 503), abandoned (the client left while it waited: not computed)",
+    labelNames: ["outcome"] as const,
+    registers,
+    collect() {
+      const stats = passwordHashStats();
+      this.reset();
+      this.inc({ outcome: "computed" }, stats.computed);
+      this.inc({ outcome: "refused" }, stats.refused);
+      this.inc({ outcome: "abandoned" }, stats.abandoned);
+    },
+  });
+
   return {
     registry,
 
@@ -78,6 +110,27 @@ export function createMetrics() {
       name: "payg_tx_finished_total",
       help: "Relayer transactions that reached a final state, by kind and status (mined, reverted, failed: would revert, or a nonce-gap filler whose nonce another transaction used)",
       labelNames: ["kind", "status"] as const,
+      registers,
+    }),
+
+    txRevertedGas: new Counter({
+      name: "payg_tx_reverted_gas_total",
+      help: "Gas the hot wallet's transactions used in blocks where they reverted (paid for nothing), by kind",
+      labelNames: ["kind"] as const,
+      registers,
+    }),
+
+    txRevertedFees: new Counter({
+      name: "payg_tx_reverted_fees_wei_total",
+      help: "Fees in wei (gas used x effective gas price) the hot wallet paid for transactions that reverted, by kind",
+      labelNames: ["kind"] as const,
+      registers,
+    }),
+
+    txDropped: new Counter({
+      name: "payg_tx_dropped_total",
+      help: "Queued transactions the sender did not send because its last check before signing said they would revert (would_revert) or be mined after their order's voucher expired (expiring), by kind",
+      labelNames: ["kind", "reason"] as const,
       registers,
     }),
 

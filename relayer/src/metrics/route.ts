@@ -12,7 +12,8 @@ import { METHOD_NAME_ALL } from "hono/router";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../http/env.ts";
 import { errorBody } from "../http/errors.ts";
-import { clientAddress } from "../http/middleware.ts";
+import { FORWARDING_HEADERS, isLoopback } from "../http/client-address.ts";
+import { type RequestTimer, clientAddress } from "../http/middleware.ts";
 import type { Observer } from "./batched-histogram.ts";
 import type { Metrics } from "./registry.ts";
 
@@ -30,14 +31,12 @@ export function routeTemplate(c: Context): string {
   return "unmatched";
 }
 
-/** What the request context (http/middleware.ts) calls once a request is answered: observes it in
- * payg_http_request_duration_seconds. The series of each label set is made once and kept, found again through
- * maps keyed by the label values themselves (no key text built per request); the label sets are bounded:
+/** What the request context (http/middleware.ts) calls once a request is answered (its RequestTimer): observes
+ * it in payg_http_request_duration_seconds. The series of each label set is made once and kept, found again
+ * through maps keyed by the label values themselves (no key text built per request); the label sets are bounded:
  * registered route templates, a few methods, the statuses the service answers. A function the request
  * context calls rather than a middleware of its own: each middleware layer is an async function and a
  * promise more on every request. */
-export type RequestTimer = (c: Context, seconds: number) => void;
-
 export function httpRequestTimer(metrics: Metrics): RequestTimer {
   const byRoute = new Map<string, Map<number, Map<string, Observer>>>();
   const seriesOf = (method: string, route: string, status: number): Observer => {
@@ -56,12 +55,6 @@ export function httpRequestTimer(metrics: Metrics): RequestTimer {
     const method = METHODS.has(c.req.method) ? c.req.method : "other";
     seriesOf(method, routeTemplate(c), c.res.status).observe(seconds);
   };
-}
-
-const FORWARDING_HEADERS = ["forwarded", "x-forwarded-for", "x-real-ip"];
-
-function isLoopback(address: string): boolean {
-  return address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127.");
 }
 
 function digest(value: string): Buffer {

@@ -14,9 +14,10 @@ import { type ChainTransaction, enqueueTransaction } from "../chain/tx-sender.ts
 import { type DbOrTx } from "../db/client.ts";
 import { chainTransactions, orders } from "../db/schema.ts";
 import { recordOrderEvent } from "../events/record.ts";
-import { errors } from "../http/errors.ts";
+import { errors } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { OrderRow } from "./orders.ts";
+import { assertTenantRevertBudget } from "./relay-guard.ts";
 
 export const CANCEL_ORDER_TX_KIND = "cancel_order";
 
@@ -35,6 +36,13 @@ export async function activeCancellation(db: DbOrTx, orderId: string): Promise<C
   return row && row.status !== "failed" && row.status !== "reverted" ? row : undefined;
 }
 
+async function assertPaymentNotUnderWay(db: DbOrTx, orderId: string) {
+  const [payment] = await db.select().from(chainTransactions).where(eq(chainTransactions.ref, orderId));
+  if (payment && payment.status !== "failed" && payment.status !== "reverted") {
+    throw errors.conflict("payment_in_progress", `a payment of order ${orderId} is already under way`);
+  }
+}
+
 /** Queues the order's cancellation; repeating the request returns the one under way. */
 export async function cancelOrder(services: Services, order: OrderRow): Promise<Cancellation> {
   const view = (row: ChainTransaction): Cancellation => ({
@@ -48,12 +56,14 @@ export async function cancelOrder(services: Services, order: OrderRow): Promise<
   if (order.status === "expired" || order.expiresAt.getTime() <= Date.now()) {
     throw errors.conflict("order_expired", `order ${order.id} expired at ${order.expiresAt.toISOString()}: there is nothing to cancel`);
   }
-  const [payment] = await services.db.select().from(chainTransactions).where(eq(chainTransactions.ref, order.id));
-  if (payment && payment.status !== "failed" && payment.status !== "reverted") {
-    throw errors.conflict("payment_in_progress", `a payment of order ${order.id} is already under way`);
-  }
+  await assertPaymentNotUnderWay(services.db, order.id);
+  await assertTenantRevertBudget(services.db, services.config, order.tenantId);
   const data = encodeFunctionData({ abi: paymentRouterAbi, functionName: "cancelOrder", args: [order.onchainId] });
   const row = await services.db.transaction(async (tx) => {
+    // The order's row orders this against a relay of its payment queued at the same moment (relay.ts holds
+    // it too): whichever comes second sees the other's transaction and answers 409.
+    await tx.select({ id: orders.id }).from(orders).where(eq(orders.id, order.id)).for("update");
+    await assertPaymentNotUnderWay(tx, order.id);
     await tx
       .delete(chainTransactions)
       .where(and(eq(chainTransactions.ref, cancellationRef(order.id)), inArray(chainTransactions.status, ["failed", "reverted"])));

@@ -1,17 +1,14 @@
 // Quotes and orders: the server prices a session from the device's tiers and locks the amount; an order
 // carries the quote signer's EIP-712 voucher, which is the same lock on-chain.
-import type { z } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
 import { type Address, type Hex, toHex } from "viem";
 import { permitTypes, receiveAuthorizationTypes } from "../../../sdk/payment-order.ts";
 import type { Db } from "../db/client.ts";
 import { chainTransactions, devices, orderOnchainIdSeq, orders, quotes } from "../db/schema.ts";
 import { recordOrderEvent } from "../events/record.ts";
-import { errors } from "../http/errors.ts";
+import { errors } from "../errors.ts";
 import { ORDER_ID_PATTERN, newId } from "../ids.ts";
 import type { Services } from "../services.ts";
-import type { OrderRequest } from "../v1/orders.schemas.ts";
-import type { QuoteRequest } from "../v1/quote.schemas.ts";
 import { readySplit } from "./payout-parties.ts";
 import { sameAmount, tierPrice, tokenAmountForMicros, usd } from "./pricing.ts";
 
@@ -34,7 +31,13 @@ function checkChain(services: Services, chain: string) {
   }
 }
 
-export async function createQuote(services: Services, req: z.output<typeof QuoteRequest>) {
+/** What a quote is asked for (POST /v1/quote's body, validated by the route). */
+export type QuoteInput = { deviceId: string; chain: string; token: string; tier: string };
+
+/** What an order is made from (POST /v1/orders's body, validated by the route). */
+export type OrderInput = { deviceId: string; chain: string; token: string; amountUsd: number; quoteId: string };
+
+export async function createQuote(services: Services, req: QuoteInput) {
   const { config, db } = services;
   checkChain(services, req.chain);
   const durationSeconds = config.TIERS.get(req.tier);
@@ -89,7 +92,7 @@ export async function createQuote(services: Services, req: z.output<typeof Quote
 
 /** Creates the order for a quote. A quote makes one order: the same request again returns that order
  * (`created: false`), a different one is a conflict. */
-export async function createOrder(services: Services, req: z.output<typeof OrderRequest>): Promise<{ order: OrderRow; created: boolean }> {
+export async function createOrder(services: Services, req: OrderInput): Promise<{ order: OrderRow; created: boolean }> {
   const { config, db, chain } = services;
   const [quote] = await db.select().from(quotes).where(eq(quotes.id, req.quoteId));
   if (!quote) throw errors.notFound(`quote ${req.quoteId}`);

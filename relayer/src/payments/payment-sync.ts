@@ -2,7 +2,9 @@
 // the orders it settles, under a row lock: several relayer processes never handle a payment twice) and
 // turns the matching orders to success. The move to success comes from the chain through the indexer,
 // never from a client. With it: the order's events, the webhook events, and the job that powers the
-// device on.
+// device on (at once when CONFIRMATIONS is 0 or the tenant powers on at 0 confirmations, otherwise when the
+// payment is confirmed). A payment a reorganisation removed turns its order pending again, with
+// payment.reverted on the order's stream and as a webhook.
 //
 // The worker reads when the indexer says the paid orders changed (a live query, indexer/client.ts
 // watchPaidOrders, which also says when its connection is back after a drop), at once again while pages
@@ -22,7 +24,7 @@ import {
 import type { Tx } from "../db/client.ts";
 import { orders, syncState } from "../db/schema.ts";
 import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { enqueuePowerOn, powersOnAtPayment } from "../devices/power-on.ts";
 import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 import { usd } from "./pricing.ts";
@@ -133,8 +135,10 @@ export function createPaymentSync(services: Services) {
       tokenAmount: order.tokenAmount,
       recordedAt: paidAt.toISOString(),
     });
-    if (!order.poweredOnAt) {
-      await enqueueJob(tx, { kind: "device.power_on", key: order.id, payload: { orderId: order.id } });
+    // With CONFIRMATIONS above 0 the device waits for payment.confirmed (confirm), unless the tenant powers on
+    // at 0 confirmations.
+    if (!order.poweredOnAt && (await powersOnAtPayment(tx, services.config, order.tenantId))) {
+      await enqueuePowerOn(tx, order, paid.transactionHash, "paid");
     }
   }
 
@@ -157,7 +161,27 @@ export function createPaymentSync(services: Services) {
         })
         .where(eq(orders.id, order.id));
       await recordOrderEvent(tx, order.id, "payment.reverted", { reason: "chain reorganisation", transactionHash: order.txHash });
-      logger.warn("payment removed by a chain reorganisation", { orderId: order.id });
+      const { rail, payer, txHash, blockNumber } = order;
+      if (rail === null || payer === null || txHash === null || blockNumber === null) {
+        // A paid order always has its payment (markPaid sets all four): this row was changed by hand.
+        logger.error("paid order without its payment; payment.reverted not sent", { orderId: order.id });
+      } else {
+        await recordWebhookEvent(tx, order.tenantId, "payment.reverted", {
+          orderId: order.id,
+          deviceId: order.deviceId,
+          amountUsd: usd(order.amountUsdMicros),
+          token: order.token,
+          tokenAmount: order.tokenAmount,
+          rail,
+          payer,
+          transactionHash: txHash,
+          blockNumber,
+          reason: "chain_reorganisation",
+          devicePoweredOn: order.poweredOnAt !== null,
+          revertedAt: new Date().toISOString(),
+        });
+      }
+      logger.warn("payment removed by a chain reorganisation", { orderId: order.id, devicePoweredOn: order.poweredOnAt !== null });
     }
   }
 
@@ -246,6 +270,9 @@ export function createPaymentSync(services: Services) {
           blockNumber,
           confirmations: depth,
         });
+        if (!order.poweredOnAt && !(await powersOnAtPayment(tx, services.config, order.tenantId))) {
+          await enqueuePowerOn(tx, order, txHash, "confirmed");
+        }
       }
     });
     const [waiting] = await db

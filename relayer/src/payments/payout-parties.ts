@@ -5,14 +5,15 @@
 // second relayer finds the same transaction, a crash between signing and broadcasting sends the same signed
 // transaction again, and a split that exists already (isSplitCreated, or the factory's SplitAlreadyCreated)
 // counts as created. A change of the parties replaces the split's recipients through the same sender; what
-// the old recipients earned stays theirs (the contract credits each settlement's legs when it settles).
+// the old recipients earned stays theirs (the contract credits each settlement's legs when it settles). A
+// change also closes the cash rail to the device for PAYOUT_CHANGE_DELAY_SECONDS (payments/cash-limits.ts).
 import { and, asc, eq, isNotNull, isNull, ne, or } from "drizzle-orm";
 import { type Address, type Hex, encodeFunctionData } from "viem";
 import { assetSplitFactoryAbi } from "../../../generated/abis.ts";
 import { type ChainTransaction, enqueueTransaction } from "../chain/tx-sender.ts";
 import type { DbOrTx } from "../db/client.ts";
 import { devices } from "../db/schema.ts";
-import { ApiError, errors } from "../http/errors.ts";
+import { ServiceError, errors } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
@@ -28,9 +29,9 @@ const SPLIT_POLL_MS = 100;
 
 type DeviceRow = typeof devices.$inferSelect;
 
-export function splitNotReady(deviceId: string, why: string): ApiError {
-  return new ApiError(409, "split_not_ready", `the split of device ${deviceId} ${why}; retry shortly`, {
-    headers: { "retry-after": String(SPLIT_RETRY_AFTER_SECONDS) },
+export function splitNotReady(deviceId: string, why: string): ServiceError {
+  return errors.conflict("split_not_ready", `the split of device ${deviceId} ${why}; retry shortly`, {
+    retryAfterSeconds: SPLIT_RETRY_AFTER_SECONDS,
   });
 }
 
@@ -138,9 +139,10 @@ export async function changePayoutParties(
       });
       transactionId = row.id;
     }
+    // A change starts the delay during which the cash rail refuses the device's orders (cash-limits.ts).
     const [updated] = await tx
       .update(devices)
-      .set({ assetOwner: parties.assetOwner, operator: parties.operator })
+      .set({ assetOwner: parties.assetOwner, operator: parties.operator, ...(changed ? { payoutChangedAt: new Date() } : {}) })
       .where(eq(devices.id, device.id))
       .returning();
     return { device: updated, transactionId };

@@ -2,7 +2,7 @@
 // everywhere in the API; the indexer stores them in lower case).
 import { getAddress } from "viem";
 import { orderRef } from "../../../indexer/client.ts";
-import { errors } from "../http/errors.ts";
+import { errors } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { OrderRow } from "./orders.ts";
 import { usd } from "./pricing.ts";

@@ -1,25 +1,47 @@
 // The relayer's payment rails: a wallet signs only the permit (or, where the token has EIP-3009, a receive
 // authorization) and the relayer submits payWithPermit (payWithAuthorization) from its own account, paying
 // the gas; or an agent confirms cash and the relayer pays through the cash rail from its float. Each order gets at most one relayer transaction, whatever the number of requests.
+// The hot wallet pays only for what will succeed (relay-guard.ts): no relay of an order expiring within the
+// margin of the chain's next block, one relay in flight per payer, none past a payer's or tenant's budget of
+// reverted transactions, and none of an order whose cancellation is queued (both hold the order's row).
 import { type Address, type Hex, encodeFunctionData, getAddress, recoverTypedDataAddress, toHex } from "viem";
 import { paymentRouterAbi } from "../../../generated/abis.ts";
 import { permitSignatureParts, permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/payment-order.ts";
 import { and, eq, inArray } from "drizzle-orm";
 import { enqueueTransaction } from "../chain/tx-sender.ts";
-import { chainTransactions } from "../db/schema.ts";
+import { chainTransactions, orders } from "../db/schema.ts";
 import { revertReason } from "../chain/revert-reason.ts";
 import { recordOrderEvent } from "../events/record.ts";
-import { errors } from "../http/errors.ts";
+import { errors } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { activeCancellation } from "./cancellation.ts";
 import { type OrderRow, voucherOf } from "./orders.ts";
+import {
+  assertPayerRevertBudget,
+  assertTenantRevertBudget,
+  chainClock,
+  expiresTooSoon,
+  lockPayer,
+  orderExpiring,
+  payerRelayInFlight,
+} from "./relay-guard.ts";
 
+/** Whether the order can be relayed now: unpaid, not cancelled, its tenant within its budget of reverted
+ * transactions, and its voucher still good RELAY_EXPIRY_MARGIN_BLOCKS blocks after the chain's next block
+ * (chain time: the router compares the expiry with the block's timestamp). */
 async function assertPayable(services: Services, order: OrderRow) {
   if (order.status === "success") throw errors.conflict("order_already_paid", `order ${order.id} is paid already`);
   if (order.status === "expired" || order.expiresAt.getTime() <= Date.now()) {
     throw errors.conflict("order_expired", `order ${order.id} expired at ${order.expiresAt.toISOString()}`);
   }
   if (await activeCancellation(services.db, order.id)) throw errors.conflict("order_cancelled", `order ${order.id} is being cancelled`);
+  await assertTenantRevertBudget(services.db, services.config, order.tenantId);
+  // Read from the chain's latest block; when the RPC will not say (a provider's quota on block reads), the
+  // sender's own check just before it signs, which costs nothing when it refuses, is the one that counts.
+  const clock = await chainClock(services.chain.publicClient, services.config).catch(() => undefined);
+  const expiry = voucherOf(order).expiry;
+  const margin = services.config.RELAY_EXPIRY_MARGIN_BLOCKS;
+  if (clock && expiresTooSoon(expiry, clock, margin)) throw orderExpiring(order.id, expiry, clock, margin);
 }
 
 /** Simulates the call from the relayer's account; a revert becomes a 422 that names the contract error. */
@@ -54,8 +76,30 @@ async function activeRelay(services: Services, order: OrderRow, kind: RelayKind)
   return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
 }
 
-async function enqueue(services: Services, order: OrderRow, kind: RelayKind, data: Hex, actor: Record<string, unknown>) {
+/** Queues the order's relay in one database transaction that holds the order's row (a cancellation queued
+ * at the same moment waits for it, and then sees it) and, for a wallet's payment, the payer's lock: a relay of
+ * the payer's already queued or under way is a 409 payer_payment_in_progress. */
+async function enqueue(
+  services: Services,
+  order: OrderRow,
+  kind: RelayKind,
+  data: Hex,
+  actor: Record<string, unknown> & { payer?: Address },
+) {
   return services.db.transaction(async (tx) => {
+    await tx.select({ id: orders.id }).from(orders).where(eq(orders.id, order.id)).for("update");
+    if (await activeCancellation(tx, order.id)) throw errors.conflict("order_cancelled", `order ${order.id} is being cancelled`);
+    if (actor.payer) {
+      await lockPayer(tx, actor.payer);
+      const other = await payerRelayInFlight(tx, actor.payer, order.id);
+      if (other) {
+        throw errors.conflict(
+          "payer_payment_in_progress",
+          `a relayed payment by ${actor.payer} (order ${other}) is queued or under way: its permit nonce and balance are in use; ` +
+            "sign this order's permit or authorization again once it is mined",
+        );
+      }
+    }
     await tx
       .delete(chainTransactions)
       .where(and(eq(chainTransactions.ref, order.id), inArray(chainTransactions.status, ["failed", "reverted"])));
@@ -67,7 +111,13 @@ async function enqueue(services: Services, order: OrderRow, kind: RelayKind, dat
 
 /** Simulates `data` from the relayer's account, queues it as the order's one transaction of `kind` and wakes
  * the sender: what every rail does once its request is checked. */
-async function submit(services: Services, order: OrderRow, kind: RelayKind, data: Hex, actor: Record<string, unknown>) {
+async function submit(
+  services: Services,
+  order: OrderRow,
+  kind: RelayKind,
+  data: Hex,
+  actor: Record<string, unknown> & { payer?: Address },
+) {
   await simulate(services, data);
   const row = await enqueue(services, order, kind, data, actor);
   services.txSender.wake();
@@ -87,6 +137,7 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   if (active) return active;
   await assertPayable(services, order);
   const owner = getAddress(body.owner);
+  await assertPayerRevertBudget(services.db, services.config, owner);
   const voucher = voucherOf(order);
   const chain = services.chain;
   const deadline = chain.permitDeadline(voucher);
@@ -132,6 +183,7 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
   if (active) return active;
   await assertPayable(services, order);
   const from = getAddress(body.from);
+  await assertPayerRevertBudget(services.db, services.config, from);
   const voucher = voucherOf(order);
   const chain = services.chain;
   const token = await tokenOf(services, voucher.token);

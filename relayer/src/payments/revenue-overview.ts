@@ -2,12 +2,47 @@
 // orders and gross USD per hour or day, from the relayer's paid orders; its latest splits (legs from the chain
 // through the indexer) and what its participants earned. Without the indexer, splits and earnings are empty
 // and `indexerAvailable` is false.
-import type { z } from "@hono/zod-openapi";
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import { orders, participants } from "../db/schema.ts";
 import type { Services } from "../services.ts";
-import type { RevenueOverview } from "../v1/revenue.schemas.ts";
 import { usd } from "./pricing.ts";
+
+type Leg = { leg: "assetOwner" | "operator" | "protocol"; recipient: string; amount: string };
+type Bucket = { orders: number; grossUsd: number };
+
+/** The tenant's revenue over a window (see the top of this file). */
+export type RevenueOverview = {
+  range: keyof typeof RANGES;
+  bucket: "hour" | "day";
+  from: string;
+  to: string;
+  totals: Bucket;
+  series: Array<Bucket & { start: string }>;
+  byDevice: Array<Bucket & { deviceId: string }>;
+  recentSplits: Array<{
+    orderId: string;
+    deviceId: string;
+    paidAt: string;
+    amountUsd: number;
+    token: string;
+    tokenAmount: string;
+    transactionHash: string;
+    ref: string | null;
+    legs: Leg[];
+  }>;
+  participants: Array<{
+    id: string;
+    name: string;
+    address: string;
+    earnings: Array<{
+      token: { symbol: string | null; address: string; decimals: number | null };
+      credited: string;
+      withdrawn: string;
+      claimable: string;
+    }>;
+  }>;
+  indexerAvailable: boolean;
+};
 
 const RANGES = {
   "24h": { bucket: "hour", bucketMs: 3_600_000, buckets: 24 },
@@ -19,7 +54,7 @@ export async function revenueOverview(
   services: Pick<Services, "db" | "indexer" | "chain">,
   tenantId: string,
   range: keyof typeof RANGES,
-): Promise<z.output<typeof RevenueOverview>> {
+): Promise<RevenueOverview> {
   const { db, indexer, chain } = services;
   const spec = RANGES[range];
   const now = Date.now();

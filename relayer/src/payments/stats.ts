@@ -1,12 +1,39 @@
 // Network statistics and impact: payments from the indexer, sessions and energy from the orders the
 // device cloud metered, online devices from the device cloud. Computed at most every STATS_CACHE_MS.
-import type { z } from "@hono/zod-openapi";
 import { count, eq, isNotNull, sql } from "drizzle-orm";
 import { devices, orders } from "../db/schema.ts";
 import type { Services } from "../services.ts";
-import type { Impact, PublicStats } from "../v1/stats.schemas.ts";
 
 const ACTIVE_WINDOW_DAYS = 30;
+
+/** GET /v1/public/stats's figures (the spec's fields). */
+export type PublicStats = {
+  energyKwh: number;
+  powerSessions: number;
+  co2AvoidedKg: number;
+  onchainVolumeUsd: number;
+  devices: { total: number; online: number };
+};
+
+/** The impact figures, in total and per region. */
+export type Impact = {
+  activeDevices: number;
+  powerSessions: number;
+  energyKwh: number;
+  co2AvoidedKg: number;
+  co2KgPerKwh: number;
+  regions: Array<{
+    region: string;
+    devices: number;
+    activeDevices: number;
+    powerSessions: number;
+    energyKwh: number;
+    co2AvoidedKg: number;
+    volumeUsd: number;
+  }>;
+  activeWindowDays: number;
+  updatedAt: string;
+};
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 function cached<T>(ttlMs: number, compute: () => Promise<T>) {
@@ -38,7 +65,7 @@ export function createStats(services: Services) {
     }
   }
 
-  const publicStats = cached(config.STATS_CACHE_MS, async (): Promise<z.output<typeof PublicStats>> => {
+  const publicStats = cached(config.STATS_CACHE_MS, async (): Promise<PublicStats> => {
     const [[sessions], [total], registry, online, network] = await Promise.all([
       db
         .select({ sessions: count(), energyWh: sql<string>`coalesce(sum(${orders.energyWh}), 0)` })
@@ -59,7 +86,7 @@ export function createStats(services: Services) {
     };
   });
 
-  const impact = cached(config.STATS_CACHE_MS, async (): Promise<z.output<typeof Impact>> => {
+  const impact = cached(config.STATS_CACHE_MS, async (): Promise<Impact> => {
     const since = new Date(Date.now() - ACTIVE_WINDOW_DAYS * 86_400_000);
     const rows = await db
       .select({

@@ -16,6 +16,7 @@ import type { RevenueOverview } from "../v1/revenue.schemas.ts";
 import type { WebhookDelivery, WebhookDeliveryPage } from "../v1/webhook-deliveries.schemas.ts";
 import type {
   CreatedWebhookSubscription,
+  RotatedWebhookSecret,
   WebhookSubscription,
   WebhookSubscriptionList,
   WebhookTestQueued,
@@ -69,7 +70,9 @@ export function portalPages(services: Services, appFetch: AppFetch) {
   app.route("/assets", assets.app);
 
   /** Calls a /v1 route in-process. `Ok` is the body of the route's success answer (its response schema):
-   * read `body` as that only once `status` is that success status; any other answer's body goes to apiError. */
+   * read `body` as that only once `status` is that success status; any other answer's body goes to apiError.
+   * The call carries the page request's signal: when the browser hangs up, the route sees it too (a sign-in
+   * waiting for its password check leaves the queue). */
   async function callApi<Ok = unknown>(
     c: C,
     method: string,
@@ -82,7 +85,12 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     if (opts.auth !== false && token) headers.set("authorization", `Bearer ${token}`);
     if (body !== undefined) headers.set("content-type", "application/json");
     const response = await appFetch(
-      new Request(new URL(route, c.req.url), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }),
+      new Request(new URL(route, c.req.url), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: c.req.raw.signal,
+      }),
       c.env,
     );
     const text = await response.text();
@@ -99,7 +107,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     c: C,
     title: string,
     body: Parameters<typeof layout>[0]["body"],
-    opts: { active?: string; notice?: Notice; status?: 200 | 201 | 400 | 403 | 404 | 422 | 502; autoRefresh?: boolean } = {},
+    opts: { active?: string; notice?: Notice; status?: 200 | 201 | 400 | 403 | 404 | 422 | 502 | 503; autoRefresh?: boolean } = {},
   ) {
     const name = c.req.query("notice") ?? "";
     const notice = opts.notice ?? (Object.hasOwn(NOTICES, name) ? NOTICES[name] : undefined);
@@ -180,9 +188,13 @@ export function portalPages(services: Services, appFetch: AppFetch) {
           ? "Too many attempts. Wait a few minutes and try again."
           : result.status === 422
             ? "Enter your email address and password."
-            : apiError(result.body, "Sign-in failed. Try again.");
+            : result.status === 503
+              ? "Sign-in is busy right now. Wait a few seconds and try again."
+              : apiError(result.body, "Sign-in failed. Try again.");
     // Render with a fresh token bound to the sign-in cookie.
-    return page(c, "Sign in", loginPage({ csrf: session.csrfToken(c), email, error }), { status: result.status === 429 ? 400 : 422 });
+    return page(c, "Sign in", loginPage({ csrf: session.csrfToken(c), email, error }), {
+      status: result.status === 429 ? 400 : result.status === 503 ? 503 : 422,
+    });
   });
 
   // Sign-out ends the session on the server (POST /v1/auth/logout), so the cookie's JWT is refused from now
@@ -327,6 +339,23 @@ export function portalPages(services: Services, appFetch: AppFetch) {
     );
   });
 
+  app.post("/webhooks/:id/rotate-secret", async (c) => {
+    const id = c.req.param("id");
+    const result = await callApi<z.output<typeof RotatedWebhookSecret>>(
+      c,
+      "POST",
+      `/v1/webhooks/subscriptions/${encodeURIComponent(id)}/rotate-secret`,
+    );
+    if (result.status !== 200) return failure(c, "Webhook endpoint", result);
+    const { secret, ...subscription } = result.body;
+    return page(
+      c,
+      "Webhook endpoint",
+      subscriptionPage({ csrf: session.csrfToken(c), subscription, deliveries: [], nextCursor: null, secret }),
+      { active: "webhooks" },
+    );
+  });
+
   app.post("/webhooks/:id/disable", async (c) => {
     const id = c.req.param("id");
     const result = await callApi(c, "DELETE", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`);
@@ -399,7 +428,9 @@ export function portalPages(services: Services, appFetch: AppFetch) {
       operator: str(form.operator).trim(),
     });
     if (result.status === 200) return c.redirect("/portal/devices?notice=payout_changed", 303);
-    if (result.status === 422 || result.status === 409) {
+    if (result.status === 422 || result.status === 409 || result.status === 429) {
+      // 429: the tenant's payout changes (each a transaction from the hot wallet) are over their rate; the
+      // form shows it with the API's message, as a refused change.
       return renderAssets(c, { deviceId: id, text: apiError(result.body, "The payout parties could not be changed.") }, 422);
     }
     return failure(c, "Assets", result);

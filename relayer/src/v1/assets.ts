@@ -7,7 +7,9 @@ import type { Address } from "viem";
 import { requireUser } from "../auth/middleware.ts";
 import { devices } from "../db/schema.ts";
 import { createApi } from "../http/api.ts";
-import { errorResponses, errors } from "../http/errors.ts";
+import { errorResponses } from "../http/errors.ts";
+import { errors } from "../errors.ts";
+import { rateLimit } from "../http/middleware.ts";
 import { payoutAddress } from "../payments/payout-address.ts";
 import { changePayoutParties, payoutView } from "../payments/payout-parties.ts";
 import type { Services } from "../services.ts";
@@ -25,6 +27,12 @@ export function assetRoutes(services: Services) {
   const api = createApi();
   const { db, jwt } = services;
   const portal = requireUser(db, jwt);
+  /** A payout change sends setRecipients from the hot wallet: limited per tenant (after requireUser). */
+  const tenantChainWrites = rateLimit({
+    capacity: services.config.TENANT_CHAIN_WRITES_PER_MINUTE,
+    perSecond: services.config.TENANT_CHAIN_WRITES_PER_MINUTE / 60,
+    key: (c) => `tenant:${c.get("identity").tenantId}`,
+  });
 
   api.openapi(
     createRoute({
@@ -57,13 +65,17 @@ export function assetRoutes(services: Services) {
       summary:
         "Change a device's payout parties (asset owner and operator): later payments credit the new recipients, " +
         "earlier ones stay with the recipients of their time. The split's recipients are replaced on-chain " +
-        "(transactionId); the protocol leg and the 50/40/10 shares cannot change.",
+        "(transactionId); the protocol leg and the 50/40/10 shares cannot change. A change closes the cash rail " +
+        "to the device for PAYOUT_CHANGE_DELAY_SECONDS (POST /v1/orders/{id}/cash: 409 payout_change_pending). " +
+        "Each change is a transaction from the relayer's hot wallet: a tenant may make " +
+        "TENANT_CHAIN_WRITES_PER_MINUTE a minute (a burst of as many) per relayer process, beyond that 429 " +
+        "`rate_limited` with Retry-After.",
       security: [{ bearerJwt: [] }],
-      middleware: [portal] as const,
+      middleware: [portal, tenantChainWrites] as const,
       request: { params: AssetIdParam, body: { content: { "application/json": { schema: ChangePayoutParties } }, required: true } },
       responses: {
         200: { description: "Changed", content: { "application/json": { schema: ChangedPayoutParties } } },
-        ...errorResponses(400, 401, 404, 422),
+        ...errorResponses(400, 401, 404, 422, 429),
         409: {
           ...splitNotReadyResponse,
           description: "split_not_ready: the device's split is being created; retry after the retry-after header's seconds.",

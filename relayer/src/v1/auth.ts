@@ -4,12 +4,13 @@ import { and, eq } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
 import { createLoginThrottle } from "../auth/login-throttle.ts";
 import { requireAnyCredential, requireUser } from "../auth/middleware.ts";
-import { passwordHasher } from "../auth/passwords.ts";
+import { MAX_CONCURRENT, PasswordHashAbandonedError, PasswordHashBusyError, passwordHasher } from "../auth/passwords.ts";
 import { endSession, startSession } from "../auth/sessions.ts";
 import { tenants, users } from "../db/schema.ts";
 import { createApi } from "../http/api.ts";
 import type { AppEnv } from "../http/env.ts";
-import { errorResponses, errors } from "../http/errors.ts";
+import { errorResponses } from "../http/errors.ts";
+import { errors } from "../errors.ts";
 import { rateLimit } from "../http/middleware.ts";
 import type { Services } from "../services.ts";
 import { IdentityView, LoginRequest, LoginResponse } from "./auth.schemas.ts";
@@ -31,7 +32,7 @@ const noQueryString: MiddlewareHandler<AppEnv> = async (c, next) => {
 export function authRoutes(services: Services) {
   const api = createApi();
   const { db, jwt, config } = services;
-  const passwords = passwordHasher(config.passwordScrypt);
+  const passwords = passwordHasher(config.passwordScrypt, { maxWaiting: config.PASSWORD_HASH_QUEUE });
   const throttle = createLoginThrottle(db, {
     secret: config.JWT_SECRET,
     maxFailures: config.LOGIN_ACCOUNT_MAX_FAILURES,
@@ -58,16 +59,22 @@ export function authRoutes(services: Services) {
         `too, until ${windowText} after the first failure of the window; Retry-After says when. An email that ` +
         "has no account is counted and answered exactly like one that has. Only failures count: a successful " +
         "sign-in does not add to the count, nor clear failures others made; the account's owner signs in " +
-        "again once the window is over.",
+        "again once the window is over.\n\n" +
+        `Passwords are checked with scrypt, ${MAX_CONCURRENT} at a time per relayer process; at most ` +
+        `${config.PASSWORD_HASH_QUEUE} sign-ins wait for their turn (PASSWORD_HASH_QUEUE). Beyond that a sign-in ` +
+        "answers 503 `unavailable` at once, with a Retry-After header (seconds: about how long the waiting ones " +
+        "take), and does not count as a failure for the account. A sign-in whose client hangs up while it waits " +
+        "is dropped from the queue without checking its password.",
       middleware: [rateLimit({ capacity: PER_ADDRESS_BURST, perSecond: PER_ADDRESS_PER_SECOND })] as const,
       request: { body: { content: { "application/json": { schema: LoginRequest } }, required: true } },
       responses: {
         200: { description: "Signed in", content: { "application/json": { schema: LoginResponse } } },
-        ...errorResponses(400, 401, 422, 429),
+        ...errorResponses(400, 401, 422, 429, 503),
       },
     }),
     async (c) => {
       const { email: given, password } = c.req.valid("json");
+      const signal = c.req.raw.signal;
       const email = given.toLowerCase();
       // Counted before the password is checked, known email or not: the same work and answer either way.
       const attempt = await throttle.begin(email);
@@ -76,7 +83,21 @@ export function authRoutes(services: Services) {
         throw errors.rateLimited(attempt.retryAfterSeconds);
       }
       const [user] = await db.select().from(users).where(eq(users.email, email));
-      const { ok, rehashed } = await passwords.check(password, user?.passwordHash ?? passwords.decoyHash);
+      let checked: { ok: boolean; rehashed?: string };
+      try {
+        checked = await passwords.check(password, user?.passwordHash ?? passwords.decoyHash, { signal });
+      } catch (error) {
+        if (!(error instanceof PasswordHashBusyError || error instanceof PasswordHashAbandonedError)) throw error;
+        // The password was not checked: the attempt is not a failure of the account.
+        await throttle.withdraw(attempt);
+        if (error instanceof PasswordHashAbandonedError) {
+          c.get("logger").info("sign-in abandoned by the client before its password was checked");
+          throw errors.unavailable("the client left before the password was checked");
+        }
+        c.get("logger").warn("sign-in refused: too many password checks waiting", { retryAfterSeconds: error.retryAfterSeconds });
+        throw errors.unavailable("too many sign-ins are being checked; retry later", error.retryAfterSeconds);
+      }
+      const { ok, rehashed } = checked;
       if (!user || !ok) throw errors.unauthorized("wrong email or password");
       await throttle.succeeded(attempt);
       if (rehashed) {

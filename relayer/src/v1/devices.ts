@@ -1,13 +1,16 @@
 // GET /v1/devices, GET /v1/devices/{id} (an API key of either role: the tenant's own devices only; an agent in
 // the field finds the device it takes cash for) and the public GET /v1/devices/{id}/status, proxied from the
-// device cloud.
+// device cloud: answers are shared per device for DEVICE_STATUS_TTL_MS (one device-cloud call per device at a
+// time, however many ask) and each client address is rate-limited.
 import { createRoute } from "@hono/zod-openapi";
 import { and, asc, eq, gt } from "drizzle-orm";
 import { requireApiKey } from "../auth/middleware.ts";
 import { devices } from "../db/schema.ts";
-import { DeviceCloudTimeout } from "../devices/device-cloud.ts";
+import { DeviceCloudTimeout, createDeviceStatusCache } from "../devices/device-cloud.ts";
 import { createApi } from "../http/api.ts";
-import { errorResponses, errors } from "../http/errors.ts";
+import { errorResponses } from "../http/errors.ts";
+import { errors } from "../errors.ts";
+import { rateLimit } from "../http/middleware.ts";
 import { payoutView } from "../payments/payout-parties.ts";
 import { usd } from "../payments/pricing.ts";
 import type { Services } from "../services.ts";
@@ -15,6 +18,11 @@ import { Device, DeviceList, DeviceListQuery, DeviceStatus } from "./devices.sch
 import { DeviceIdParam } from "./shared-schemas.ts";
 
 type DeviceRow = typeof devices.$inferSelect;
+
+/** How long a device's live state from the device cloud is shared by the status route. */
+export const DEVICE_STATUS_TTL_MS = 2_000;
+/** How many devices' states the status route holds at most. */
+const DEVICE_STATUS_CACHE_ENTRIES = 10_000;
 
 function deviceView(row: DeviceRow, tierSeconds: ReadonlyMap<string, number>) {
   return {
@@ -37,6 +45,10 @@ export function deviceRoutes(services: Services) {
   const { db, config, deviceCloud } = services;
   const apiKey = requireApiKey(db, ["developer", "agent"]);
   const security = [{ apiKey: ["developer", "agent"] }];
+  const statuses = createDeviceStatusCache((id) => deviceCloud.status(id), {
+    ttlMs: DEVICE_STATUS_TTL_MS,
+    maxEntries: DEVICE_STATUS_CACHE_ENTRIES,
+  });
 
   api.openapi(
     createRoute({
@@ -106,19 +118,22 @@ export function deviceRoutes(services: Services) {
       path: "/devices/{id}/status",
       tags: ["Devices"],
       summary: "Live online state of a device, from the device cloud (504 if it does not answer in time)",
+      description:
+        "The device cloud's answer is shared for 2 s per device (`checkedAt` is when it answered); 60 requests at once, then 10 a second, per client address (429 with `retry-after`).",
+      middleware: [rateLimit({ capacity: 60, perSecond: 10 })] as const,
       request: { params: DeviceIdParam },
       responses: {
         200: { description: "Live state", content: { "application/json": { schema: DeviceStatus } } },
-        ...errorResponses(404, 502, 504),
+        ...errorResponses(404, 429, 502, 504),
       },
     }),
     async (c) => {
       const { id } = c.req.valid("param");
       const [row] = await db.select({ id: devices.id }).from(devices).where(eq(devices.id, id));
       if (!row) throw errors.notFound(`device ${id}`);
-      let status;
+      let status, checkedAt;
       try {
-        status = await deviceCloud.status(id);
+        ({ status, checkedAt } = await statuses.get(id));
       } catch (error) {
         if (error instanceof DeviceCloudTimeout) throw errors.deviceTimeout(id);
         throw errors.badGateway(`the device cloud failed: ${(error as Error).message}`);
@@ -130,7 +145,7 @@ export function deviceRoutes(services: Services) {
           online: status.online,
           poweredOn: status.poweredOn,
           sessionEndsAt: status.poweredOn ? (status.session?.endsAt ?? null) : null,
-          checkedAt: new Date().toISOString(),
+          checkedAt: checkedAt.toISOString(),
         },
         200,
       );

@@ -2,14 +2,16 @@
 // then every change as it is committed, each with its id; a heartbeat comment every 15 s; resumable with
 // Last-Event-ID (only the missed events are sent); closed after a terminal event, and at once when resumed
 // after it. A Last-Event-ID this order's stream never sent (past its last event, or another order's) cannot
-// say what the client missed: such a stream starts afresh with `state`. Streams count against a per-address
-// limit while they are open.
+// say what the client missed: such a stream starts afresh with `state`. Streams count while they are open
+// against a limit per client (http/middleware.ts clientIdentity: the address, an IPv6 client's /64, through
+// trusted proxies) and one of the process.
 import { createRoute } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import { ORDER_EVENT_TYPES, TERMINAL_EVENTS } from "../events/order-events.ts";
 import { createApi } from "../http/api.ts";
-import { errorResponses, errors } from "../http/errors.ts";
-import { clientAddress } from "../http/middleware.ts";
+import { errorResponses } from "../http/errors.ts";
+import { errors } from "../errors.ts";
+import { clientIdentity } from "../http/middleware.ts";
 import { findOrder, findOrderWithRelay, orderView } from "../payments/orders.ts";
 import type { Services } from "../services.ts";
 import { OrderEventStream, OrderEventsHeaders } from "./order-events.schemas.ts";
@@ -18,11 +20,14 @@ import { OrderIdParam } from "./shared-schemas.ts";
 const TERMINAL_TYPES = [...TERMINAL_EVENTS];
 
 const HEARTBEAT_MS = 15_000;
-const MAX_STREAMS_PER_CLIENT = 20;
+/** Seconds a client refused a stream is asked to wait. */
+const RETRY_AFTER_SECONDS = 5;
 
 export function orderEventRoutes(services: Services) {
   const api = createApi();
+  const { ORDER_EVENT_STREAMS_PER_CLIENT: perClientCap, ORDER_EVENT_STREAMS_MAX: processCap } = services.config;
   const perClient = new Map<string, number>();
+  let openStreams = 0;
 
   api.openapi(
     createRoute({
@@ -39,23 +44,29 @@ export function orderEventRoutes(services: Services) {
         "event, nothing more is due: the stream closes at once. An id this order's stream never sent (past its " +
         "last event, or another stream's) cannot tell what was missed: the stream starts afresh, with `state`. " +
         "Last-Event-ID is a decimal event id of up to 15 digits; anything else (negative, not a number) is 422.\n\n" +
-        `At most ${MAX_STREAMS_PER_CLIENT} streams open at once per client address (429 beyond); a closed stream no longer counts.`,
+        `At most ${perClientCap} streams open at once per client (429 beyond): per client address (an IPv6 ` +
+        `client's /64; behind a trusted proxy, the address it forwards for); a closed stream no longer counts. ` +
+        `At most ${processCap} streams in all on one relayer process (503 with retry-after beyond).`,
       request: {
         params: OrderIdParam,
         headers: OrderEventsHeaders,
       },
       responses: {
         200: { description: "An event stream", content: { "text/event-stream": { schema: OrderEventStream } } },
-        ...errorResponses(404, 422, 429),
+        ...errorResponses(404, 422, 429, 503),
       },
     }),
     async (c) => {
       const order = await findOrder(services, c.req.valid("param").id);
       const lastEventHeader = c.req.valid("header")["last-event-id"];
-      const client = clientAddress(c);
+      const client = clientIdentity(c);
       const open = perClient.get(client) ?? 0;
-      if (open >= MAX_STREAMS_PER_CLIENT) throw errors.rateLimited(5);
+      if (open >= perClientCap) throw errors.rateLimited(RETRY_AFTER_SECONDS);
+      if (openStreams >= processCap) {
+        throw errors.unavailable("too many event streams are open; retry later", RETRY_AFTER_SECONDS);
+      }
       perClient.set(client, open + 1);
+      openStreams += 1;
       const hub = services.orderEvents;
 
       return streamSSE(c, async (stream) => {
@@ -101,6 +112,7 @@ export function orderEventRoutes(services: Services) {
           }
         } finally {
           unsubscribe();
+          openStreams -= 1;
           const n = (perClient.get(client) ?? 1) - 1;
           if (n <= 0) perClient.delete(client);
           else perClient.set(client, n);

@@ -4,11 +4,13 @@
 import { createRoute } from "@hono/zod-openapi";
 import { requireApiKey } from "../auth/middleware.ts";
 import { createApi } from "../http/api.ts";
-import { errorResponses, errors } from "../http/errors.ts";
+import { errorResponses } from "../http/errors.ts";
+import { ServiceError, errors } from "../errors.ts";
 import { rateLimit } from "../http/middleware.ts";
 import { createOrder, findOrder, findOrderWithRelay, orderView } from "../payments/orders.ts";
 import { orderReceipt } from "../payments/receipt.ts";
 import { cancelOrder } from "../payments/cancellation.ts";
+import { releaseCash, reserveCash } from "../payments/cash-limits.ts";
 import { relayAuthorization, relayCash, relayPermit } from "../payments/relay.ts";
 import type { Identity } from "../http/env.ts";
 import type { Services } from "../services.ts";
@@ -23,9 +25,25 @@ import {
 } from "./orders.schemas.ts";
 import { OrderIdParam } from "./shared-schemas.ts";
 
+/** What the wallet rails refuse so that the relayer's hot wallet pays only for transactions that succeed. */
+const RELAY_REFUSALS =
+  "The relayer pays the gas only for what will succeed: 409 `order_expiring` when the order's voucher expires " +
+  "before the chain's block RELAY_EXPIRY_MARGIN_BLOCKS blocks after the next one (chain time: pay from the " +
+  "wallet, or order again); 409 `payer_payment_in_progress` while another relayed payment by the same wallet " +
+  "is queued or under way (its permit nonce and balance are in use: sign again once it is mined); 409 " +
+  "`order_cancelled` when a cancellation is queued; 429 `too_many_reverts` (Retry-After) once the wallet's " +
+  "relayed payments reverted RELAY_PAYER_MAX_REVERTS times, or the tenant's order transactions " +
+  "RELAY_TENANT_MAX_REVERTS times, in RELAY_REVERT_WINDOW_SECONDS.";
+
 export function orderRoutes(services: Services) {
   const api = createApi();
   const { db } = services;
+  /** Cancellations send transactions from the hot wallet: limited per tenant (after requireApiKey). */
+  const tenantChainWrites = rateLimit({
+    capacity: services.config.TENANT_CHAIN_WRITES_PER_MINUTE,
+    perSecond: services.config.TENANT_CHAIN_WRITES_PER_MINUTE / 60,
+    key: (c) => `tenant:${c.get("identity").tenantId}`,
+  });
 
   /** The order `id` of the API key's tenant: another tenant's order is as unknown to the key as an order that
    * does not exist (404). */
@@ -99,7 +117,8 @@ export function orderRoutes(services: Services) {
       description:
         "The permit is checked off-chain (signature, balance) and the payment simulated before it is queued. " +
         "One transaction per order: repeating the request returns the transaction under way. Follow the order's " +
-        "event stream or webhooks for the result.",
+        "event stream or webhooks for the result. " +
+        RELAY_REFUSALS,
       middleware: [rateLimit({ capacity: 30, perSecond: 5 })] as const,
       request: {
         params: OrderIdParam,
@@ -126,7 +145,8 @@ export function orderRoutes(services: Services) {
         "Offered when paymentDetails has `authorization` (the token has EIP-3009). The signature is checked off-chain " +
         "(signer, unused nonce, balance) and the payment simulated before it is queued. The authorization pays this " +
         "order only (its nonce is the order's digest), once, before the order's expiry; only the router can use it. " +
-        "One transaction per order: repeating the request returns the transaction under way.",
+        "One transaction per order: repeating the request returns the transaction under way. " +
+        RELAY_REFUSALS,
       middleware: [rateLimit({ capacity: 30, perSecond: 5 })] as const,
       request: {
         params: OrderIdParam,
@@ -151,19 +171,38 @@ export function orderRoutes(services: Services) {
       summary: "Confirm a cash payment (agent API key): the relayer pays the order from its float",
       description:
         "Which agent key confirmed the payment is recorded in the service's log, never in the order's public " +
-        "views (its event stream shows `payment.submitted` with `rail: cash` only).",
+        "views (its event stream shows `payment.submitted` with `rail: cash` only). The relayer pays from its own " +
+        "float, so the rail is capped: one agent key may confirm at most CASH_DAILY_LIMIT_USD_PER_KEY (200 USD by " +
+        "default) and all of a tenant's agent keys together CASH_DAILY_LIMIT_USD_PER_TENANT (1,000 USD) in any 24 " +
+        "hours; a confirmation that would go over is 422 `cash_limit_exceeded`, naming the limit in its message and " +
+        "in `details[0].path`. Each order counts once (repeating the request counts nothing more). After a change " +
+        "of the device's payout parties, its orders are refused on this rail for PAYOUT_CHANGE_DELAY_SECONDS (24 " +
+        "hours by default): 409 `payout_change_pending` with `Retry-After`.",
       security: [{ apiKey: ["agent"] }],
       middleware: [requireApiKey(db, ["agent"])] as const,
       request: { params: OrderIdParam },
       responses: {
         202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
-        ...errorResponses(401, 403, 404, 409, 503),
+        ...errorResponses(401, 403, 404, 409, 422, 503),
       },
     }),
     async (c) => {
       const { order, keyId } = await keyHoldersOrder(c.get("identity"), c.req.valid("param").id);
-      const accepted = await relayCash(services, order);
-      c.get("logger").info("cash payment confirmed", { orderId: order.id, keyId, relayStatus: accepted.status });
+      const logger = c.get("logger");
+      const reserved = await reserveCash(services, order, keyId).catch((error: unknown) => {
+        if (error instanceof ServiceError) logger.warn("cash payment refused", { orderId: order.id, keyId, code: error.code });
+        throw error;
+      });
+      const accepted = await relayCash(services, order).catch(async (error: unknown) => {
+        // Refused after all (a conflict, a payment that would revert): it does not count against the limits.
+        if (reserved) {
+          await releaseCash(services, order).catch((failure: unknown) =>
+            logger.warn("cannot take back a refused cash confirmation", { orderId: order.id, error: (failure as Error).message }),
+          );
+        }
+        throw error;
+      });
+      logger.info("cash payment confirmed", { orderId: order.id, keyId, relayStatus: accepted.status });
       return c.json(accepted, 202);
     },
   );
@@ -180,13 +219,18 @@ export function orderRoutes(services: Services) {
         "`reason: cancelled`); meanwhile the relayer relays no payment for it (409 `order_cancelled`). A payment " +
         "someone else had mined first wins: the order becomes `success` as usual. Repeating the request returns " +
         "the cancellation under way. 409 `order_already_paid`, `order_expired` (nothing to cancel: an expired " +
-        "voucher pays on no rail) or `payment_in_progress` (the relayer is submitting a payment for it).",
+        "voucher pays on no rail) or `payment_in_progress` (the relayer is submitting a payment for it; a " +
+        "payment and a cancellation asked for at the same moment are ordered on the order's row: the second " +
+        "gets this 409 or `order_cancelled`). Each cancellation is a transaction from the relayer's hot wallet: " +
+        "a tenant may ask for TENANT_CHAIN_WRITES_PER_MINUTE a minute (a burst of as many) per relayer process, " +
+        "beyond that 429 `rate_limited` with Retry-After; and 429 `too_many_reverts` once the tenant's order " +
+        "transactions reverted RELAY_TENANT_MAX_REVERTS times in RELAY_REVERT_WINDOW_SECONDS.",
       security: [{ apiKey: ["developer"] }],
-      middleware: [requireApiKey(db, ["developer"])] as const,
+      middleware: [requireApiKey(db, ["developer"]), tenantChainWrites] as const,
       request: { params: OrderIdParam },
       responses: {
         202: { description: "The cancellation, queued or under way", content: { "application/json": { schema: CancellationAccepted } } },
-        ...errorResponses(401, 403, 404, 409, 503),
+        ...errorResponses(401, 403, 404, 409, 429, 503),
       },
     }),
     async (c) => {

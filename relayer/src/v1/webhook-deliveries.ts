@@ -3,7 +3,8 @@
 import { createRoute } from "@hono/zod-openapi";
 import { requireUser } from "../auth/middleware.ts";
 import { createApi } from "../http/api.ts";
-import { errorResponses, errors } from "../http/errors.ts";
+import { errorResponses } from "../http/errors.ts";
+import { errors } from "../errors.ts";
 import type { Services } from "../services.ts";
 import {
   type AttemptRow,

@@ -54,6 +54,13 @@ export const WebhookSubscription = z
     disabledReason: z.string().nullable(),
     disabledAt: z.string().nullable(),
     secretHint: z.string().openapi({ description: "whsec_ and the secret's last four characters", example: "whsec_...k9Q=" }),
+    previousSecretHint: z.string().nullable().openapi({
+      description: "After a rotation, while its grace period lasts: the hint of the secret it replaced, which still signs deliveries",
+      example: "whsec_...Xy0=",
+    }),
+    previousSecretExpiresAt: z.string().nullable().openapi({
+      description: "When the replaced secret stops signing deliveries (x-service-signature switches to the new secret then); null: none",
+    }),
     deliveries: z.object({
       pending: z.number().int(),
       succeeded: z.number().int(),
@@ -70,6 +77,10 @@ export const WebhookSubscriptionList = z.object({ data: z.array(WebhookSubscript
 export const CreatedWebhookSubscription = WebhookSubscription.extend({
   secret: z.string().openapi({ description: "The signing secret (whsec_...). Shown this once: store it now." }),
 }).openapi("CreatedWebhookSubscription");
+
+export const RotatedWebhookSecret = WebhookSubscription.extend({
+  secret: z.string().openapi({ description: "The new signing secret (whsec_...). Shown this once: store it now." }),
+}).openapi("RotatedWebhookSecret");
 
 export const WebhookTestQueued = z
   .object({ eventId: z.string(), type: z.literal("test.ping"), subscriptionId: z.string() })

@@ -1,25 +1,28 @@
 // Webhook subscriptions of the signed-in portal user's tenant (portal JWT): create (the signing secret is
-// shown once), list, read, update, disable, send a test. The portal's Webhooks page does all of it through
+// shown once), list, read, update, disable, send a test, rotate the signing secret. The portal's Webhooks page does all of it through
 // these routes; the delivery log is v1/webhook-deliveries.ts, the catalogue of event types
 // v1/webhook-event-types.ts.
 import { createRoute } from "@hono/zod-openapi";
 import { generateSecret } from "../../../sdk/webhooks.ts";
 import { requireUser } from "../auth/middleware.ts";
 import { createApi } from "../http/api.ts";
-import { errorResponses, errors } from "../http/errors.ts";
+import { errorResponses } from "../http/errors.ts";
+import { errors } from "../errors.ts";
+import { rateLimit } from "../http/middleware.ts";
 import { newId } from "../ids.ts";
 import type { Services } from "../services.ts";
-import { createSecretBox } from "../webhooks/secrets.ts";
+import { createSecretBox, previousSecretLive } from "../webhooks/secrets.ts";
 import {
   type DeliveryCounts,
   type SubscriptionRow,
-  countActiveSubscriptions,
   deliveryCounts,
   disableSubscriptionNow,
   findSubscription,
   insertSubscription,
   listSubscriptions,
   queueTestPing,
+  reactivateSubscription,
+  rotateSubscriptionSecret,
   updateSubscription,
 } from "../webhooks/subscriptions-store.ts";
 import { UnsafeUrlError, checkCallbackUrl, webhookUrlPolicy } from "../webhooks/url-safety.ts";
@@ -27,6 +30,7 @@ import { portalUser } from "./portal-user.ts";
 import {
   CreateWebhookSubscription,
   CreatedWebhookSubscription,
+  RotatedWebhookSecret,
   SubscriptionIdParam,
   UpdateWebhookSubscription,
   WebhookSubscription,
@@ -34,10 +38,8 @@ import {
   WebhookTestQueued,
 } from "./webhook-subscriptions.schemas.ts";
 
-/** Active subscriptions a tenant may have. */
-const MAX_SUBSCRIPTIONS = 25;
-
 function subscriptionView(row: SubscriptionRow, counts?: DeliveryCounts) {
+  const previous = previousSecretLive(row, new Date());
   return {
     id: row.id,
     url: row.url,
@@ -47,6 +49,8 @@ function subscriptionView(row: SubscriptionRow, counts?: DeliveryCounts) {
     disabledReason: row.disabledReason,
     disabledAt: row.disabledAt?.toISOString() ?? null,
     secretHint: `whsec_...${row.secretLast4}`,
+    previousSecretHint: previous ? `whsec_...${row.previousSecretLast4}` : null,
+    previousSecretExpiresAt: previous ? row.previousSecretExpiresAt!.toISOString() : null,
     deliveries: counts ?? { pending: 0, succeeded: 0, failed: 0, lastActivityAt: null },
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -58,6 +62,13 @@ export function webhookSubscriptionRoutes(services: Services) {
   const { db, jwt, config } = services;
   const portal = requireUser(db, jwt);
   const box = createSecretBox(config.WEBHOOK_SECRET_KEY);
+  // Test pings per tenant: each is a delivery to the tenant's endpoint, which may be slow.
+  const testPingsPerMinute = config.WEBHOOK_TEST_PINGS_PER_MINUTE;
+  const testPingLimit = rateLimit({
+    capacity: testPingsPerMinute,
+    perSecond: testPingsPerMinute / 60,
+    key: (c) => `tenant:${portalUser(c).tenantId}`,
+  });
   const policy = webhookUrlPolicy(config);
   const security = [{ bearerJwt: [] }];
   const tags = ["Webhooks"];
@@ -96,9 +107,7 @@ export function webhookSubscriptionRoutes(services: Services) {
       const user = portalUser(c);
       const body = c.req.valid("json");
       const url = await checkUrl(body.url);
-      if ((await countActiveSubscriptions(db, user.tenantId)) >= MAX_SUBSCRIPTIONS) {
-        throw errors.conflict("too_many_subscriptions", `a tenant may have ${MAX_SUBSCRIPTIONS} active subscriptions; disable one first`);
-      }
+      // Within the tenant's cap of active subscriptions, enforced in the database (409 past it).
       const id = newId("whs");
       const secret = generateSecret();
       const row = await insertSubscription(db, {
@@ -181,14 +190,10 @@ export function webhookSubscriptionRoutes(services: Services) {
       if (body.url !== undefined) changes.url = await checkUrl(body.url);
       if (body.eventTypes !== undefined) changes.eventTypes = [...new Set(body.eventTypes)];
       if (body.description !== undefined) changes.description = body.description || null;
-      if (body.status === "active" && current.status === "disabled") {
-        if ((await countActiveSubscriptions(db, user.tenantId)) >= MAX_SUBSCRIPTIONS) {
-          throw errors.conflict("too_many_subscriptions", `a tenant may have ${MAX_SUBSCRIPTIONS} active subscriptions`);
-        }
-        Object.assign(changes, { status: "active", disabledReason: null, disabledAt: null });
-      }
       const disabling = body.status === "disabled" && current.status === "active";
-      await updateSubscription(db, current.id, changes, disabling ? `disabled by ${user.email}` : undefined);
+      // Re-enabling counts against the cap, in the database like a create (409 past it).
+      if (body.status === "active" && current.status === "disabled") await reactivateSubscription(db, user.tenantId, current.id, changes);
+      else await updateSubscription(db, current.id, changes, disabling ? `disabled by ${user.email}` : undefined);
       c.get("logger").info("webhook subscription updated", { subscriptionId: current.id, fields: Object.keys(body) });
       return c.json(await currentView(user.tenantId, current.id), 200);
     },
@@ -225,12 +230,16 @@ export function webhookSubscriptionRoutes(services: Services) {
       path: "/webhooks/subscriptions/{id}/test",
       tags,
       summary: "Send a test: queues a test.ping event for this subscription only",
+      description:
+        `Rate-limited per tenant (all its users and subscriptions together): ${testPingsPerMinute} at once, then ` +
+        `${testPingsPerMinute} a minute in each relayer process (WEBHOOK_TEST_PINGS_PER_MINUTE); beyond that 429 ` +
+        "`rate_limited` with a Retry-After header (seconds).",
       security,
-      middleware: [portal] as const,
+      middleware: [portal, testPingLimit] as const,
       request: { params: SubscriptionIdParam },
       responses: {
         202: { description: "Queued", content: { "application/json": { schema: WebhookTestQueued } } },
-        ...errorResponses(401, 404, 409),
+        ...errorResponses(401, 404, 409, 429),
       },
     }),
     async (c) => {
@@ -239,6 +248,50 @@ export function webhookSubscriptionRoutes(services: Services) {
       if (sub.status !== "active") throw errors.conflict("subscription_disabled", `subscription ${sub.id} is disabled`);
       const eventId = await queueTestPing(db, user.tenantId, sub.id, user.userId);
       return c.json({ eventId, type: "test.ping" as const, subscriptionId: sub.id }, 202);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/webhooks/subscriptions/{id}/rotate-secret",
+      tags,
+      summary:
+        "Issue a new signing secret; the old one keeps signing for a grace period. The response is the only time the new secret is shown",
+      description:
+        "Replaces the subscription's signing secret with a new one (whsec_...), returned in `secret` this once. For " +
+        "WEBHOOK_SECRET_GRACE_SECONDS (24 hours by default; `previousSecretExpiresAt` says until when) every delivery " +
+        "is signed with both secrets: `webhook-signature` carries two space-separated signatures, `v1,<new> v1,<old>` " +
+        "(Standard Webhooks: a receiver accepts the delivery if one of them verifies with the secret it has), while " +
+        "`x-service-signature`, which holds one signature only, stays signed with the old secret until the grace " +
+        "period ends and with the new one from then on. So a receiver that checks `webhook-signature` can switch to " +
+        "the new secret at once; one that checks only `x-service-signature` must switch at `previousSecretExpiresAt` " +
+        "(or accept either secret meanwhile). A rotation during a grace period replaces the older secret at once: " +
+        "the secret current before the call becomes the previous one, so rotating twice retires a leaked secret " +
+        "immediately. x-service-signature signs no time: a captured delivery verifies for as long as its secret is " +
+        "accepted, which is one reason to verify `webhook-signature` with `webhook-timestamp`.",
+      security,
+      middleware: [portal] as const,
+      request: { params: SubscriptionIdParam },
+      responses: {
+        200: { description: "Rotated", content: { "application/json": { schema: RotatedWebhookSecret } } },
+        ...errorResponses(401, 404),
+      },
+    }),
+    async (c) => {
+      const user = portalUser(c);
+      const sub = await findSubscription(db, user.tenantId, c.req.valid("param").id);
+      const secret = generateSecret();
+      const graceMs = config.WEBHOOK_SECRET_GRACE_SECONDS * 1000;
+      await rotateSubscriptionSecret(
+        db,
+        sub.id,
+        box.seal(secret, sub.id),
+        secret.slice(-4),
+        graceMs > 0 ? new Date(Date.now() + graceMs) : null,
+      );
+      c.get("logger").info("webhook signing secret rotated", { subscriptionId: sub.id, graceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS });
+      return c.json({ ...(await currentView(user.tenantId, sub.id)), secret }, 200);
     },
   );
 

@@ -82,6 +82,16 @@ export const EVENT_CATALOGUE = {
       "When the block of a paid order's payment is CONFIRMATIONS blocks deep (0 by default: right after payment.succeeded). Once per order. Act on this event for anything that must not be undone by a reorganisation.",
     data: Payment.extend({ confirmations: z.number().int().openapi({ description: "The depth required (CONFIRMATIONS)" }) }),
   },
+  "payment.reverted": {
+    summary: "A chain reorganisation removed an order's payment (extension: not one of the interface's event names)",
+    fires:
+      "When a chain reorganisation removed the block of a payment that payment.succeeded (and with it payment.split, split.settled, revenue.recorded, perhaps payment.confirmed) announced: the order is pending again until it is paid anew, which fires payment.succeeded again. The data is the payment that was removed. `devicePoweredOn` says whether the device had already been powered on for it (only possible when the tenant powers devices on at 0 confirmations, or after a reorganisation deeper than CONFIRMATIONS).",
+    data: Payment.extend({
+      reason: z.literal("chain_reorganisation"),
+      devicePoweredOn: z.boolean().openapi({ description: "Whether a session had already started for the payment" }),
+      revertedAt: Timestamp.openapi({ description: "When the relayer saw the payment removed" }),
+    }),
+  },
   "payment.split": {
     summary: "A payment's revenue was split 50/40/10",
     fires:
@@ -137,7 +147,7 @@ export const EVENT_CATALOGUE = {
   "device.powered_on": {
     summary: "A paid session started on the device",
     fires:
-      "When the device cloud has powered the device on for a paid order's session (after payment.succeeded; retried while the device is offline). Once per order.",
+      "When the device cloud has powered the device on for a paid order's session (retried while the device is offline). Once per order. After payment.confirmed: with CONFIRMATIONS above 0 the device waits until the payment is that deep, unless the tenant chose to power on at 0 confirmations (POWER_ON_AT_ZERO_CONFIRMATIONS or the tenant's own setting: then after payment.succeeded, and a reorganisation can remove a payment whose session has started).",
     data: z.object({
       orderId: z.string(),
       deviceId: z.string(),
@@ -225,8 +235,12 @@ of the secret after \`whsec_\` (Standard Webhooks; several space-separated signa
 
 **Verifying.** Use the raw body as received. Prefer \`webhook-signature\`: recompute it, compare in constant time, and reject a
 \`webhook-timestamp\` more than 5 minutes from your clock - that stops replays of captured deliveries, which
-\`x-service-signature\` alone (it signs no time) cannot. Then deduplicate on \`webhook-id\`. \`sdk/webhooks.ts\` \`verifyWebhook()\`
-does all of it.
+\`x-service-signature\` alone (it signs no time: a captured delivery verifies with it for as long as the secret is accepted)
+cannot. Then deduplicate on \`webhook-id\`. \`sdk/webhooks.ts\` \`verifyWebhook()\` does all of it.
+
+**Rotating the secret.** POST /v1/webhooks/subscriptions/{id}/rotate-secret shows a new secret once. For the grace period
+(WEBHOOK_SECRET_GRACE_SECONDS, 24 h by default; \`previousSecretExpiresAt\`) \`webhook-signature\` carries \`v1,<new> v1,<old>\`
+and \`x-service-signature\` stays signed with the old secret; after it, both use the new secret only.
 
 **Acknowledging and retries.** Answer 2xx within the timeout (WEBHOOK_TIMEOUT_MS, 10 s by default; DNS, connection and answer
 included; redirects are not followed). Anything else is retried: up to 5 attempts, the n-th retry WEBHOOK_RETRY_BASE_MS x 5^(n-1)
@@ -246,7 +260,8 @@ export function registerWebhookDocs(registry: OpenAPIRegistry) {
   const headers = z.object({
     "x-service-event": z.string().openapi({ description: "The event type" }),
     "x-service-signature": z.string().openapi({
-      description: "sha256=<hex>: HMAC-SHA256 of the raw body, keyed with the whole signing secret (whsec_...) as UTF-8",
+      description:
+        "sha256=<hex>: HMAC-SHA256 of the raw body, keyed with the whole signing secret (whsec_...) as UTF-8 (during a rotation's grace period, the previous secret). Signs no time: verify webhook-signature and webhook-timestamp against replays",
     }),
     "webhook-id": z
       .string()
@@ -254,7 +269,7 @@ export function registerWebhookDocs(registry: OpenAPIRegistry) {
     "webhook-timestamp": z.string().openapi({ description: "Unix seconds when this attempt was signed" }),
     "webhook-signature": z.string().openapi({
       description:
-        "v1,<base64>: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after whsec_ (Standard Webhooks)",
+        "v1,<base64>: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after whsec_ (Standard Webhooks). During a rotation's grace period two, space-separated: `v1,<new> v1,<old>`",
     }),
   });
   for (const [type, entry] of Object.entries(EVENT_CATALOGUE)) {

@@ -4,9 +4,10 @@
 //    matching active subscription (test.ping: only the subscription it names) and the events are marked
 //    dispatched, in one transaction. A crash before the commit leaves the events undispatched; several
 //    processes never fan the same event out twice.
-// 2. Claim. Due pending deliveries are read FOR UPDATE SKIP LOCKED; each gets its attempt counted, an
-//    attempt row, and a lease (next_attempt_at = now + timeout + margin), and the transaction commits.
-//    No other process can take a leased delivery until the lease ends, so an attempt is made once.
+// 2. Claim. Due pending deliveries are chosen fairly across tenants (below), read again FOR UPDATE SKIP
+//    LOCKED; each gets its attempt counted, an attempt row, and a lease (next_attempt_at = now + timeout +
+//    margin), and the transaction commits. No other process can take a leased delivery until the lease
+//    ends, so an attempt is made once.
 // 3. Attempt. The HTTP call happens outside any transaction (PGlite has one connection).
 // 4. Record. The attempt's result is written, and the delivery becomes succeeded, failed (5 attempts, or
 //    a 410 that also disables the subscription) or pending again with its backoff - only if this
@@ -21,8 +22,18 @@
 // did not announce. A pass fans out only after an outbox NOTIFY (or the database listener's return after a
 // lost connection) or a timed pass (a pass woken by a finished attempt only claims). The loop, and
 // SAFETY_POLL_MS, are jobs/worker.ts's.
+//
+// Fairness. A process makes at most WEBHOOK_CONCURRENCY attempts at once; one tenant's deliveries take at
+// most WEBHOOK_TENANT_CONCURRENCY of those slots, and retries (a second or later attempt: the receiver
+// failed or did not answer in time) at most a quarter of them, whoever's they are. A claim takes every
+// tenant's oldest due delivery before any tenant's second, and so on (round-robin), the tenants in turn
+// from the one after the last this process served; a tenant at its limit is passed over until one of its
+// attempts ends. So a tenant flooding an endpoint that never answers holds a few slots for the attempt
+// timeout, and another tenant's delivery is attempted at the next pass. The tenants that have due deliveries
+// are found by a skip scan of the (tenant_id, next_attempt_at) index of pending deliveries, then a few of
+// each tenant's oldest: the claim's cost grows with the number of tenants, not with one tenant's backlog.
 import os from "node:os";
-import { and, asc, eq, inArray, isNull, lte, min, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lte, min, notInArray, sql } from "drizzle-orm";
 import { signDelivery } from "../../../sdk/webhooks.ts";
 import type { DbOrTx, Tx } from "../db/client.ts";
 import { events, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
@@ -32,7 +43,7 @@ import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 import { subscribes } from "./catalogue.ts";
 import { LEASE_MARGIN_MS, MAX_ATTEMPTS, isAcknowledged, retryDelayMs } from "./schedule.ts";
-import { createSecretBox } from "./secrets.ts";
+import { createSecretBox, signingSecrets } from "./secrets.ts";
 import { type AttemptResult, postWebhook } from "./send.ts";
 import { webhookUrlPolicy } from "./url-safety.ts";
 
@@ -49,6 +60,29 @@ type Recording = { claim: Claim; result: AttemptResult; resolve: () => void; rej
 
 /** Most attempt results written in one transaction. */
 const RECORD_BATCH = 50;
+
+/** A claim's pick: a due delivery, its tenant, whether it is a retry. */
+type Candidate = { id: string; tenantId: string; retry: boolean };
+
+/** Picks up to `room` of `candidates` (in the claim's fair order): none of a tenant beyond its free slots
+ * (`free`: tenants absent have `tenantCap`), retries at most `retryRoom`. */
+export function pickFairly(
+  candidates: readonly Candidate[],
+  opts: { room: number; tenantCap: number; free: ReadonlyMap<string, number>; retryRoom: number },
+): Candidate[] {
+  const left = new Map(opts.free);
+  let retries = opts.retryRoom;
+  const picked: Candidate[] = [];
+  for (const candidate of candidates) {
+    if (picked.length >= opts.room) break;
+    const free = left.get(candidate.tenantId) ?? opts.tenantCap;
+    if (free <= 0 || (candidate.retry && retries <= 0)) continue;
+    left.set(candidate.tenantId, free - 1);
+    if (candidate.retry) retries--;
+    picked.push(candidate);
+  }
+  return picked;
+}
 
 /** What an attempt's log row and the delivery keep as the error (null when acknowledged). */
 function errorOf(result: AttemptResult): string | null {
@@ -82,16 +116,29 @@ export function createWebhookDispatcher(services: Services) {
   const policy = webhookUrlPolicy(config);
   const leaseMs = config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
   const concurrency = config.WEBHOOK_CONCURRENCY;
+  /** Slots one tenant's attempts may take, and retries (of any tenant). */
+  const tenantCap = Math.min(config.WEBHOOK_TENANT_CONCURRENCY, concurrency);
+  const retrySlots = Math.max(1, Math.floor(concurrency / 4));
   const inFlight = new Set<Promise<void>>();
+  /** Attempts in flight by tenant (tenants with none are absent), and retries among them. */
+  const tenantInFlight = new Map<string, number>();
+  let retriesInFlight = 0;
+  /** The tenant of the last delivery this process claimed: the next claim starts with the tenant after it. */
+  let lastTenant = "";
   const toRecord: Recording[] = [];
   let recording: Promise<void> | undefined;
   /** Whether the outbox may hold events not fanned out yet (see pump). */
   let outboxDirty = true;
   let lastFanOut = 0;
 
+  /** Free slots of the tenants that have attempts in flight (a tenant absent has `tenantCap`). */
+  function freeSlots(): Map<string, number> {
+    return new Map([...tenantInFlight].map(([tenantId, n]) => [tenantId, tenantCap - n]));
+  }
+
   /** Fans out one batch of undispatched events; returns how many events it handled and the first
-   * attempts it claimed at once (up to `room`: new deliveries are claimed in the fan-out's own
-   * transaction, which saves a commit before the first attempt). */
+   * attempts it claimed at once (up to `room`, and up to each tenant's free slots: new deliveries are
+   * claimed in the fan-out's own transaction, which saves a commit before the first attempt). */
   async function fanOut(room: number): Promise<{ events: number; claims: Claim[] }> {
     return db.transaction(async (tx) => {
       const batch = await tx
@@ -111,6 +158,7 @@ export function createWebhookDispatcher(services: Services) {
       const lease = new Date(now.getTime() + leaseMs);
       const rows: Array<typeof webhookDeliveries.$inferInsert> = [];
       const claims: Array<Omit<Claim, "attemptId">> = [];
+      const free = freeSlots();
       for (const event of batch) {
         for (const sub of subscriptions) {
           if (sub.tenantId !== event.tenantId) continue;
@@ -119,7 +167,9 @@ export function createWebhookDispatcher(services: Services) {
               ? event.data.subscriptionId === sub.id
               : sub.createdAt.getTime() <= event.createdAt.getTime() && subscribes(sub.eventTypes, event.type);
           if (!wanted) continue;
-          const claimNow = claims.length < room;
+          const tenantFree = free.get(sub.tenantId) ?? tenantCap;
+          const claimNow = claims.length < room && tenantFree > 0;
+          if (claimNow) free.set(sub.tenantId, tenantFree - 1);
           const row = {
             id: newId("msg"),
             eventId: event.id,
@@ -169,21 +219,63 @@ export function createWebhookDispatcher(services: Services) {
     });
   }
 
-  /** Claims up to `limit` due deliveries for this process. */
+  /** Claims up to `limit` due deliveries for this process, fairly across tenants (see the top of the file). */
   async function claim(limit: number): Promise<Claim[]> {
     return db.transaction(async (tx) => {
       const now = new Date();
-      // The due deliveries (locked, skipping those another process holds) with their subscription and event
-      // in the same query; only the deliveries are locked.
-      const found = await tx
-        .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
-        .from(webhookDeliveries)
-        .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
-        .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-        .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
-        .orderBy(asc(webhookDeliveries.nextAttemptAt))
-        .limit(limit)
-        .for("update", { of: webhookDeliveries, skipLocked: true });
+      const free = freeSlots();
+      const retryRoom = retrySlots - retriesInFlight;
+      // The candidates, unlocked: each tenant's oldest due deliveries (those of a tenant with free slots; no
+      // retry while the retries' slots are taken), ranked round-robin across tenants.
+      const candidates = (
+        (await tx.execute(sql`
+          with recursive due_tenants(tenant_id) as (
+            (select tenant_id from webhook_deliveries
+              where status = 'pending' and next_attempt_at <= ${now.toISOString()}::timestamptz
+              order by tenant_id limit 1)
+            union all
+            select (select d.tenant_id from webhook_deliveries d
+                     where d.status = 'pending' and d.next_attempt_at <= ${now.toISOString()}::timestamptz
+                       and d.tenant_id > due_tenants.tenant_id
+                     order by d.tenant_id limit 1)
+            from due_tenants where due_tenants.tenant_id is not null
+          )
+          select c.id, c.tenant_id, c.attempts > 0 as retry
+          from due_tenants t
+          cross join lateral (
+            select d.id, d.tenant_id, d.attempts, row_number() over (order by d.next_attempt_at) as rank
+            from webhook_deliveries d
+            where d.tenant_id = t.tenant_id and d.status = 'pending'
+              and d.next_attempt_at <= ${now.toISOString()}::timestamptz
+              and (${retryRoom > 0} or d.attempts = 0)
+            order by d.next_attempt_at
+            limit ${tenantCap}
+          ) c
+          where t.tenant_id is not null
+            and coalesce((${JSON.stringify(Object.fromEntries(free))}::jsonb ->> t.tenant_id)::integer, ${tenantCap}) > 0
+          order by c.rank, t.tenant_id <= ${lastTenant}, t.tenant_id
+          limit ${Math.max(limit * 4, 64)}`)) as unknown as { rows: Array<{ id: string; tenant_id: string; retry: boolean }> }
+      ).rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, retry: r.retry }));
+      const picked = pickFairly(candidates, { room: limit, tenantCap, free, retryRoom });
+      if (picked.length === 0) return [];
+      // The picks, locked (skipping those another process holds), with their subscription and event in the
+      // same query; only the deliveries are locked. Still due: another process may have claimed one since.
+      const order = new Map(picked.map((c, i) => [c.id, i]));
+      const found = (
+        await tx
+          .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
+          .from(webhookDeliveries)
+          .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
+          .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+          .where(
+            and(
+              inArray(webhookDeliveries.id, [...order.keys()]),
+              eq(webhookDeliveries.status, "pending"),
+              lte(webhookDeliveries.nextAttemptAt, now),
+            ),
+          )
+          .for("update", { of: webhookDeliveries, skipLocked: true })
+      ).sort((a, b) => order.get(a.delivery.id)! - order.get(b.delivery.id)!);
       if (found.length === 0) return [];
       const due = found.map((r) => r.delivery);
       const subscriptions = new Map(found.map((r) => [r.subscription.id, r.subscription]));
@@ -224,6 +316,7 @@ export function createWebhookDispatcher(services: Services) {
         .values(take.map((d) => ({ deliveryId: d.id, attempt: d.attempts + 1, worker: WORKER, startedAt: now })))
         .returning({ id: webhookAttempts.id, deliveryId: webhookAttempts.deliveryId });
       const attemptIds = new Map(rows.map((r) => [r.deliveryId, r.id]));
+      lastTenant = take[take.length - 1]!.tenantId;
       return take.map((delivery) => ({
         delivery,
         attempt: delivery.attempts + 1,
@@ -237,9 +330,9 @@ export function createWebhookDispatcher(services: Services) {
   async function attempt(claim: Claim): Promise<void> {
     let result: AttemptResult;
     try {
-      const secret = box.open(claim.subscription.secretCiphertext, claim.subscription.id);
       const body = envelopeBody(claim.event, claim.delivery.id);
-      const headers = signDelivery({ secret, id: claim.delivery.id, type: claim.event.type, body });
+      // During a secret rotation's grace period, signed with the old secret too (secrets.ts).
+      const headers = signDelivery({ ...signingSecrets(box, claim.subscription), id: claim.delivery.id, type: claim.event.type, body });
       result = await postWebhook(claim.subscription.url, body, headers, { timeoutMs: config.WEBHOOK_TIMEOUT_MS, policy });
     } catch (error) {
       result = { statusCode: null, durationMs: 0, error: (error as Error).message, responseExcerpt: null };
@@ -372,12 +465,20 @@ export function createWebhookDispatcher(services: Services) {
   }
 
   function start(claim: Claim) {
+    const tenantId = claim.delivery.tenantId;
+    const retry = claim.attempt > 1;
+    tenantInFlight.set(tenantId, (tenantInFlight.get(tenantId) ?? 0) + 1);
+    if (retry) retriesInFlight++;
     const task: Promise<void> = attempt(claim)
       .catch((error) =>
         logger.warn("recording a webhook attempt failed", { deliveryId: claim.delivery.id, error: (error as Error).message }),
       )
       .finally(() => {
         inFlight.delete(task);
+        const n = (tenantInFlight.get(tenantId) ?? 1) - 1;
+        if (n > 0) tenantInFlight.set(tenantId, n);
+        else tenantInFlight.delete(tenantId);
+        if (retry) retriesInFlight--;
         worker.wake();
       });
     inFlight.add(task);
@@ -425,11 +526,20 @@ export function createWebhookDispatcher(services: Services) {
     }
   }
 
+  /** Until the next pending delivery this process could claim is due: those of tenants at their limit, and
+   * retries while the retries' slots are taken, wait for an attempt to end (which wakes the worker). */
   async function delayUntilDue(): Promise<number> {
+    const saturated = [...tenantInFlight].filter(([, n]) => n >= tenantCap).map(([tenantId]) => tenantId);
     const [row] = await db
       .select({ next: min(webhookDeliveries.nextAttemptAt) })
       .from(webhookDeliveries)
-      .where(eq(webhookDeliveries.status, "pending"));
+      .where(
+        and(
+          eq(webhookDeliveries.status, "pending"),
+          saturated.length > 0 ? notInArray(webhookDeliveries.tenantId, saturated) : undefined,
+          retriesInFlight >= retrySlots ? eq(webhookDeliveries.attempts, 0) : undefined,
+        ),
+      );
     if (!row?.next) return SAFETY_POLL_MS;
     return Math.max(0, Math.min(SAFETY_POLL_MS, new Date(row.next).getTime() - Date.now() + 5));
   }

@@ -3,7 +3,9 @@
 // from WEBHOOK_SECRET_KEY, a random 96-bit IV per secret, and the subscription id as additional data (a
 // ciphertext copied onto another subscription does not decrypt). Stored as
 //   v1.<iv>.<ciphertext>.<tag>   (base64url parts)
-// The plaintext is returned once when a subscription is created and is never logged.
+// The plaintext is returned once when a subscription is created (or its secret rotated) and is never logged.
+// A rotation keeps the secret it replaced, sealed the same way, for WEBHOOK_SECRET_GRACE_SECONDS: until then
+// deliveries are signed with both (signingSecrets).
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 
 const VERSION = "v1";
@@ -38,4 +40,25 @@ export function createSecretBox(keyMaterial: string): SecretBox {
       }
     },
   };
+}
+
+/** The secrets of a subscription as stored (the columns of webhook_subscriptions). */
+export type StoredSecrets = {
+  id: string;
+  secretCiphertext: string;
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: Date | null;
+};
+
+/** Whether the secret a rotation replaced still signs deliveries at `now`. */
+export function previousSecretLive(row: Pick<StoredSecrets, "previousSecretCiphertext" | "previousSecretExpiresAt">, now: Date): boolean {
+  return row.previousSecretCiphertext !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now;
+}
+
+/** What a delivery attempted at `now` is signed with (sdk/webhooks.ts signDelivery): the current secret,
+ * and the one a rotation replaced while its grace period lasts. */
+export function signingSecrets(box: SecretBox, row: StoredSecrets, now = new Date()): { secret: string; previousSecret?: string } {
+  const secret = box.open(row.secretCiphertext, row.id);
+  if (!previousSecretLive(row, now)) return { secret };
+  return { secret, previousSecret: box.open(row.previousSecretCiphertext!, row.id) };
 }

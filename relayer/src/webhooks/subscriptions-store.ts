@@ -2,10 +2,10 @@
 // them (v1/webhook-subscriptions.ts, v1/webhook-deliveries.ts). Lookups are scoped to the tenant: another
 // tenant's subscription or delivery is 404, like one that does not exist.
 import { and, count, desc, eq, inArray, lt, max, sql } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
-import { events, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
+import type { Db, Tx } from "../db/client.ts";
+import { events, tenants, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
 import { recordWebhookEvent } from "../events/record.ts";
-import { errors } from "../http/errors.ts";
+import { errors } from "../errors.ts";
 import { DELIVERIES_CHANNEL, disableSubscription } from "./dispatcher.ts";
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
@@ -14,17 +14,74 @@ export type AttemptRow = typeof webhookAttempts.$inferSelect;
 /** A subscription's deliveries by status, and when the latest of them last changed. */
 export type DeliveryCounts = { pending: number; succeeded: number; failed: number; lastActivityAt: string | null };
 
-export async function countActiveSubscriptions(db: Db, tenantId: string): Promise<number> {
-  const [{ n }] = await db
-    .select({ n: count() })
-    .from(webhookSubscriptions)
-    .where(and(eq(webhookSubscriptions.tenantId, tenantId), eq(webhookSubscriptions.status, "active")));
-  return Number(n);
+/** Active subscriptions a tenant may have. */
+export const MAX_ACTIVE_SUBSCRIPTIONS = 25;
+
+/** Runs `fn` (which makes one more subscription of the tenant active) in a transaction that first locks
+ * the tenant's row and counts its active subscriptions: 409 too_many_subscriptions at the cap. The lock
+ * (FOR NO KEY UPDATE: rows that merely reference the tenant are not held up) serialises the tenant's
+ * count-then-insert across requests and relayer processes, so parallel creates cannot pass the cap. */
+async function withinSubscriptionCap<T>(db: Db, tenantId: string, message: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).for("no key update");
+    const [{ n }] = await tx
+      .select({ n: count() })
+      .from(webhookSubscriptions)
+      .where(and(eq(webhookSubscriptions.tenantId, tenantId), eq(webhookSubscriptions.status, "active")));
+    if (Number(n) >= MAX_ACTIVE_SUBSCRIPTIONS) throw errors.conflict("too_many_subscriptions", message);
+    return fn(tx);
+  });
 }
 
-export async function insertSubscription(db: Db, values: typeof webhookSubscriptions.$inferInsert): Promise<SubscriptionRow> {
-  const [row] = await db.insert(webhookSubscriptions).values(values).returning();
-  return row;
+/** Inserts an active subscription, within the tenant's cap (409 too_many_subscriptions). */
+export function insertSubscription(db: Db, values: typeof webhookSubscriptions.$inferInsert): Promise<SubscriptionRow> {
+  return withinSubscriptionCap(
+    db,
+    values.tenantId,
+    `a tenant may have ${MAX_ACTIVE_SUBSCRIPTIONS} active subscriptions; disable one first`,
+    async (tx) => (await tx.insert(webhookSubscriptions).values(values).returning())[0],
+  );
+}
+
+/** Makes a disabled subscription active again with `changes`, within the tenant's cap (409
+ * too_many_subscriptions). */
+export async function reactivateSubscription(
+  db: Db,
+  tenantId: string,
+  id: string,
+  changes: Partial<typeof webhookSubscriptions.$inferInsert>,
+): Promise<void> {
+  await withinSubscriptionCap(db, tenantId, `a tenant may have ${MAX_ACTIVE_SUBSCRIPTIONS} active subscriptions`, (tx) =>
+    tx
+      .update(webhookSubscriptions)
+      .set({ ...changes, status: "active", disabledReason: null, disabledAt: null })
+      .where(eq(webhookSubscriptions.id, id)),
+  );
+}
+
+/** Replaces the subscription's signing secret with `sealed` (secrets.ts; `last4`: its last four
+ * characters). The secret it replaces keeps signing until `previousExpiresAt`; null: replaced at once. One
+ * statement, so two rotations at once leave the later one's secret current and the earlier one's as the
+ * previous. */
+export async function rotateSubscriptionSecret(
+  db: Db,
+  id: string,
+  sealed: string,
+  last4: string,
+  previousExpiresAt: Date | null,
+): Promise<void> {
+  const keep = previousExpiresAt !== null;
+  await db
+    .update(webhookSubscriptions)
+    .set({
+      secretCiphertext: sealed,
+      secretLast4: last4,
+      previousSecretCiphertext: keep ? sql`${webhookSubscriptions.secretCiphertext}` : null,
+      previousSecretLast4: keep ? sql`${webhookSubscriptions.secretLast4}` : null,
+      previousSecretExpiresAt: previousExpiresAt,
+      updatedAt: new Date(),
+    })
+    .where(eq(webhookSubscriptions.id, id));
 }
 
 /** The tenant's subscriptions, newest first. */

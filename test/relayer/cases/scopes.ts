@@ -112,6 +112,7 @@ const TABLE = new Map<string, Rule>([
   ["PATCH /webhooks/subscriptions/{id}", { access: "portal", ok: 404, body: { description: "scopes" } }],
   ["DELETE /webhooks/subscriptions/{id}", { access: "portal", ok: 404 }],
   ["POST /webhooks/subscriptions/{id}/test", { access: "portal", ok: 404 }],
+  ["POST /webhooks/subscriptions/{id}/rotate-secret", { access: "portal", ok: 404 }],
   ["GET /webhooks/subscriptions/{id}/deliveries", { access: "portal", ok: 404 }],
   ["GET /webhooks/deliveries/{id}", { access: "portal", ok: 404 }],
   ["POST /webhooks/deliveries/{id}/redeliver", { access: "portal", ok: 404 }],

@@ -1,11 +1,14 @@
 // Tenants (developer accounts), their portal users and their API keys; the users' portal sessions and the
 // per-account throttling of sign-ins.
-import { index, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { boolean, index, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 
 export const tenants = pgTable("tenants", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
+  /** Power a paid device on at payment.succeeded (0 confirmations: a reorganisation can undo the payment
+   * after the session started) rather than at payment.confirmed. Null: POWER_ON_AT_ZERO_CONFIRMATIONS. */
+  powerOnAtZeroConfirmations: boolean("power_on_at_zero_confirmations"),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 

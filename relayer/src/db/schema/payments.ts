@@ -29,6 +29,9 @@ export const devices = pgTable(
     /** pending: its creation is queued or sent; created: on-chain; failed: the creation failed (retried on
      * the next request). Null: not requested yet. */
     splitStatus: text("split_status", { enum: splitStatuses }),
+    /** When the payout parties were last changed (null: never since they were first set): the cash rail
+     * refuses the device's orders until PAYOUT_CHANGE_DELAY_SECONDS after it. */
+    payoutChangedAt: timestamp("payout_changed_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -189,6 +192,26 @@ export const jobs = pgTable(
     index("jobs_due_idx")
       .on(t.runAt)
       .where(sql`done_at is null`),
+  ],
+);
+
+/** Cash confirmations the cash rail accepted (POST /v1/orders/{id}/cash): one per order, with the agent key
+ * that confirmed it, counted against the daily cash limits (payments/cash-limits.ts). Never shown in a
+ * public view. */
+export const cashConfirmations = pgTable(
+  "cash_confirmations",
+  {
+    orderId: text("order_id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    keyId: text("key_id").notNull(),
+    amountUsdMicros: bigint("amount_usd_micros", { mode: "number" }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    foreignKeyTo("cash_confirmations", t.orderId, orders.id),
+    foreignKeyTo("cash_confirmations", t.tenantId, tenants.id),
+    index("cash_confirmations_tenant_idx").on(t.tenantId, t.createdAt),
+    index("cash_confirmations_key_idx").on(t.keyId, t.createdAt),
   ],
 );
 

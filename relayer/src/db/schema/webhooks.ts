@@ -25,6 +25,11 @@ export const webhookSubscriptions = pgTable(
     secretCiphertext: text("secret_ciphertext").notNull(),
     /** The secret's last four characters, to tell secrets apart. */
     secretLast4: text("secret_last4").notNull(),
+    /** After a rotation (POST .../rotate-secret): the secret it replaced, encrypted like the current one,
+     * which still signs deliveries until `previous_secret_expires_at`; null when there is none. */
+    previousSecretCiphertext: text("previous_secret_ciphertext"),
+    previousSecretLast4: text("previous_secret_last4"),
+    previousSecretExpiresAt: timestamp("previous_secret_expires_at", { withTimezone: true }),
     status: text("status", { enum: webhookSubscriptionStatuses }).notNull().default("active"),
     /** Why it was disabled: by a user, or because the endpoint answered 410 Gone. */
     disabledReason: text("disabled_reason"),
@@ -74,6 +79,10 @@ export const webhookDeliveries = pgTable(
     unique("webhook_deliveries_event_subscription_uq").on(t.eventId, t.subscriptionId),
     index("webhook_deliveries_due_idx")
       .on(t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
+    // The dispatcher's fair claim: the tenants with due deliveries (a skip scan), then each one's oldest.
+    index("webhook_deliveries_tenant_due_idx")
+      .on(t.tenantId, t.nextAttemptAt)
       .where(sql`status = 'pending'`),
     index("webhook_deliveries_subscription_idx").on(t.subscriptionId, t.createdAt),
   ],

@@ -158,7 +158,9 @@ ${
         id: "new-secret",
         title: "Signing secret",
         value: opts.secret,
-        text: html`Copy it now: it is shown only this once. Verify every delivery with it (see <code>sdk/webhooks.ts</code> <code>verifyWebhook</code>).`,
+        text: s.previousSecretHint
+          ? html`Copy it now: it is shown only this once. Until ${when(s.previousSecretExpiresAt)} deliveries are signed with it and with the previous secret (<code>x-service-signature</code> with the previous one only): switch your endpoint to it before then.`
+          : html`Copy it now: it is shown only this once. Verify every delivery with it (see <code>sdk/webhooks.ts</code> <code>verifyWebhook</code>).`,
       })
     : ""
 }
@@ -167,7 +169,9 @@ ${
     <h2>Endpoint</h2>
     <dl class="facts">
       <dt>Id</dt><dd class="mono">${s.id}</dd>
-      <dt>Signing secret</dt><dd class="mono">${s.secretHint}</dd>
+      <dt>Signing secret</dt><dd><span class="mono">${s.secretHint}</span>
+        <form method="post" action="/portal/webhooks/${s.id}/rotate-secret" class="inline" data-confirm="Issue a new signing secret? The current one keeps signing deliveries (beside the new one) until the grace period ends.">${csrfField(opts.csrf)}<button class="btn btn-sm" type="submit" id="rotate-secret">Rotate</button></form>
+        ${s.previousSecretHint ? html`<br><span class="dim">Previous secret <span class="mono">${s.previousSecretHint}</span> also signs until ${when(s.previousSecretExpiresAt)}</span>` : ""}</dd>
       <dt>Events</dt><dd>${eventChips(s.eventTypes)}</dd>
       <dt>Created</dt><dd>${when(s.createdAt)}</dd>
       <dt>Deliveries</dt><dd><span class="stat-ok">✓ ${s.deliveries.succeeded} succeeded</span> · <span class="stat-bad">✗ ${s.deliveries.failed} failed</span> · <span class="stat-wait">⋯ ${s.deliveries.pending} pending</span></dd>

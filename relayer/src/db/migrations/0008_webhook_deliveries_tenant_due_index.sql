@@ -1,0 +1,1 @@
+CREATE INDEX "webhook_deliveries_tenant_due_idx" ON "webhook_deliveries" USING btree ("tenant_id","next_attempt_at") WHERE status = 'pending';
