@@ -26,8 +26,8 @@ export async function abisSource(): Promise<{ text: string; sources: string[] }>
 if (import.meta.main) {
   const { text, sources } = await abisSource();
   await mkdir(path.dirname(abisFile), { recursive: true });
-  // Written only when it changes: what is built from it (the relayer's bundle, lib/relayer-bundle.ts) is
-  // rebuilt when its modification time moves.
+  // Written only when it changes: tools that rebuild what depends on it (the type check, the compile cache)
+  // follow its modification time.
   const current = await readFile(abisFile, "utf8").catch(() => undefined);
   if (current !== text) await writeFile(abisFile, text);
   console.log(`generated ${path.relative(root, abisFile)}: ${sources.join(", ")}${current === text ? " (unchanged)" : ""}`);
