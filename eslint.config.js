@@ -27,6 +27,45 @@ export const ruleSettings = [
       "element exists to leave that key out, and is unused by design. Every other unused name is still an error.",
   },
   {
+    files: ["**/*.ts", "**/*.js"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "node:module",
+              importNames: ["register", "registerHooks"],
+              message: "No process-wide module hooks: they change how every dependency loads.",
+            },
+          ],
+          patterns: [
+            {
+              regex: "^(@[^/]+/)?[^./@][^/]*/(.+/)?(dist|internal)(/|$)",
+              message: "Another package's private files: import what its package.json exports (its documented entry points).",
+            },
+          ],
+        },
+      ],
+      "no-restricted-properties": [
+        "error",
+        { property: "setFlagsFromString", message: "No V8 flags changed at run time: pass them on the command line." },
+        { property: "registerHooks", message: "No process-wide module hooks: they change how every dependency loads." },
+      ],
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "AssignmentExpression > MemberExpression.left[object.type='MemberExpression'][object.property.name='prototype']",
+          message: "No assignment to a prototype's member: a dependency's behaviour is changed through its documented options only.",
+        },
+      ],
+    },
+    reason:
+      "Dependencies through their documented interfaces only: no import of another package's private files " +
+      "(`dist/`, `internal/`), no module resolution hooks, no V8 flags set at run time, no patched prototypes. " +
+      "Each of these breaks silently at the dependency's next release.",
+  },
+  {
     files: ["test/support/unchecked-json.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
     reason:

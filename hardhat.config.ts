@@ -1,5 +1,4 @@
 import { createRequire } from "node:module";
-import path from "node:path";
 import hardhatToolboxViem from "@nomicfoundation/hardhat-toolbox-viem";
 import { configVariable, defineConfig } from "hardhat/config";
 import parallelBuild from "./lib/hardhat-parallel-build.ts";
@@ -7,11 +6,11 @@ import parallelBuild from "./lib/hardhat-parallel-build.ts";
 const require = createRequire(import.meta.url);
 const solcVersion: string = require("solc/package.json").version;
 
-// The compiler comes from the npm package `solc` so that builds never download anything (lib/soljson.ts
-// loads it with V8's baseline WebAssembly compiler only: it says why).
+// The compiler comes from the npm package `solc` (its soljson.js, WebAssembly) so that builds never download
+// anything: a compiler given by `path` is loaded as a solc-js module and never fetched.
 const compiler = {
   version: solcVersion,
-  path: path.join(import.meta.dirname, "lib", "soljson.ts"),
+  path: require.resolve("solc/soljson.js"),
   settings: {
     evmVersion: "cancun",
     optimizer: { enabled: true, runs: 10_000 },

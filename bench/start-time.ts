@@ -22,7 +22,6 @@ import path from "node:path";
 import { repoRoot } from "../ignition/deployment-records.ts";
 import { startChain } from "../lib/chain.ts";
 import { freePort } from "../lib/processes.ts";
-import { relayerBundleDir } from "../lib/relayer-bundle.ts";
 import {
   type Headline,
   type Target,
@@ -162,7 +161,6 @@ for (let run = 1; run <= runs; run++) {
   const forget = onInterrupt(async () => {
     if (running) await stop(running);
     await chain?.service.stop();
-    await rm(relayerBundleDir(dir), { recursive: true, force: true });
     await rm(dir, { recursive: true, force: true });
   });
   try {
@@ -180,7 +178,6 @@ for (let run = 1; run <= runs; run++) {
     }
   } finally {
     await chain?.service.stop();
-    await rm(relayerBundleDir(dir), { recursive: true, force: true });
     await rm(dir, { recursive: true, force: true });
     forget();
   }

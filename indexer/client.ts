@@ -29,9 +29,9 @@
 // read: it calls back whenever the newest paid order changes.
 //
 // Splits. One split per asset (a factory split, `Split.assetKey` set) or hand-deployed ones (any device's
-// payments). `splitsByAddresses`, `settlementsBySplit`, and a participant's earnings restricted to a set of
-// splits (`participantEarningsInSplits` per split, `participantSettlements` per settlement, each with its split
-// and asset) let a reader show a tenant its own splits only. The settlement lists are pages for display,
+// payments). A participant's earnings restricted to a set of splits (`participantEarningsInSplits` per split,
+// `participantSettlements` per settlement, each with its split and asset) let a reader show a tenant its own
+// splits only. Every list is one `tableRows` read (or a join of its own through `read`). The settlement lists are pages for display,
 // newest first by settlement id (Ponder's event id, chain order): pass the last id read as `before` for the
 // next page. (They are not a stream: a reorg between two pages is not reported. Follow payments with
 // `paidOrdersAfter`.) Lists of splits are queried in chunks, so any number may be passed.
@@ -60,6 +60,11 @@ export type TokenStats = typeof schema.tokenStats.$inferSelect;
 export type DeviceStats = typeof schema.deviceStats.$inferSelect;
 export type DailyStats = typeof schema.dailyStats.$inferSelect;
 export type NetworkStats = typeof schema.networkStats.$inferSelect;
+
+/** A table of the indexer (ponder.schema.ts). */
+type IndexedTable = {
+  [K in keyof typeof schema]: (typeof schema)[K] extends { $inferSelect: object; _: { name: string } } ? (typeof schema)[K] : never;
+}[keyof typeof schema];
 
 /** The cursor before the first order. */
 export const START_CURSOR = "";
@@ -206,6 +211,25 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     return rows;
   }
 
+  /** The rows of `table` matching `where`, in `orderBy` order, at most `limit`: the read every list here makes
+   * (through `read`, the checkpoint joined). */
+  async function tableRows<T extends IndexedTable>(
+    table: T,
+    opts: { where?: SQL; orderBy?: SQL[]; limit?: number } = {},
+  ): Promise<Array<T["$inferSelect"]>> {
+    const rows = await read((onCheckpoint) => {
+      const query = db
+        // One table type stands for any: the rows' type is T's, restored below.
+        .select({ row: table as unknown as typeof schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
+        .from(table as unknown as typeof schema.orders)
+        .leftJoin(ponderCheckpoint, onCheckpoint)
+        .where(opts.where)
+        .orderBy(...(opts.orderBy ?? []));
+      return opts.limit === undefined ? query : query.limit(opts.limit);
+    });
+    return rowsOf(rows) as unknown as Array<T["$inferSelect"]>;
+  }
+
   /** The latest indexed checkpoint (all rows up to it are visible), or undefined before the first one. */
   async function latestCheckpoint(): Promise<string | undefined> {
     const query: IndexerRead<{ indexed: string }> = (onCheckpoint) =>
@@ -220,32 +244,20 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
   }
 
   async function ordersAfter(checkpoint: string | undefined, limit: number): Promise<PaidOrder[]> {
-    return rowsOf(
-      await read((onCheckpoint) =>
-        db
-          .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.orders)
-          .leftJoin(ponderCheckpoint, onCheckpoint)
-          .where(checkpoint === undefined ? undefined : gt(schema.orders.cursor, checkpoint))
-          .orderBy(asc(schema.orders.cursor))
-          .limit(limit),
-      ),
-    );
+    return tableRows(schema.orders, {
+      where: checkpoint === undefined ? undefined : gt(schema.orders.cursor, checkpoint),
+      orderBy: [asc(schema.orders.cursor)],
+      limit,
+    });
   }
 
   /** Orders from the cursor's own order (included if still indexed) on. */
   async function ordersFrom(checkpoint: string, limit: number): Promise<PaidOrder[]> {
-    return rowsOf(
-      await read((onCheckpoint) =>
-        db
-          .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
-          .from(schema.orders)
-          .leftJoin(ponderCheckpoint, onCheckpoint)
-          .where(gte(schema.orders.cursor, checkpoint))
-          .orderBy(asc(schema.orders.cursor))
-          .limit(limit + 1),
-      ),
-    );
+    return tableRows(schema.orders, {
+      where: gte(schema.orders.cursor, checkpoint),
+      orderBy: [asc(schema.orders.cursor)],
+      limit: limit + 1,
+    });
   }
 
   function page(orders: PaidOrder[], cursor: OrderCursor, reorg: OrdersPage["reorg"] = null): OrdersPage {
@@ -294,6 +306,8 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     /** Runs a read of the caller's own (see `IndexerRead`) as this client's reads run: never older than what
      * this client has seen indexed. */
     read,
+
+    tableRows,
 
     /** The paid orders after `cursor` (START_CURSOR for the first), in chain order, at most `limit`. Call it in
      * a loop with the returned cursor; store the cursor to resume after a restart. */
@@ -395,91 +409,38 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
 
     /** The paid orders among `orderIds` (absent ids are not paid or not indexed yet). */
     async ordersByIds(orderIds: readonly bigint[]): Promise<PaidOrder[]> {
-      const rows = await inChunks(orderIds, async (ids) =>
-        rowsOf(
-          await read((onCheckpoint) =>
-            db
-              .select({ row: schema.orders, indexed: ponderCheckpoint.latestCheckpoint })
-              .from(schema.orders)
-              .leftJoin(ponderCheckpoint, onCheckpoint)
-              .where(inArray(schema.orders.orderId, ids)),
-          ),
-        ),
-      );
+      const rows = await inChunks(orderIds, (ids) => tableRows(schema.orders, { where: inArray(schema.orders.orderId, ids) }));
       return rows.sort((a, b) => (a.cursor < b.cursor ? -1 : 1));
     },
 
     /** The first settlement with reference `ref` (bytes32), or null. A router payment's reference is its
      * order id (see `orderRef`), which pays once; a batch depositor may reuse a reference. */
     async settlementByRef(ref: Hex): Promise<Settlement | null> {
-      const [row] = rowsOf(
-        await read((onCheckpoint) =>
-          db
-            .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.settlements)
-            .leftJoin(ponderCheckpoint, onCheckpoint)
-            .where(eq(schema.settlements.ref, ref.toLowerCase() as Hex))
-            .orderBy(asc(schema.settlements.id))
-            .limit(1),
-        ),
-      );
+      const [row] = await tableRows(schema.settlements, {
+        where: eq(schema.settlements.ref, ref.toLowerCase() as Hex),
+        orderBy: [asc(schema.settlements.id)],
+        limit: 1,
+      });
       return row ?? null;
     },
 
     /** The settlement of each paid order among `orderIds`. */
     async settlementsByOrderIds(orderIds: readonly bigint[]): Promise<Settlement[]> {
-      const rows = await inChunks(orderIds, async (ids) =>
-        rowsOf(
-          await read((onCheckpoint) =>
-            db
-              .select({ row: schema.settlements, indexed: ponderCheckpoint.latestCheckpoint })
-              .from(schema.settlements)
-              .leftJoin(ponderCheckpoint, onCheckpoint)
-              .where(inArray(schema.settlements.orderId, ids)),
-          ),
-        ),
-      );
+      const rows = await inChunks(orderIds, (ids) => tableRows(schema.settlements, { where: inArray(schema.settlements.orderId, ids) }));
       return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
     },
 
     /** What `recipient` earned, per token: credited, withdrawn and claimable, in base units (empty if
      * nothing was ever credited to it). */
     async participantEarnings(recipient: Hex): Promise<Participant[]> {
-      return rowsOf(
-        await read((onCheckpoint) =>
-          db
-            .select({ row: schema.participants, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.participants)
-            .leftJoin(ponderCheckpoint, onCheckpoint)
-            .where(eq(schema.participants.recipient, recipient.toLowerCase() as Hex))
-            .orderBy(asc(schema.participants.token)),
-        ),
-      );
+      return tableRows(schema.participants, {
+        where: eq(schema.participants.recipient, recipient.toLowerCase() as Hex),
+        orderBy: [asc(schema.participants.token)],
+      });
     },
 
-    /** The indexed splits among `addresses` (absent: not a split, or not indexed yet), by address. */
-    async splitsByAddresses(addresses: readonly Hex[]): Promise<Split[]> {
-      const rows = await inChunks(addresses.map(checkAddress), async (chunk) =>
-        rowsOf(
-          await read((onCheckpoint) =>
-            db
-              .select({ row: schema.splits, indexed: ponderCheckpoint.latestCheckpoint })
-              .from(schema.splits)
-              .leftJoin(ponderCheckpoint, onCheckpoint)
-              .where(inArray(schema.splits.address, chunk)),
-          ),
-        ),
-      );
-      return rows.sort((a, b) => (a.address < b.address ? -1 : 1));
-    },
-
-    /** The settlements of `split`, newest first (see SettlementPageOptions), each with its asset. */
-    async settlementsBySplit(split: Hex, page: SettlementPageOptions = {}): Promise<SplitSettlement[]> {
-      const { before, limit } = checkPage(page);
-      const conditions = [eq(schema.settlements.split, checkAddress(split))];
-      if (before !== undefined) conditions.push(lt(schema.settlements.id, before));
-      return settlementsWithAsset(and(...conditions)!, limit);
-    },
+    /** Settlements matching `where`, newest first, each with its asset (see SplitSettlement). */
+    settlementsWithAsset,
 
     /** What `recipient` earned in each of `splits` (those where it was ever credited or withdrew), by split:
      * credited, withdrawn and claimable (the split's `claimable(recipient)`) in the split's token, per leg too,
@@ -529,20 +490,8 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
      * in base units. All zero before the first payment. */
     async networkStats(): Promise<NetworkStats & { tokens: TokenStats[] }> {
       const [[row], tokens] = await Promise.all([
-        read((onCheckpoint) =>
-          db
-            .select({ row: schema.networkStats, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.networkStats)
-            .leftJoin(ponderCheckpoint, onCheckpoint)
-            .limit(1),
-        ).then(rowsOf),
-        read((onCheckpoint) =>
-          db
-            .select({ row: schema.tokenStats, indexed: ponderCheckpoint.latestCheckpoint })
-            .from(schema.tokenStats)
-            .leftJoin(ponderCheckpoint, onCheckpoint)
-            .orderBy(asc(schema.tokenStats.token)),
-        ).then(rowsOf),
+        tableRows(schema.networkStats, { limit: 1 }),
+        tableRows(schema.tokenStats, { orderBy: [asc(schema.tokenStats.token)] }),
       ]);
       const zero = emptyNetworkStats(0);
       return { ...(row ?? zero), tokens };

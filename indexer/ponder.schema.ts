@@ -7,10 +7,11 @@
 // `@ponder/client`, and PostgreSQL readers find the same tables (snake_case names and columns) in the
 // views schema.
 import { index, onchainTable, primaryKey, relations } from "ponder";
+import { paymentRouterRailValues } from "../generated/abis.ts";
 
-/** How an order was paid: PaymentRouter.Rail, by name, in the enum's order. */
-export type Rail = "permit" | "approval" | "cash" | "authorization";
-export const RAILS: readonly Rail[] = ["permit", "approval", "cash", "authorization"];
+/** How an order was paid: PaymentRouter.Rail, by name, in the enum's order (generated from the contract). */
+export const RAILS = paymentRouterRailValues;
+export type Rail = (typeof RAILS)[number];
 
 /** One row per paid order (PaymentRouter.OrderPaid). */
 export const orders = onchainTable(

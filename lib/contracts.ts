@@ -5,9 +5,10 @@ import path from "node:path";
 import { repoRoot } from "../ignition/deployment-records.ts";
 import { abisFile, abisSource } from "../scripts/generate-abis.ts";
 import { withHardhatLock } from "./hardhat-lock.ts";
+import { packageBin } from "./package-bin.ts";
 import { startService } from "./processes.ts";
 
-export const hardhatCli = path.join(repoRoot, "node_modules", "hardhat", "dist", "src", "cli.js");
+export const hardhatCli = packageBin("hardhat");
 export const hardhatEnv = { HARDHAT_DISABLE_TELEMETRY: "true" };
 const generateAbisScript = path.join(repoRoot, "scripts", "generate-abis.ts");
 
@@ -25,8 +26,8 @@ export function compileContracts(opts: { logFile?: string } = {}): Promise<void>
 }
 
 /** Whether generated/abis.ts (or `file`) holds what scripts/generate-abis.ts generates from the artifacts as they are. By
- * content, not by modification times: the script leaves the file alone when its text is the same (the relayer's
- * bundle is rebuilt when it moves), so after a build that rewrote the artifacts with the same ABIs (a changed
+ * content, not by modification times: the script leaves the file alone when its text is the same (a
+ * rebuild of what depends on it follows its modification time), so after a build that rewrote the artifacts with the same ABIs (a changed
  * comment, another compiler setting) the file stays older than the artifacts and still up to date. */
 export async function abisUpToDate(file = abisFile): Promise<boolean> {
   try {

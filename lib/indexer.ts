@@ -1,22 +1,17 @@
 // The indexer as a child process: `ponder start` on the indexer/ app, bound to 127.0.0.1, for the local
 // stack, the tests and the benchmarks; and how any Ponder process of the app is run (ponderNodeArgs,
 // PONDER_ENV, PONDER_STOP_SIGNAL), shared with `npm run indexer` (scripts/indexer.ts).
-import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { LOCAL_CHAIN_IDS } from "../indexer/env.ts";
 import { loadDeploymentRecord, repoRoot } from "../ignition/deployment-records.ts";
 import { type PgliteBuild, createPgliteDirectory, createPgliteTemplate, pgliteOf } from "./pglite.ts";
-import { type Service, freePort, processAlive, startService, waitUntil } from "./processes.ts";
+import { packageBin } from "./package-bin.ts";
+import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
 const ponderPackage = path.join(repoRoot, "node_modules", "ponder");
-const ponderCli = path.join(ponderPackage, "dist", "esm", "bin", "ponder.js");
+const ponderCli = packageBin("ponder");
 export const indexerRoot = path.join(repoRoot, "indexer");
-const eventLoopSampling = pathToFileURL(path.join(indexerRoot, "event-loop-sampling.ts")).href;
-const viteNodeExternals = pathToFileURL(path.join(indexerRoot, "vite-node-externals.ts")).href;
-const esbuildNoPing = pathToFileURL(path.join(indexerRoot, "esbuild-no-ping.ts")).href;
 
 /** Where the indexer keeps its tables. PGlite is embedded (a directory, no server); with PostgreSQL each
  * deployment gets its own schema, and `viewsSchema` (optional) is the stable schema of views readers use. */
@@ -95,123 +90,10 @@ export async function createIndexerDatabaseTemplate(templates: string): Promise<
   return createPgliteTemplate(indexerPglite(), templates);
 }
 
-/** The modules Ponder's sync-store migrations run with, as Ponder's own imports resolve them (ES module URLs):
- * its Kysely (the dialects' classes come from it), its PGlite dialect, its migration list and its logger. */
-function ponderSyncMigrationModules() {
-  const ponder = (file: string) => pathToFileURL(path.join(ponderPackage, "dist", "esm", file)).href;
-  const kyselyDir = createRequire(path.join(ponderPackage, "package.json"))
-    .resolve.paths("kysely")
-    ?.map((dir) => path.join(dir, "kysely"))
-    .find((dir) => existsSync(path.join(dir, "package.json")));
-  if (!kyselyDir) throw new Error("Ponder's dependency kysely is not installed");
-  const kyselyExports = (JSON.parse(readFileSync(path.join(kyselyDir, "package.json"), "utf8")) as { exports: { ".": { import: string } } })
-    .exports;
-  return {
-    kysely: pathToFileURL(path.join(kyselyDir, kyselyExports["."].import)).href,
-    pgliteDialect: ponder("utils/pglite.js"),
-    migrations: ponder("sync-store/migrations.js"),
-    logger: ponder("internal/logger.js"),
-  };
-}
-
-/** Ponder's version (its package.json). */
-function ponderVersion(): string {
-  return (JSON.parse(readFileSync(path.join(ponderPackage, "package.json"), "utf8")) as { version: string }).version;
-}
-
-/** The indexer's PGlite (Ponder's own build), its template holding Ponder's sync store already migrated: the
- * schema `ponder_sync` where Ponder keeps the RPC data it fetched, made by some thirty migrations that every
- * `ponder start` on a new database runs first (`migrateSync`), about 1.7 CPU s of a start on PGlite. They run
- * here once, as Ponder runs them: its own migration list, PGlite dialect and Kysely, with the same schema and
- * migration table, so Ponder finds them applied on each copy. (A Ponder with more migrations runs only those.) */
+/** The indexer's PGlite (Ponder's own build, which may differ from the relayer's): its templates are plain
+ * databases, `ponder-<PGlite's version>`; Ponder migrates its sync store on each new one at its first start. */
 function indexerPglite(): PgliteBuild {
-  const modules = ponderSyncMigrationModules();
-  return {
-    module: pgliteOf(path.join(ponderPackage, "package.json")),
-    family: "ponder",
-    prepare: {
-      version: `${ponderVersion()}-sync`,
-      args: [modules.kysely, modules.pgliteDialect, modules.migrations, modules.logger],
-      source: `
-const [kyselyUrl, dialectUrl, migrationsUrl, loggerUrl] = args;
-const { Kysely, Migrator, WithSchemaPlugin } = await import(kyselyUrl);
-const { createPgliteKyselyDialect } = await import(dialectUrl);
-const { buildMigrationProvider } = await import(migrationsUrl);
-const { createNoopLogger } = await import(loggerUrl);
-const kysely = new Kysely({ dialect: createPgliteKyselyDialect(db), plugins: [new WithSchemaPlugin("ponder_sync")] });
-const migrator = new Migrator({ db: kysely, provider: buildMigrationProvider(createNoopLogger()), migrationTableSchema: "ponder_sync" });
-const { error } = await migrator.migrateToLatest();
-if (error) throw error;
-`,
-    },
-  };
-}
-
-/** The name of the PostgreSQL template database createIndexerPostgresTemplate makes beside the database of
- * `serverUrl`: `<database>_template_ponder_<Ponder's version>_sync`. */
-export function indexerPostgresTemplateName(serverUrl: string): string {
-  const database = new URL(serverUrl).pathname.slice(1) || "postgres";
-  return `${database}_template_ponder_${ponderVersion().replace(/[^A-Za-z0-9]+/g, "_")}_sync`;
-}
-
-/** Makes, on the server of `serverUrl` unless it exists, a database holding Ponder's sync store already
- * migrated (indexerPostgresTemplateName), for databases made with `CREATE DATABASE ... TEMPLATE` it: an indexer's
- * first start on a new PostgreSQL database runs Ponder's sync-store migrations first, about 1.1 CPU s of Ponder's,
- * 0.5 of the server's and 2 s (measured on a 2-core host), which a database copied from this template skips
- * (Ponder finds them applied, as on its next start). Made under a temporary name and renamed once migrated, so a
- * template that exists is whole. Migrated as the PGlite template (indexerPglite): Ponder's own Kysely, migration
- * list and table, with its PostgreSQL dialect. Templates of other Ponder versions are dropped. */
-export async function createIndexerPostgresTemplate(serverUrl: string): Promise<string> {
-  const name = indexerPostgresTemplateName(serverUrl);
-  const stalePrefix = name.slice(0, name.indexOf("_template_ponder_") + "_template_ponder_".length);
-  const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    const { rows } = await admin.query<{ datname: string }>("select datname from pg_database where starts_with(datname, $1)", [
-      stalePrefix,
-    ]);
-    if (rows.some((row) => row.datname === name)) return name;
-    // Other versions' templates, and half-made ones whose process is gone (another run may be making one now).
-    for (const { datname } of rows) {
-      const builder = /_building_(\d+)$/.exec(datname);
-      if (builder && processAlive(Number(builder[1]))) continue;
-      await admin.query(`DROP DATABASE IF EXISTS ${quote(datname)} WITH (FORCE)`);
-    }
-    const building = `${stalePrefix}building_${process.pid}`;
-    await admin.query(`CREATE DATABASE ${quote(building)}`);
-    const url = new URL(serverUrl);
-    url.pathname = `/${building}`;
-    const modules = ponderSyncMigrationModules();
-    const { Kysely, Migrator, PostgresDialect, WithSchemaPlugin } = await import(modules.kysely);
-    const { buildMigrationProvider } = await import(modules.migrations);
-    const { createNoopLogger } = await import(modules.logger);
-    const kysely = new Kysely({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 1 }) }),
-      plugins: [new WithSchemaPlugin("ponder_sync")],
-    });
-    try {
-      const migrator = new Migrator({
-        db: kysely,
-        provider: buildMigrationProvider(createNoopLogger()),
-        migrationTableSchema: "ponder_sync",
-      });
-      const { error } = await migrator.migrateToLatest();
-      if (error) throw error;
-    } finally {
-      await kysely.destroy();
-    }
-    try {
-      await admin.query(`ALTER DATABASE ${quote(building)} RENAME TO ${quote(name)}`);
-    } catch (error) {
-      // Another run made it meanwhile (42P04: duplicate database): theirs serves.
-      if ((error as { code?: string }).code !== "42P04") throw error;
-      await admin.query(`DROP DATABASE IF EXISTS ${quote(building)} WITH (FORCE)`);
-    }
-    return name;
-  } finally {
-    await admin.end();
-  }
+  return { module: pgliteOf(path.join(ponderPackage, "package.json")), family: "ponder" };
 }
 
 /** Ponder's backfill stops 30 blocks below the chain head (what it takes for final on a chain it does not
@@ -309,22 +191,7 @@ export type PonderCommand = {
  * (indexerRoot) as its working directory and PONDER_ENV in its environment. Shared by runPonder and
  * `npm run indexer` (scripts/indexer.ts). */
 export function ponderNodeArgs(c: PonderCommand): string[] {
-  // event-loop-sampling.ts: Ponder's metrics would otherwise wake the process every millisecond;
-  // esbuild-no-ping.ts: Vite's esbuild service would otherwise wake it every second;
-  // vite-node-externals.ts: vite-node would otherwise run some 420 of the installed packages' files (Ponder's own
-  // among them) through Vite's transforms at every start, about 2.3 CPU s.
-  const args = [
-    "--import",
-    eventLoopSampling,
-    "--import",
-    esbuildNoPing,
-    "--import",
-    viteNodeExternals,
-    ponderCli,
-    c.command,
-    "--schema",
-    c.schema,
-  ];
+  const args = [ponderCli, c.command, "--schema", c.schema];
   if (c.viewsSchema) args.push("--views-schema", c.viewsSchema);
   args.push("--port", String(c.port), "--hostname", c.hostname);
   if (c.logLevel) args.push("--log-level", c.logLevel);

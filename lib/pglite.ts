@@ -60,8 +60,7 @@ export async function createPgliteTemplate(build: PgliteBuild, templates: string
     "pglite",
     process.execPath,
     // V8's baseline WebAssembly compiler only (Liftoff): the optimised code (TurboFan) would come too late
-    // for a process of a few seconds; 3.0 CPU s instead of 4.7 for PGlite 0.5 (lib/soljson.ts: the same
-    // for the Solidity compiler).
+    // for a process of a few seconds; 3.0 CPU s instead of 4.7 for PGlite 0.5.
     [
       "--liftoff-only",
       "--input-type=module",

@@ -5,7 +5,6 @@ import { closeSync, createWriteStream, mkdirSync, openSync, statSync, utimesSync
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export type Service = {
@@ -49,21 +48,9 @@ const running = new Set<Service>();
  * child itself passes them as well, as `npm start`'s suite does). */
 export const INHERITED_V8_FLAGS = process.execArgv.filter((arg) => arg === "--liftoff-only");
 
-/** Node's arguments that load lib/package-imports-hook.ts, which resolves the relative imports inside installed
- * packages without re-reading their package.json each time (it says why): every Node child a service start
- * makes gets them (Ponder, Hardhat's node, build and deployments load thousands of package modules). */
-export const PACKAGE_IMPORTS_HOOK = ["--import", pathToFileURL(path.join(import.meta.dirname, "package-imports-hook.ts")).href] as const;
-
-/** Starts `command args` as a named service (a Node child with the V8 flags above that this process has, and
- * PACKAGE_IMPORTS_HOOK). */
+/** Starts `command args` as a named service (a Node child with the V8 flags above that this process has). */
 export function startService(name: string, command: string, args: string[], opts: StartOptions = {}): Service {
-  const inherited =
-    command === process.execPath
-      ? [
-          ...(args.includes(PACKAGE_IMPORTS_HOOK[1]) ? [] : PACKAGE_IMPORTS_HOOK),
-          ...INHERITED_V8_FLAGS.filter((flag) => !args.includes(flag)),
-        ]
-      : [];
+  const inherited = command === process.execPath ? INHERITED_V8_FLAGS.filter((flag) => !args.includes(flag)) : [];
   const child = spawn(command, [...inherited, ...args], {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env },

@@ -1,15 +1,17 @@
 // The relayer and the device-cloud simulator as child processes, for the local stack, the tests and the
-// benchmarks; and seeding the relayer's database. The relayer and the seed run from bundles of their sources
-// (relayer-bundle.ts), which load several times faster.
+// benchmarks; and seeding the relayer's database. The relayer runs from its sources, as `npm run relayer`
+// (production) runs it: one form everywhere.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { repoRoot } from "../ignition/deployment-records.ts";
 import { type PgliteBuild, createPgliteDirectory, createPgliteTemplate, pgliteOf } from "./pglite.ts";
-import { relayerNodeArgs } from "./relayer-bundle.ts";
 import { type Service, freePort, startService, waitUntil } from "./processes.ts";
 
 const deviceCloudMain = path.join(repoRoot, "device-cloud", "src", "main.ts");
+/** The relayer's entry points: the server (`npm run relayer`) and the seed CLI. */
+const relayerMain = path.join(repoRoot, "relayer", "src", "main.ts");
+const seedMain = path.join(repoRoot, "relayer", "src", "cli", "seed.ts");
 
 /** Where the relayer keeps its data: the embedded PGlite in a directory, or a PostgreSQL schema. */
 export type RelayerDatabase = { kind: "pglite"; directory: string } | { kind: "postgres"; url: string; schema: string };
@@ -61,7 +63,7 @@ export function relayerEnv(opts: RelayerOptions, port: number): NodeJS.ProcessEn
 /** Starts the relayer and waits until /v1/health answers. */
 export async function startRelayer(opts: RelayerOptions): Promise<{ service: Service; url: string; port: number }> {
   const port = opts.port ?? (await freePort());
-  const service = startService("relayer", process.execPath, await relayerNodeArgs("main"), {
+  const service = startService("relayer", process.execPath, [relayerMain], {
     cwd: repoRoot,
     env: relayerEnv(opts, port),
     logFile: opts.logFile,
@@ -100,7 +102,7 @@ export async function seedRelayer(opts: RelayerOptions, specs: unknown[], run: {
   const dir = await mkdtemp(path.join(tmpdir(), "payg-seed-"));
   const specFile = path.join(dir, "spec.json");
   await writeFile(specFile, JSON.stringify(specs), { mode: 0o600 });
-  const service = startService("seed", process.execPath, [...(await relayerNodeArgs("seed")), specFile], {
+  const service = startService("seed", process.execPath, [seedMain, specFile], {
     cwd: repoRoot,
     env: relayerEnv(opts, 0),
     background: run.background,

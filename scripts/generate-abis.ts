@@ -1,5 +1,6 @@
 // Writes generated/abis.ts: the ABI of every production contract (contracts/*.sol, not test doubles or
-// interfaces), typed `as const`, from Hardhat's build artifacts. Run by `npm run build`; lib/contracts.ts
+// interfaces), typed `as const`, and the member names of each enum the contract declares (an ABI has only their
+// numbers), from Hardhat's build artifacts and the compiler's output beside them (artifacts/build-info). Run by `npm run build`; lib/contracts.ts
 // compares the file with abisSource() to tell whether it is up to date.
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -19,15 +20,44 @@ export async function abisSource(): Promise<{ text: string; sources: string[] }>
     const artifact = JSON.parse(await readFile(path.join(artifactsDir, source, `${contract}.json`), "utf8"));
     const name = contract[0].toLowerCase() + contract.slice(1);
     text += `\nexport const ${name}Abi = ${JSON.stringify(artifact.abi, null, 2)} as const;\n`;
+    for (const { enumName, members } of await enumsOf(artifact)) {
+      // `enum Rail { Permit, Approval }` -> paymentRouterRailValues = ["permit", "approval"]: index = the enum's number.
+      const values = members.map((member) => member[0].toLowerCase() + member.slice(1));
+      text += `\n/** ${contract}.${enumName}'s members in declaration order: a value's index is its number on-chain. */\n`;
+      text += `export const ${name}${enumName}Values = ${JSON.stringify(values)} as const;\n`;
+    }
   }
   return { text, sources };
+}
+
+type AstNode = { nodeType?: string; name?: string; members?: Array<{ name: string }>; [key: string]: unknown };
+
+/** The enums declared in the contract of `artifact` (in its own source file), from the compiler's AST. */
+async function enumsOf(artifact: {
+  contractName: string;
+  sourceName: string;
+  inputSourceName?: string;
+  buildInfoId?: string;
+}): Promise<Array<{ enumName: string; members: string[] }>> {
+  if (!artifact.buildInfoId) return [];
+  const output = JSON.parse(await readFile(path.join(root, "artifacts", "build-info", `${artifact.buildInfoId}.output.json`), "utf8")) as {
+    output: { sources: Record<string, { ast: AstNode }> };
+  };
+  const source = output.output.sources[artifact.inputSourceName ?? artifact.sourceName];
+  if (!source) return [];
+  const contract = (source.ast.nodes as AstNode[] | undefined)?.find(
+    (node) => node.nodeType === "ContractDefinition" && node.name === artifact.contractName,
+  );
+  return ((contract?.nodes as AstNode[] | undefined) ?? [])
+    .filter((node) => node.nodeType === "EnumDefinition")
+    .map((node) => ({ enumName: node.name as string, members: (node.members ?? []).map((member) => member.name) }));
 }
 
 if (import.meta.main) {
   const { text, sources } = await abisSource();
   await mkdir(path.dirname(abisFile), { recursive: true });
-  // Written only when it changes: what is built from it (the relayer's bundle, lib/relayer-bundle.ts) is
-  // rebuilt when its modification time moves.
+  // Written only when it changes: tools that rebuild what depends on it (the type check, the compile cache)
+  // follow its modification time.
   const current = await readFile(abisFile, "utf8").catch(() => undefined);
   if (current !== text) await writeFile(abisFile, text);
   console.log(`generated ${path.relative(root, abisFile)}: ${sources.join(", ")}${current === text ? " (unchanged)" : ""}`);

@@ -1,4 +1,4 @@
-// `npm test`: builds the contracts, the generated ABIs and deployment records and the relayer's bundles,
+// `npm test`: builds the contracts, the generated ABIs and deployment records,
 // checks the services the end-to-end suites need, then runs every test of the repository with Node's test
 // runner, six files at a time, each file in a process of its own but the contract suites, which share one
 // (test/support/contract-suites-process.ts), reporting TAP (the run ends with its `# pass N` / `# fail N` summary).
@@ -25,8 +25,9 @@ import { pathToFileURL } from "node:url";
 import { run as runTests } from "node:test";
 import * as reporters from "node:test/reporters";
 import pg from "pg";
-import { createIndexerDatabaseTemplate, createIndexerPostgresTemplate } from "../lib/indexer.ts";
-import { PACKAGE_IMPORTS_HOOK, processAlive } from "../lib/processes.ts";
+import { hardhatCli } from "../lib/contracts.ts";
+import { createIndexerDatabaseTemplate } from "../lib/indexer.ts";
+import { processAlive } from "../lib/processes.ts";
 import { createRelayerDatabaseTemplate } from "../lib/relayer.ts";
 import { PGLITE_TEMPLATES } from "../test/support/pglite-templates.ts";
 import { SHARED_PROCESS_ENTRY, SHARED_PROCESS_FILES_ENV, runsInSharedProcess } from "../test/support/contract-suites.ts";
@@ -62,7 +63,7 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
 
 function run(label: string, args: string[]) {
   console.error(`# ${label}`);
-  const result = spawnSync(node, [...PACKAGE_IMPORTS_HOOK, ...args], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+  const result = spawnSync(node, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
   if (result.status !== 0) {
     console.error(`# ${label} failed (exit ${result.status})`);
     process.exit(result.status ?? 1);
@@ -78,10 +79,9 @@ const templates = wanted.includes("pglite")
   : undefined;
 templates?.catch(() => undefined);
 
-run("build the contracts", [path.join(root, "node_modules/hardhat/dist/src/cli.js"), "build", "--quiet"]);
+run("build the contracts", [hardhatCli, "build", "--quiet"]);
 run("generate the ABIs", [path.join(root, "scripts/generate-abis.ts")]);
 run("generate the deployment records", [path.join(root, "scripts/generate-deployments.ts")]);
-run("bundle the relayer", [path.join(root, "lib/relayer-bundle.ts")]);
 
 /** Each test process makes a PostgreSQL database of its own, `<test database>_p<pid>`, and drops it when it
  * exits (test/support/databases.ts); a process that was killed leaves its database behind: drop those whose
@@ -114,9 +114,6 @@ if (wanted.includes("postgres")) {
     );
     process.exit(1);
   }
-  // The template of the test files' databases (test/support/databases.ts), with Ponder's sync store migrated.
-  console.error("# make the PostgreSQL template");
-  await createIndexerPostgresTemplate(url);
 }
 
 /** The order in which the long files start (each with its seconds from its process's start to its end, and
@@ -203,7 +200,7 @@ const stream = runTests({
   files: targets.map((file) => path.resolve(root, file)),
   concurrency,
   timeout: 900_000,
-  execArgv: ["--liftoff-only", ...PACKAGE_IMPORTS_HOOK, ...timeline],
+  execArgv: ["--liftoff-only", ...timeline],
 });
 let success = false;
 stream.on("test:summary", (summary) => {

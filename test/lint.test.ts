@@ -107,3 +107,29 @@ test("a quadratic regular expression in relayer code is an error", async () => {
   });
   assert.deepEqual(linear.messages, []);
 });
+
+test("a patch of a dependency is an error anywhere: private files, module hooks, run-time V8 flags, prototypes", async () => {
+  const eslint = new ESLint({ cwd: root });
+  const cases: Array<[source: string, rule: string]> = [
+    ['import { x } from "ponder/dist/esm/bin/ponder.js";\nexport { x };\n', "no-restricted-imports"],
+    ['import { y } from "@scope/pkg/internal/logger.js";\nexport { y };\n', "no-restricted-imports"],
+    ['import { registerHooks } from "node:module";\nregisterHooks({});\n', "no-restricted-imports"],
+    ['import v8 from "node:v8";\nv8.setFlagsFromString("--liftoff-only");\n', "no-restricted-properties"],
+    ['import module from "node:module";\nmodule.registerHooks({});\n', "no-restricted-properties"],
+    ['import { Server } from "some-package/server";\nServer.prototype.listen = () => undefined;\n', "no-restricted-syntax"],
+  ];
+  for (const place of ["lib/lint-probe.ts", "indexer/lint-probe.ts", "relayer/src/lint-probe.ts", "test/lint-probe.ts"]) {
+    for (const [source, rule] of cases) {
+      const [result] = await eslint.lintText(source, { filePath: path.join(root, place) });
+      assert.ok(
+        result.messages.some((m) => m.ruleId === rule),
+        `${place}: ${JSON.stringify(source)} -> ${JSON.stringify(result.messages)}`,
+      );
+    }
+  }
+  // A package's documented entry points stay allowed.
+  const [allowed] = await eslint.lintText('import { serve } from "@hono/node-server";\nimport { z } from "zod";\nexport { serve, z };\n', {
+    filePath: path.join(root, "lib/lint-probe.ts"),
+  });
+  assert.deepEqual(allowed.messages, []);
+});

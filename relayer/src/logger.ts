@@ -1,9 +1,16 @@
-// Structured logs: one JSON object a line on stdout. Secrets are redacted here, whatever a call site passes
-// (log-redaction.ts): by field name at any depth, and by shape inside any text, the message included.
+// Structured logs through pino: one JSON object a line on stdout, `{"level","time","msg",...fields}` (the level
+// by name, the time in ISO 8601). Secrets are redacted here, whatever a call site passes (log-redaction.ts): by
+// field name at any depth, and by shape inside any text, the message included. pino's `redact` option takes fixed
+// paths; a secret can sit at any depth of a field here (a request body, an error's cause), so the redaction is
+// pino's `formatters.log` hook, which sees every line's fields before they are serialised, and the base and a
+// child logger's fields are redacted once, when the logger is made.
+//
+// The project's call sites keep one shape, `logger.info(msg, fields)` (pino's own is `(fields, msg)`): Logger
+// below is that interface over a pino logger.
+import pino from "pino";
 import { redactFields, redactText } from "./log-redaction.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
-const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export type Logger = {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -13,60 +20,41 @@ export type Logger = {
   child(fields: Record<string, unknown>): Logger;
 };
 
-const LINE_KEYS = new Set(["time", "level", "msg"]);
-
-/** `{"a":1,"b":2}` -> `,"a":1,"b":2` (`{}` -> ``). */
-const members = (json: string) => (json.length > 2 ? `,${json.slice(1, -1)}` : "");
-
-/** Whether `fields` has a key of the line's own (time, level, msg) or of the logger's base. */
-function repeatsKey(fields: Record<string, unknown>, base: Record<string, unknown>): boolean {
-  for (const key in fields) if (LINE_KEYS.has(key) || Object.hasOwn(base, key)) return true;
-  return false;
+/** A logger at `level` with `base` on every line, writing each line (without its newline) to `write`; by
+ * default to stdout, synchronously. */
+export function createLogger(level: LogLevel = "info", base: Record<string, unknown> = {}, write?: (line: string) => void): Logger {
+  const destination = write
+    ? { write: (chunk: string) => write(chunk.endsWith("\n") ? chunk.slice(0, -1) : chunk) }
+    : pino.destination({ dest: 1, sync: true });
+  const root = pino(
+    {
+      level,
+      base: redactFields(base),
+      messageKey: "msg",
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (fields) => redactFields(fields),
+      },
+    },
+    destination,
+  );
+  return wrap(root);
 }
 
-// The current time in ISO 8601, formatted once per millisecond: a busy server writes several lines in each.
-let isoMs = Number.NaN;
-let isoText = "";
-function isoNow(): string {
-  const now = Date.now();
-  if (now !== isoMs) {
-    isoMs = now;
-    isoText = new Date(now).toISOString();
-  }
-  return isoText;
-}
-
-export function createLogger(level: LogLevel = "info", base: Record<string, unknown> = {}, write = defaultWrite): Logger {
-  const min = order[level];
-  // A line is JSON.stringify({ time, level, msg, ...base, ...fields }). The base's part is serialised
-  // once per logger and each line's fields appended to it: the same text, without copying and serialising
-  // the base again on every line (the access log writes one line per request). A line whose fields repeat
-  // a key of the base (or time, level, msg) is built the general way.
-  const safeBase = redactFields(base);
-  const baseKeys = Object.keys(safeBase);
-  const baseJson = baseKeys.some((k) => LINE_KEYS.has(k)) ? undefined : members(JSON.stringify(safeBase));
-  const log = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
-    if (order[lvl] < min) return;
-    const time = isoNow();
-    const text = redactText(msg);
-    const extra = fields ? redactFields(fields) : {};
-    if (baseJson !== undefined && !repeatsKey(extra, safeBase)) {
-      write(`{"time":"${time}","level":"${lvl}","msg":${JSON.stringify(text)}${baseJson}${members(JSON.stringify(extra))}}`);
-    } else {
-      write(JSON.stringify({ time, level: lvl, msg: text, ...safeBase, ...extra }));
-    }
+function wrap(logger: pino.Logger): Logger {
+  const at = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
+    if (!logger.isLevelEnabled(level)) return;
+    if (fields) logger[level](fields, redactText(msg));
+    else logger[level](redactText(msg));
   };
   return {
-    debug: log("debug"),
-    info: log("info"),
-    warn: log("warn"),
-    error: log("error"),
-    child: (fields) => createLogger(level, { ...base, ...fields }, write),
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    child: (fields) => wrap(logger.child(redactFields(fields))),
   };
-}
-
-function defaultWrite(line: string) {
-  process.stdout.write(`${line}\n`);
 }
 
 /** A writer for a long-running process's logger: the lines of one turn of the event loop go to stdout in

@@ -2,8 +2,7 @@
 // generate, and the migrations create exactly what the schema declares (columns with their types,
 // nullability and defaults; primary keys; unique, check and foreign-key constraints; indexes with their
 // columns, uniqueness and predicates; sequences), on PGlite and PostgreSQL. They apply once, also when
-// several processes start at the same time, and a database of the former hand-written migrations is taken
-// over when it matches, refused (unchanged) when it does not.
+// several processes start at the same time.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -21,7 +20,7 @@ import {
   schemaDifferences,
   type SequenceDescription,
   type TableDescription,
-} from "../../relayer/src/db/introspect.ts";
+} from "../support/schema-introspection.ts";
 import { MIGRATIONS_TABLE, migrate } from "../../relayer/src/db/migrate.ts";
 import * as schema from "../../relayer/src/db/schema.ts";
 import { createLogger } from "../../relayer/src/logger.ts";
@@ -30,7 +29,6 @@ import { type DatabaseKind, PGLITE_TEMPLATES, pgliteDatabase, postgresDatabase, 
 
 const root = path.resolve(import.meta.dirname, "../..");
 const migrationsDir = path.join(root, "relayer/src/db/migrations");
-const legacyDir = path.join(import.meta.dirname, "fixtures/legacy-migrations");
 const logger = createLogger("error");
 const schemaExports = Object.values(schema) as unknown[];
 const tables: PgTable[] = schemaExports.filter(
@@ -132,52 +130,6 @@ for (const kind of selectedDatabaseKinds()) {
       }
     });
 
-    it("takes over a database of the former hand-written migrations that matches, and migrates it on", async () => {
-      const reference = await database.rawTransaction((tx) => describeCurrent(tx));
-
-      const old = await fresh("legacy3");
-      await legacyMigrate(old, ["0001_accounts_and_payments.sql", "0002_webhooks.sql", "0003_energy.sql"]);
-      assert.deepEqual(
-        await migrate(old),
-        ["0001_sessions", "0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail", "0005_telemetry_batch_anchors"],
-        "0000_baseline adopted, the later ones applied",
-      );
-      assert.deepEqual(await old.rawTransaction((tx) => describeCurrent(tx)), reference);
-      assert.deepEqual(await migrate(old), []);
-
-      const older = await fresh("legacy4");
-      await legacyMigrate(older, ["0001_accounts_and_payments.sql", "0002_webhooks.sql", "0003_energy.sql", "0004_sessions.sql"]);
-      assert.deepEqual(
-        await migrate(older),
-        ["0002_device_payout_parties", "0003_tx_fee_bumps", "0004_authorization_rail", "0005_telemetry_batch_anchors"],
-        "0000_baseline and 0001_sessions adopted, the later ones applied",
-      );
-      assert.deepEqual(await older.rawTransaction((tx) => describeCurrent(tx)), reference);
-      const recorded = await older.rawTransaction((tx) => tx.query<{ name: string }>(`select name from ${MIGRATIONS_TABLE}`));
-      assert.ok(["0000_baseline", "0001_sessions"].every((tag) => recorded.some((r) => r.name === tag)));
-    });
-
-    it("refuses, changing nothing, a database of the former migrations that differs or is incomplete", async () => {
-      const names = ["0001_accounts_and_payments.sql", "0002_webhooks.sql", "0003_energy.sql"];
-      const drifted = await fresh("legacydrift");
-      await legacyMigrate(drifted, names);
-      await drifted.rawTransaction((tx) => tx.exec("drop index orders_pending_expiry_idx"));
-      const before = await drifted.rawTransaction((tx) => describeCurrent(tx));
-      await assert.rejects(migrate(drifted), (error: Error) => {
-        assert.match(error.message, /former hand-written migrations/);
-        assert.match(error.message, /table orders: .*orders_pending_expiry_idx/);
-        assert.match(error.message, /Nothing was changed/);
-        return true;
-      });
-      assert.deepEqual(await drifted.rawTransaction((tx) => describeCurrent(tx)), before);
-      const recorded = await drifted.rawTransaction((tx) => tx.query<{ name: string }>(`select name from ${MIGRATIONS_TABLE}`));
-      assert.deepEqual(recorded.map((r) => r.name).sort(), names);
-
-      const partial = await fresh("legacypart");
-      await legacyMigrate(partial, names.slice(0, 2));
-      await assert.rejects(migrate(partial), /not a complete run of them/);
-    });
-
     if (kind === "postgres") {
       it("lets several processes migrate the same fresh schema at once", async () => {
         const racing = postgresDatabase("migrace");
@@ -216,21 +168,6 @@ async function files(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true })).map(String).sort();
 }
 
-async function describeCurrent(tx: RawTx): Promise<SchemaDescription> {
-  const [{ schema: name }] = await tx.query<{ schema: string }>("select current_schema() as schema");
-  return describeSchema(tx, name, [MIGRATIONS_TABLE]);
-}
-
-/** What the relayer's runner did before the migrations were generated: each file whole, recorded by name. */
-async function legacyMigrate(database: Database, names: string[]): Promise<void> {
-  await database.rawTransaction(async (tx) => {
-    await tx.exec(`create table ${MIGRATIONS_TABLE} (name text primary key, applied_at timestamptz not null default now())`);
-    for (const name of names) {
-      await tx.exec(await readFile(path.join(legacyDir, name), "utf8"));
-      await tx.query(`insert into ${MIGRATIONS_TABLE} (name) values ($1)`, [name]);
-    }
-  });
-}
 
 // ---- The schema as the drizzle definitions declare it, in the form describeSchema reads a database in.
 // Expressions (defaults, check conditions, index predicates) are put to the database to be written the way

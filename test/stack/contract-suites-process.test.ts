@@ -5,7 +5,6 @@ import { spawnSync } from "node:child_process";
 import { globSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { PACKAGE_IMPORTS_HOOK } from "../../lib/processes.ts";
 import { SHARED_PROCESS_ENTRY, SHARED_PROCESS_FILES_ENV, allSharedProcessFiles, runsInSharedProcess } from "../support/contract-suites.ts";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
@@ -14,16 +13,12 @@ const root = path.resolve(import.meta.dirname, "..", "..");
  * (Without the runner's NODE_TEST_CONTEXT, which would make the child report to this process instead.) */
 function runShared(files: string[]) {
   const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-  const result = spawnSync(
-    process.execPath,
-    [...PACKAGE_IMPORTS_HOOK, "--test", "--test-reporter=tap", path.join(root, SHARED_PROCESS_ENTRY)],
-    {
-      cwd: root,
-      env: { ...env, HARDHAT_DISABLE_TELEMETRY: "true", [SHARED_PROCESS_FILES_ENV]: files.join("\n") },
-      encoding: "utf8",
-      timeout: 120_000,
-    },
-  );
+  const result = spawnSync(process.execPath, ["--test", "--test-reporter=tap", path.join(root, SHARED_PROCESS_ENTRY)], {
+    cwd: root,
+    env: { ...env, HARDHAT_DISABLE_TELEMETRY: "true", [SHARED_PROCESS_FILES_ENV]: files.join("\n") },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

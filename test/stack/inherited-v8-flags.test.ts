@@ -1,7 +1,6 @@
 // lib/processes.ts startService: a Node child inherits `--liftoff-only` from the process that starts it (npm
-// test runs its test files so, scripts/test.ts says why), and nothing else of its V8 flags; it loads the
-// package imports hook (`--import`, test/stack/package-imports-hook.test.ts); other commands get their
-// arguments as given.
+// test runs its test files so, scripts/test.ts says why), and nothing else of its V8 flags; other commands get
+// their arguments as given.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
@@ -27,12 +26,12 @@ function childArguments(flags: string[]): { node: string[]; echo: string } {
 describe("V8 flags of the Node processes a service start makes", () => {
   it("passes --liftoff-only on to a Node child, once, and leaves other commands alone", () => {
     assert.deepEqual(childArguments(["--liftoff-only", "--max-old-space-size=512"]), {
-      node: ["--import", "--liftoff-only"],
+      node: ["--liftoff-only"],
       echo: "plain",
     });
   });
 
   it("adds nothing when the process runs without it", () => {
-    assert.deepEqual(childArguments(["--max-old-space-size=512"]), { node: ["--import"], echo: "plain" });
+    assert.deepEqual(childArguments(["--max-old-space-size=512"]), { node: [], echo: "plain" });
   });
 });

@@ -10,7 +10,6 @@ import { createHardhatRuntimeEnvironment } from "hardhat/hre";
 import type { HardhatUserConfig } from "hardhat/config";
 import parallelBuild, { splitRoots } from "../../lib/hardhat-parallel-build.ts";
 
-const repoRoot = path.resolve(import.meta.dirname, "..", "..");
 const scratch = mkdtempSync(path.join(os.tmpdir(), "parallel-build-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -65,7 +64,7 @@ describe("splitting the root files", () => {
 
 describe("the build with the plugin", () => {
   const require = createRequire(import.meta.url);
-  const compiler = { version: require("solc/package.json").version as string, path: path.join(repoRoot, "lib", "soljson.ts") };
+  const compiler = { version: require("solc/package.json").version as string, path: require.resolve("solc/soljson.js") };
   const sources = {
     "package.json": JSON.stringify({ name: "parallel-build-test", type: "module" }),
     "contracts/Shared.sol": `${pragma}library Shared { function twice(uint256 x) internal pure returns (uint256) { return 2 * x; } }\n`,

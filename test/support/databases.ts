@@ -25,7 +25,7 @@ import { rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { type IndexerDatabase, indexerPostgresTemplateName } from "../../lib/indexer.ts";
+import type { IndexerDatabase } from "../../lib/indexer.ts";
 
 export const DEFAULT_TEST_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test";
 
@@ -133,11 +133,7 @@ if (selectedDatabaseKinds().includes("postgres")) {
   const drop = `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`;
   await withPostgres(server, async (client) => {
     await client.query(drop);
-    // A copy of the template with Ponder's sync store migrated when scripts/test.ts made it (lib/indexer.ts
-    // createIndexerPostgresTemplate), so that the first indexer here does not migrate it; else an empty one.
-    const template = indexerPostgresTemplateName(server);
-    const { rows } = await client.query("select 1 from pg_database where datname = $1", [template]);
-    await client.query(`CREATE DATABASE ${quoteIdent(name)}${rows.length > 0 ? ` TEMPLATE ${quoteIdent(template)}` : ""}`);
+    await client.query(`CREATE DATABASE ${quoteIdent(name)}`);
   });
   processDatabase = databaseUrl(server, name);
   // Dropped once the process has nothing left to do (beforeExit: the event loop is empty, and may run again).

@@ -4,7 +4,7 @@
 // that carries the newest block the client has seen, so that none is older than that): waiting for a block,
 // single orders, settlements by reference, participants (across splits and per split), withdrawals, splits,
 // per-device and per-day totals.
-import { and, asc, desc, eq, gte, inArray, lte, type SQL } from "@ponder/client";
+import { and, asc, desc, eq, gte, inArray, lt, lte, type SQL } from "@ponder/client";
 import type { Hex } from "viem";
 import {
   type DailyStats,
@@ -15,6 +15,7 @@ import {
   type Settlement,
   type Split,
   type SplitParticipant,
+  type SplitSettlement,
   type Withdrawal,
   createIndexerClient,
   ponderCheckpoint,
@@ -62,6 +63,22 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
         }
         await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? 25));
       }
+    },
+
+    /** The indexed splits among `addresses` (absent: not a split, or not indexed yet), by address. */
+    async splitsByAddresses(addresses: readonly Hex[]): Promise<Split[]> {
+      const rows = await inChunks(addresses.map(checkAddress), (chunk) =>
+        base.tableRows(schema.splits, { where: inArray(schema.splits.address, chunk) }),
+      );
+      return rows.sort((a, b) => (a.address < b.address ? -1 : 1));
+    },
+
+    /** The settlements of `split`, newest first, before settlement id `before` (none: from the newest), at most
+     * `limit` (default 100), each with its asset. */
+    async settlementsBySplit(split: Hex, page: { before?: string; limit?: number } = {}): Promise<SplitSettlement[]> {
+      const conditions = [eq(schema.settlements.split, checkAddress(split))];
+      if (page.before !== undefined) conditions.push(lt(schema.settlements.id, page.before));
+      return base.settlementsWithAsset(and(...conditions)!, page.limit ?? 100);
     },
 
     /** The paid order with on-chain key `orderId`, or null (not paid, not indexed yet, or reorganised away). */
@@ -199,6 +216,13 @@ export function createTestIndexerClient(indexerUrl: string, options: IndexerClie
     },
   };
   return reads;
+}
+
+/** `address` in lowercase (as the tables hold it); throws unless it is a 20-byte hex address. */
+function checkAddress(address: Hex): Hex {
+  if (typeof address !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(address))
+    throw new Error(`invalid address "${String(address).slice(0, 64)}"`);
+  return address.toLowerCase() as Hex;
 }
 
 /** YYYY-MM-DD to the UTC day number used by daily_stats.day. */

@@ -1,7 +1,6 @@
 // Constraint helpers of the schema. Foreign keys and check constraints carry the names PostgreSQL gives an
 // inline `references` or `check` (<table>_<column>_fkey, <table>_<column>_check), the names the relayer's
-// databases have had from the start: the generated migrations create the same database as the hand-written
-// ones they replaced (db/migrate.ts relies on that to adopt such a database).
+// databases have had from the start.
 import { type SQL, sql } from "drizzle-orm";
 import { check, foreignKey, type PgColumn } from "drizzle-orm/pg-core";
 

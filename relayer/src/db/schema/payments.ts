@@ -2,6 +2,7 @@
 // relayer's outgoing transactions, background jobs, revenue participants and sync cursors.
 import { sql } from "drizzle-orm";
 import { bigint, bigserial, index, integer, json, jsonb, numeric, pgSequence, pgTable, text, timestamp, unique } from "drizzle-orm/pg-core";
+import { paymentRouterRailValues } from "../../../../generated/abis.ts";
 import { tenants } from "./accounts.ts";
 import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 
@@ -63,7 +64,8 @@ export const quotes = pgTable(
 export const orderOnchainIdSeq = pgSequence("order_onchain_id_seq", { startWith: 1 });
 
 export const orderStatuses = ["pending", "success", "expired"] as const;
-export const orderRails = ["permit", "approval", "cash", "authorization"] as const;
+/** PaymentRouter.Rail's names (generated from the contract), the rail an order was paid on. */
+export const orderRails = paymentRouterRailValues;
 
 export const orders = pgTable(
   "orders",

@@ -1,9 +1,8 @@
 // What a database schema holds, read from the PostgreSQL catalogs (PGlite's too) in a form that does not
 // depend on the schema's name: tables with their columns (type, nullability, default), primary keys, unique,
 // check and foreign-key constraints and indexes (columns, uniqueness, predicate), and sequences. The
-// migration runner compares two of these to adopt a database of the former hand-written migrations; the
-// migrations test compares one with the drizzle schema.
-import type { RawTx } from "./client.ts";
+// migrations test (test/relayer/migrations.test.ts) compares one with the drizzle schema.
+import type { RawTx } from "../../relayer/src/db/client.ts";
 
 export type ColumnDescription = { name: string; type: string; notNull: boolean; default: string | null };
 export type KeyDescription = { name: string; columns: string[] };
