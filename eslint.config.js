@@ -6,6 +6,37 @@ import { defineConfig, globalIgnores } from "eslint/config";
 import regexp from "eslint-plugin-regexp";
 import tseslint from "typescript-eslint";
 
+/** Imports that patch a dependency or reach into its private files (every file). */
+const PATCH_IMPORTS = {
+  paths: [
+    {
+      name: "node:module",
+      importNames: ["register", "registerHooks"],
+      message: "No process-wide module hooks: they change how every dependency loads.",
+    },
+  ],
+  patterns: [
+    {
+      regex: "^(@[^/]+/)?[^./@][^/]*/(.+/)?(dist|internal)(/|$)",
+      message: "Another package's private files: import what its package.json exports (its documented entry points).",
+    },
+  ],
+};
+
+/** The relayer's domain: what it decides and stores, without HTTP (test/relayer/import-graph.test.ts reads the
+ * whole graph too). */
+const DOMAIN_FILES = [
+  "relayer/src/payments/**/*.ts",
+  "relayer/src/webhooks/**/*.ts",
+  "relayer/src/chain/**/*.ts",
+  "relayer/src/devices/**/*.ts",
+  "relayer/src/events/**/*.ts",
+  "relayer/src/jobs/**/*.ts",
+  "relayer/src/db/**/*.ts",
+  "relayer/src/energy/telemetry/**/*.ts",
+  "relayer/src/energy/anchoring/**/*.ts",
+];
+
 /** Every rule set beyond (or otherwise than) typescript-eslint's recommended set: where, how and why. */
 export const ruleSettings = [
   {
@@ -32,19 +63,8 @@ export const ruleSettings = [
       "no-restricted-imports": [
         "error",
         {
-          paths: [
-            {
-              name: "node:module",
-              importNames: ["register", "registerHooks"],
-              message: "No process-wide module hooks: they change how every dependency loads.",
-            },
-          ],
-          patterns: [
-            {
-              regex: "^(@[^/]+/)?[^./@][^/]*/(.+/)?(dist|internal)(/|$)",
-              message: "Another package's private files: import what its package.json exports (its documented entry points).",
-            },
-          ],
+          paths: PATCH_IMPORTS.paths,
+          patterns: PATCH_IMPORTS.patterns,
         },
       ],
       "no-restricted-properties": [
@@ -64,6 +84,33 @@ export const ruleSettings = [
       "Dependencies through their documented interfaces only: no import of another package's private files " +
       "(`dist/`, `internal/`), no module resolution hooks, no V8 flags set at run time, no patched prototypes. " +
       "Each of these breaks silently at the dependency's next release.",
+  },
+  {
+    files: DOMAIN_FILES,
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            ...PATCH_IMPORTS.paths,
+            { name: "hono", message: "The domain knows nothing of HTTP: the routes map its types and errors." },
+            { name: "@hono/node-server", message: "The domain knows nothing of HTTP: the routes map its types and errors." },
+          ],
+          patterns: [
+            ...PATCH_IMPORTS.patterns,
+            {
+              regex: "(^|/)(http|v1|portal|checkout|energy/routes|routes)/",
+              message: "The domain knows nothing of HTTP: throw errors.ts's ServiceError and return the domain's own types.",
+            },
+            { regex: "^hono/", message: "The domain knows nothing of HTTP: the routes map its types and errors." },
+          ],
+        },
+      ],
+    },
+    reason:
+      "Layers: the domain (payments, webhooks, chain, devices, events, jobs, the database, the sandbox's telemetry " +
+      "and anchoring) returns its own types and throws its own errors; the routes (v1/, the sandbox's routes, the " +
+      "pages) map them to their interface. An import the other way fails here (the patch rules above apply too).",
   },
   {
     files: ["test/support/unchecked-json.ts"],

@@ -133,3 +133,34 @@ test("a patch of a dependency is an error anywhere: private files, module hooks,
   });
   assert.deepEqual(allowed.messages, []);
 });
+
+test("the domain importing HTTP is an error; the routes importing the domain is not", async () => {
+  const eslint = new ESLint({ cwd: root });
+  const domainImports = [
+    'import { errorBody } from "../http/errors.ts";\nexport { errorBody };\n',
+    'import { QuoteRequest } from "../v1/quote.schemas.ts";\nexport { QuoteRequest };\n',
+    'import type { Context } from "hono";\nexport type C = Context;\n',
+    'import { HTTPException } from "hono/http-exception";\nexport { HTTPException };\n',
+  ];
+  for (const place of ["relayer/src/payments/lint-probe.ts", "relayer/src/webhooks/lint-probe.ts", "relayer/src/chain/lint-probe.ts"]) {
+    for (const source of domainImports) {
+      const [result] = await eslint.lintText(source, { filePath: path.join(root, place) });
+      assert.ok(
+        result.messages.some((m) => m.ruleId === "no-restricted-imports"),
+        `${place}: ${JSON.stringify(source)} -> ${JSON.stringify(result.messages)}`,
+      );
+    }
+  }
+  const [route] = await eslint.lintText(
+    'import { errors } from "../errors.ts";\nimport { createOrder } from "../payments/orders.ts";\nexport { errors, createOrder };\n',
+    {
+      filePath: path.join(root, "relayer/src/v1/lint-probe.ts"),
+    },
+  );
+  assert.deepEqual(route.messages, []);
+  // The patch rules still hold in the domain.
+  const [patch] = await eslint.lintText('import { x } from "ponder/dist/esm/index.js";\nexport { x };\n', {
+    filePath: path.join(root, "relayer/src/payments/lint-probe.ts"),
+  });
+  assert.ok(patch.messages.some((m) => m.ruleId === "no-restricted-imports"));
+});
