@@ -17,7 +17,6 @@ import {
 import { assetSplitFactoryAbi } from "../../generated/abis.ts";
 import {
   LEG_BPS,
-  MAX_UINT256,
   USDC,
   assetKey,
   createFactorySplit,

@@ -9,7 +9,6 @@ import {
   USDC,
   chainId,
   deployPayments,
-  deploySplitFor,
   makeOrder,
   networkHelpers,
   prepareRail,
