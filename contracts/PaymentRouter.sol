@@ -160,8 +160,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice The split received a different amount than the order's (fee-on-transfer or rebasing token).
     error UnexpectedBalance(uint256 expected, uint256 received);
 
-    /// @notice Deploys the router with no split factory, and no role granted but the
-    /// default admin's.
+    /// @notice Deploys the router with no split factory and no role granted but the default admin's.
     /// @param initialAdmin Holder of the default admin role.
     /// @param adminTransferDelay Delay of a default admin transfer, in seconds.
     constructor(address initialAdmin, uint48 adminTransferDelay)
