@@ -239,6 +239,27 @@ describe("AssetSplitFactory", () => {
   });
 
   describe("the constructor", () => {
+    it("fixes the token, router, protocol recipient and shares every split gets, and deploys the implementation", async () => {
+      const p = await networkHelpers.loadFixture(deployPayments);
+      const { admin, protocol, stranger } = p.accounts;
+      const factory = await viem.deployContract("AssetSplitFactory", [
+        p.token.address,
+        p.router.address,
+        stranger.account.address,
+        [7000, 2000, 1000],
+        admin.account.address,
+        0,
+      ]);
+      assert.equal(await factory.read.token(), getAddress(p.token.address));
+      assert.equal(await factory.read.router(), getAddress(p.router.address));
+      assert.equal(await factory.read.protocolRecipient(), getAddress(stranger.account.address));
+      assert.deepEqual(await factory.read.legShares(), [7000, 2000, 1000]);
+      assert.equal(await factory.read.implementation(), predictedSplit(factory.address, p.token.address, KEY).implementation);
+      // The fixture's factory: the deployment's protocol recipient and 50/40/10.
+      assert.equal(await p.factory.read.protocolRecipient(), getAddress(protocol.account.address));
+      assert.deepEqual(await p.factory.read.legShares(), [...LEG_BPS]);
+    });
+
     it("rejects shares that do not sum to 10,000 and a zero router or protocol recipient", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { admin, protocol } = p.accounts;
