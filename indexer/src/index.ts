@@ -161,7 +161,7 @@ ponder.on("AssetSplit:YieldDeposited", async ({ event, context }) => {
   });
 
   // Each leg is credited to the recipient current at this event (the contract checkpoints accruals to the
-  // recipients before any leg change, so this is exactly what it credits).
+  // recipients before any recipient change, so this is exactly what it credits).
   const credits: [Address, bigint, Leg][] = [
     [split.assetOwner, assetOwnerAmount, "creditedAsAssetOwner"],
     [split.operator, operatorAmount, "creditedAsOperator"],
