@@ -6,10 +6,11 @@
 //
 // "warm" means the system has seen payments before (the split holds a balance, the legs have accrued,
 // the order bitmap word is in use): the state of a running service. A payer's first permit payment
-// also pays for its first permit nonce: both cases are shown. Payments go through the hand-registered
-// AssetSplit unless the name says "factory split" (the device's own AssetSplitClone), in the test stablecoin
-// unless the name says "in RehearsalUsdc" (USDC's stand-in, which has EIP-3009: the authorization rail, beside
-// the permit rail in the same token).
+// also pays for its first permit nonce: both cases are shown. Payments go through the device's own AssetSplit,
+// created by the split factory (the only splits the router pays through), in the test stablecoin unless the name
+// says "in RehearsalUsdc" (USDC's stand-in, which has EIP-3009: the authorization rail, beside the permit rail in
+// the same token). The split's administration goes through the factory (AssetSplitFactory.*), which forwards
+// each call to the split.
 //
 // The figures are deterministic: the same transactions with the same calldata on every run. Orders get
 // fixed ids and a fixed expiry (an expiry taken from the clock would change the order's digest, so the
@@ -18,6 +19,7 @@
 import { type Hex, keccak256, toHex } from "viem";
 import type { PaymentOrder } from "../sdk/payment-order.ts";
 import {
+  FIXTURE_DEVICE,
   MAX_UINT256,
   USDC,
   assetKey,
@@ -39,11 +41,9 @@ import {
 /** One measured operation: `name` is its key in bench/gas-snapshot.json. */
 export type GasFigure = { name: string; gas: number; note: string };
 
-/** The repeat payer's `payWithPermit` through the hand-registered split. */
+/** The repeat payer's `payWithPermit` through the device's own split. */
 export const REPEAT_PAYER = "payWithPermit, repeat payer";
-/** The repeat payer's `payWithPermit` through the device's own factory split. */
-export const FACTORY_REPEAT_PAYER = "payWithPermit through a factory split, repeat payer";
-/** The repeat payer's `payWithAuthorization` (EIP-3009) in RehearsalUsdc through a hand-registered split. */
+/** The repeat payer's `payWithAuthorization` (EIP-3009) in RehearsalUsdc through the device's split in it. */
 export const AUTHORIZATION_REPEAT_PAYER = "payWithAuthorization in RehearsalUsdc, repeat payer";
 /** The repeat payer's `payWithPermit` in RehearsalUsdc, the same scenario: the two gasless rails side by side. */
 export const USDC_PERMIT_REPEAT_PAYER = "payWithPermit in RehearsalUsdc, repeat payer";
@@ -52,8 +52,7 @@ export const CREATE_SPLIT = "AssetSplitFactory.createSplit";
 
 /** The figures with a target: name -> the most gas it may take. */
 export const GAS_TARGETS: Readonly<Record<string, number>> = {
-  [REPEAT_PAYER]: 110_000,
-  [FACTORY_REPEAT_PAYER]: 100_000,
+  [REPEAT_PAYER]: 100_000,
   [CREATE_SPLIT]: 150_000,
 };
 const targetNote = (name: string) => `target <= ${GAS_TARGETS[name].toLocaleString("en-US")}`;
@@ -79,7 +78,8 @@ export async function measureGas(): Promise<GasFigure[]> {
 
 async function measure(): Promise<GasFigure[]> {
   const p = await deployPayments();
-  const { payer, relayer, agent, stranger, assetOwner, operator, protocol, admin, pauser } = p.accounts;
+  const { payer, relayer, agent, stranger, assetOwner, operator, admin, pauser } = p.accounts;
+  const key = assetKey(FIXTURE_DEVICE);
   const asRelayer = await routerAs(p, relayer);
   const figures: GasFigure[] = [];
   const record = (name: string, gas: bigint, note = "") => figures.push({ name, gas: Number(gas), note });
@@ -130,12 +130,12 @@ async function measure(): Promise<GasFigure[]> {
   );
 
   await p.token.write.mint([admin.account.address, USDC(1_000)]);
-  await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), admin.account.address]);
+  await p.factory.write.grantRole([await p.factory.read.DEPOSITOR_ROLE(), admin.account.address]);
   await p.token.write.approve([p.split.address, MAX_UINT256]);
   record(
     "AssetSplit.deposit",
     await gasOf(p.split.write.deposit([`0x${"ab".repeat(32)}`, USDC(250)])),
-    "batch settlement; the depositor pulls from itself",
+    "batch settlement; a depositor of the factory pulls from itself",
   );
 
   record(
@@ -151,50 +151,31 @@ async function measure(): Promise<GasFigure[]> {
     "anyone pushes a recipient's credit",
   );
 
-  // The rest of the entry points: settlement of tokens already sent, and the admin operations.
-  await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), relayer.account.address]);
+  // The rest of the entry points: settlement of tokens already sent, and the administration (through the factory).
+  await p.factory.write.grantRole([await p.factory.read.DEPOSITOR_ROLE(), relayer.account.address]);
   await p.token.write.mint([p.split.address, USDC(10)]);
   record(
     "AssetSplit.settle",
     await gasOf((await splitAs(p, relayer)).write.settle([`0x${"cd".repeat(32)}`, USDC(10)])),
-    "a depositor settles tokens it transferred first",
+    "a depositor of the factory settles tokens it transferred first",
   );
   await p.token.write.mint([p.split.address, USDC(1)]);
   record(
-    "AssetSplit.recoverSurplus",
-    await gasOf(p.split.write.recoverSurplus([admin.account.address])),
-    "admin; tokens sent directly, owed to no one",
+    "AssetSplitFactory.recoverSurplus",
+    await gasOf(p.factory.write.recoverSurplus([key, admin.account.address])),
+    "admin; a split's tokens sent directly, owed to no one",
   );
   record(
-    "AssetSplit.setLegs",
-    await gasOf(
-      p.split.write.setLegs([
-        [assetOwner.account.address, operator.account.address, stranger.account.address],
-        [5000, 4000, 1000],
-      ]),
-    ),
-    "admin; checkpoints the accruals, then replaces a recipient",
+    "AssetSplitFactory.setRecipients",
+    await gasOf((await factoryAs(p, relayer)).write.setRecipients([key, stranger.account.address, operator.account.address])),
+    "split manager; checkpoints the split's accruals, then replaces the asset owner",
   );
-  const splitAsPauser = await splitAs(p, pauser);
-  record("AssetSplit.pause", await gasOf(splitAsPauser.write.pause()), "pauser");
-  record("AssetSplit.unpause", await gasOf(splitAsPauser.write.unpause()), "pauser");
+  const factoryAsPauser = await factoryAs(p, pauser);
+  record("AssetSplitFactory.pauseSplit", await gasOf(factoryAsPauser.write.pauseSplit([key])), "pauser");
+  record("AssetSplitFactory.unpauseSplit", await gasOf(factoryAsPauser.write.unpauseSplit([key])), "pauser");
   const routerAsPauser = await routerAs(p, pauser);
   record("PaymentRouter.pause", await gasOf(routerAsPauser.write.pause()), "pauser");
   record("PaymentRouter.unpause", await gasOf(routerAsPauser.write.unpause()), "pauser");
-  const otherSplit = await viem.deployContract("AssetSplit", [
-    p.token.address,
-    admin.account.address,
-    0,
-    [assetOwner.account.address, operator.account.address, protocol.account.address],
-    [5000, 4000, 1000],
-  ]);
-  await otherSplit.write.grantRole([await otherSplit.read.DEPOSITOR_ROLE(), p.router.address]);
-  record(
-    "PaymentRouter.registerSplit",
-    await gasOf(p.router.write.registerSplit([otherSplit.address])),
-    "admin; checks the split's asset and depositor role",
-  );
-  record("PaymentRouter.unregisterSplit", await gasOf(p.router.write.unregisterSplit([otherSplit.address])), "admin");
   await p.token.write.mint([p.router.address, USDC(1)]);
   record(
     "PaymentRouter.recoverERC20",
@@ -202,34 +183,13 @@ async function measure(): Promise<GasFigure[]> {
     "admin; tokens sent to the router by mistake",
   );
 
-  // The split factory: a device's split, payments through it, and its administration.
-  const deviceKey = assetKey("device-1");
-  const createHash = (await factoryAs(p, relayer)).write.createSplit([deviceKey, assetOwner.account.address, operator.account.address]);
+  // Another device's split, created.
+  const createHash = (await factoryAs(p, relayer)).write.createSplit([
+    assetKey("device-2"),
+    assetOwner.account.address,
+    operator.account.address,
+  ]);
   record(CREATE_SPLIT, await gasOf(createHash), `split creator; an EIP-1167 clone, initialised; ${targetNote(CREATE_SPLIT)}`);
-  const clone = await viem.getContractAt("AssetSplitClone", await p.factory.read.predictSplit([deviceKey]));
-  const factoryOrder = (amount: bigint) => order(amount, { split: clone.address, deviceId: deviceKey });
-  const warmClone = await factoryOrder(USDC(1));
-  await gasOf((await routerAs(p, stranger)).write.pay([warmClone, await signVoucher(p, warmClone)]));
-  const factoryRepeat: bigint[] = [];
-  for (let i = 0; i < 5; i++) {
-    const o = await factoryOrder(USDC(1.5));
-    factoryRepeat.push(await gasOf(asRelayer.write.payWithPermit(await permitPayment(p, o))));
-  }
-  record(FACTORY_REPEAT_PAYER, median(factoryRepeat), `median of 5; ${targetNote(FACTORY_REPEAT_PAYER)}`);
-  record(
-    "AssetSplitClone.withdraw (with checkpoint)",
-    await gasOf(
-      (await viem.getContractAt("AssetSplitClone", clone.address, { client: { wallet: operator } })).write.withdraw([
-        operator.account.address,
-      ]),
-    ),
-    "the first: moves the three legs' accruals to their recipients, then pays out",
-  );
-  record(
-    "AssetSplitFactory.setRecipients",
-    await gasOf((await factoryAs(p, relayer)).write.setRecipients([deviceKey, stranger.account.address, operator.account.address])),
-    "split manager; checkpoints the accruals, then replaces the asset owner",
-  );
   const cancelled = await order(USDC(1));
   record(
     "PaymentRouter.cancelOrder",

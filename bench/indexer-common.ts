@@ -2,36 +2,41 @@
 // the quote signer, transactions signed locally with explicit nonces, sent raw), percentiles, the
 // machine's description and command-line options.
 import os from "node:os";
-import { type Hex, encodeFunctionData, keccak256, toHex } from "viem";
+import { type Address, type Hex, encodeFunctionData, keccak256, toHex } from "viem";
 import { paymentRouterAbi } from "../generated/abis.ts";
 import { orderTypedData, type PaymentOrder } from "../sdk/payment-order.ts";
 import { selectedDatabaseKinds, type DatabaseKind } from "../test/support/databases.ts";
 import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "../test/support/local-chain.ts";
+import { createPayments } from "../test/support/payments.ts";
 
-/** Pays cash orders from the agent's float as fast as the node takes them. */
+/** Pays cash orders from the agent's float as fast as the node takes them, for 50 devices, each through its own
+ * split (created here first, by the agent, the split creator). */
 export async function createCashPayer(chain: LocalChain) {
   const { record } = chain;
   const router = record.contracts.PaymentRouter!.address;
-  const split = record.contracts.AssetSplit!.address;
   const token = record.contracts.TestStablecoin!.address;
   const agent = localAccount(LOCAL_ACCOUNT_INDEX.agent);
   const quoteSigner = localAccount(LOCAL_ACCOUNT_INDEX.quoteSigner);
+  const devices = Array.from({ length: 50 }, (_, i) => keccak256(toHex(`bench-device-${i}`)));
+  const payments = createPayments(chain);
+  const splits = new Map<Hex, Address>();
+  for (const device of devices) splits.set(device, await payments.ensureSplit(device));
   let nonce = Number(await chain.rpc<Hex>("eth_getTransactionCount", [agent.address, "pending"]));
   let nextOrderId = BigInt(Date.now()) << 20n;
   const latest = await chain.rpc<{ timestamp: Hex }>("eth_getBlockByNumber", ["latest", false]);
   // Far enough ahead for any run (the node's clock advances a second per block when mining fast).
   const expiry = BigInt(latest.timestamp) + 10n * 365n * 86_400n;
-  const devices = Array.from({ length: 50 }, (_, i) => keccak256(toHex(`bench-device-${i}`)));
 
   return {
     /** A signed raw transaction paying a fresh order of `amount` base units (not sent). */
     async prepare(amount = 10_000n): Promise<{ order: PaymentOrder; raw: Hex }> {
       const orderId = nextOrderId++;
+      const deviceId = devices[Number(orderId % BigInt(devices.length))]!;
       const order: PaymentOrder = {
         orderId,
-        deviceId: devices[Number(orderId % BigInt(devices.length))]!,
+        deviceId,
         token,
-        split,
+        split: splits.get(deviceId)!,
         amount,
         expiry,
       };

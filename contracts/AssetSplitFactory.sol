@@ -5,12 +5,12 @@ import {AccessControlDefaultAdminRules} from
     "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {Clones} from "@openzeppelin/contracts/proxy/Clones.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-import {AssetSplitClone} from "./AssetSplitClone.sol";
+import {AssetSplit} from "./AssetSplit.sol";
 import {IAssetSplitFactory} from "./interfaces/IAssetSplitFactory.sol";
 import {SplitAddress} from "./libraries/SplitAddress.sol";
 
 /// @title AssetSplitFactory
-/// @notice Creates the split of each asset: an {AssetSplitClone} (EIP-1167) at a CREATE2 address anyone can
+/// @notice Creates the split of each asset: an {AssetSplit} (EIP-1167) at a CREATE2 address anyone can
 /// compute from the asset's key ({predictSplit}, formula in {SplitAddress}), settling in the factory's token,
 /// through the factory's router, with the factory's protocol recipient and shares (50/40/10). The router pays
 /// through any split its factory created without registering it: it derives the split's address from the order.
@@ -66,7 +66,7 @@ contract AssetSplitFactory is IAssetSplitFactory, AccessControlDefaultAdminRules
         (_assetOwnerBps, _operatorBps, _protocolBps) = (bps[0], bps[1], bps[2]);
         // Must stay the constructor's first (and only) contract creation: see SplitAddress.implementationOf.
         // The implementation checks the token, the router, the protocol recipient and the shares.
-        _implementation = address(new AssetSplitClone(token_, router_, protocolRecipient_, bps));
+        _implementation = address(new AssetSplit(token_, router_, protocolRecipient_, bps));
     }
 
     /// @notice Creates and initialises the split of `assetKey`. Only for the split creator.
@@ -83,7 +83,7 @@ contract AssetSplitFactory is IAssetSplitFactory, AccessControlDefaultAdminRules
         // Checked first: CREATE2 onto an existing contract would fail only after burning the call's gas.
         if (split.code.length != 0) revert SplitAlreadyCreated(assetKey, split);
         Clones.cloneDeterministic(_implementation, SplitAddress.salt(address(_token), assetKey));
-        AssetSplitClone(split).initialize(assetOwner, operator);
+        AssetSplit(split).initialize(assetOwner, operator);
         emit SplitCreated(split, assetKey, assetOwner, operator, _protocolRecipient, address(_token));
     }
 
@@ -156,8 +156,8 @@ contract AssetSplitFactory is IAssetSplitFactory, AccessControlDefaultAdminRules
         return [_assetOwnerBps, _operatorBps, _protocolBps];
     }
 
-    function _createdSplit(bytes32 assetKey) private view returns (AssetSplitClone split) {
-        split = AssetSplitClone(predictSplit(assetKey));
+    function _createdSplit(bytes32 assetKey) private view returns (AssetSplit split) {
+        split = AssetSplit(predictSplit(assetKey));
         if (address(split).code.length == 0) revert SplitNotFound(assetKey, address(split));
     }
 }

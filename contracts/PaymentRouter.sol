@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
 import {AccessControlDefaultAdminRules} from
     "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IERC3009} from "@openzeppelin/contracts/interfaces/draft-IERC3009.sol";
@@ -23,12 +22,10 @@ import {SplitAddress} from "./libraries/SplitAddress.sol";
 ///
 /// The service's quote signer signs each order as EIP-712 typed data (a voucher): order id, device id,
 /// token, split, amount and expiry, bound by the domain to this chain and this router. A voucher pays once,
-/// before its expiry, unless its order id was cancelled ({cancelOrder}). The split
-/// must be one of:
-/// - the split of the order's device created by this router's split factory ({setSplitFactory}): the router
-///   derives its address from the order's device id and token ({SplitAddress}), so no per-split
-///   registration is needed and a voucher can only ever pay the device's own split;
-/// - a split registered by hand for the order's token ({registerSplit}).
+/// before its expiry, unless its order id was cancelled ({cancelOrder}). The split must be the {AssetSplit} of
+/// the order's device created by this router's split factory ({setSplitFactory}): the router derives its address
+/// from the order's device id and token ({SplitAddress}), so no split is registered and a voucher can only ever
+/// pay the device's own split.
 ///
 /// Four rails end in the same {OrderPaid} event:
 /// - {payWithPermit}: the payer signs one EIP-2612 permit; anyone (a relayer) submits the call and pays gas.
@@ -55,8 +52,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @param orderId The order's on-chain key, unique per router.
     /// @param deviceId The device the order powers.
     /// @param token The stablecoin paid in.
-    /// @param split The split that settles the payment: the factory split of (`token`, `deviceId`), or one
-    /// registered for `token`.
+    /// @param split The split that settles the payment: the factory split of (`token`, `deviceId`).
     /// @param amount Amount in the token's base units.
     /// @param expiry Last second (unix time) at which the order can be paid.
     /// @dev The fields are in the order of the EIP-712 type ({PAYMENT_ORDER_TYPEHASH}) that wallets and the SDK
@@ -97,8 +93,6 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     }
 
     Config private _config;
-    /// @notice The token each registered split settles in (zero for an unregistered split).
-    mapping(address split => address token) public splitToken;
     /// @dev One bit per order id, set once the order is paid or cancelled: sequential ids share a word, so
     /// most payments update a warm slot.
     mapping(uint256 word => uint256 bits) private _usedBitmap;
@@ -124,10 +118,6 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         Rail rail
     );
 
-    /// @notice Emitted when a split is registered, which allows payments in its token.
-    /// @param split The {AssetSplit} registered.
-    /// @param token The stablecoin it settles in.
-    event SplitRegistered(address indexed split, address indexed token);
     /// @notice Emitted when the admin sets (or, with address zero, removes) the split factory.
     /// @param factory The {AssetSplitFactory} whose splits the router pays through from now on.
     /// @param token The stablecoin its splits settle in (zero when removed).
@@ -136,10 +126,6 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @param orderId The order's on-chain key.
     /// @param by The quote signer, order canceller or admin who cancelled it.
     event OrderCancelled(uint256 indexed orderId, address indexed by);
-    /// @notice Emitted when a split is unregistered; orders naming it can no longer be paid.
-    /// @param split The {AssetSplit} unregistered.
-    /// @param token The stablecoin it settled in.
-    event SplitUnregistered(address indexed split, address indexed token);
     /// @notice Emitted when the admin sends away tokens transferred to the router by mistake.
     /// @param token The token recovered.
     /// @param to The account it was sent to.
@@ -150,8 +136,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     error OrderExpired(uint256 orderId, uint64 expiry);
     /// @notice The order was paid already.
     error OrderAlreadyPaid(uint256 orderId);
-    /// @notice The order's split is neither the factory split of its device and token nor registered for its
-    /// token.
+    /// @notice The order's split is not the factory split of its device and token (or the router has no split
+    /// factory).
     error TokenNotAllowed(address token, address split);
     /// @notice The order's split is the factory split of its device and token, but was not created yet.
     error SplitNotCreated(address split);
@@ -173,13 +159,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     error InvalidAuthorization(address payer);
     /// @notice The split received a different amount than the order's (fee-on-transfer or rebasing token).
     error UnexpectedBalance(uint256 expected, uint256 received);
-    /// @notice A split of address zero, or one whose asset is address zero.
-    error InvalidSplit(address split);
-    /// @notice The split has not granted this router its depositor role.
-    error RouterNotDepositor(address split);
 
-    /// @notice Deploys the router with no split registered, no split factory, and no role granted but the
-    /// default admin's.
+    /// @notice Deploys the router with no split factory and no role granted but the default admin's.
     /// @param initialAdmin Holder of the default admin role.
     /// @param adminTransferDelay Delay of a default admin transfer, in seconds.
     constructor(address initialAdmin, uint48 adminTransferDelay)
@@ -375,29 +356,6 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         emit SplitFactorySet(address(factory), token);
     }
 
-    /// @notice Allows payments in `split`'s asset, settled through `split`, which must have granted this
-    /// router its depositor role.
-    /// @param split The {AssetSplit} to register.
-    function registerSplit(IAssetSplit split) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        if (address(split) == address(0)) revert InvalidSplit(address(split));
-        address token = address(split.asset());
-        if (token == address(0)) revert InvalidSplit(address(split));
-        if (!IAccessControl(address(split)).hasRole(split.DEPOSITOR_ROLE(), address(this))) {
-            revert RouterNotDepositor(address(split));
-        }
-        splitToken[address(split)] = token;
-        emit SplitRegistered(address(split), token);
-    }
-
-    /// @notice Stops payments through `split`.
-    /// @param split A registered split.
-    function unregisterSplit(address split) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        address token = splitToken[split];
-        if (token == address(0)) revert InvalidSplit(split);
-        delete splitToken[split];
-        emit SplitUnregistered(split, token);
-    }
-
     /// @notice Sends tokens that were transferred to this router by mistake to `to`. The router never holds
     /// tokens of its own (payments go straight from the payer to the split, or on the authorization rail through
     /// the router within the payment's call), so nothing owed is at stake.
@@ -447,16 +405,15 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         _use(order.orderId);
     }
 
-    /// @dev Accepts the factory split of the order's device and token once created (the factory's splits settle
-    /// only in its token and only for this router), or a split registered for the order's token.
+    /// @dev Accepts only the factory split of the order's device and token, once created (the factory's splits
+    /// settle only in its token and only for this router; for another token the derived address is never created).
     function _checkSplit(PaymentOrder calldata order) private view {
         address factory = _config.splitFactory;
-        if (factory != address(0) && order.split == SplitAddress.predict(factory, order.token, order.deviceId)) {
-            // Also warms the split's account for the settlement call.
-            if (order.split.code.length == 0) revert SplitNotCreated(order.split);
-        } else if (splitToken[order.split] != order.token) {
+        if (factory == address(0) || order.split != SplitAddress.predict(factory, order.token, order.deviceId)) {
             revert TokenNotAllowed(order.token, order.split);
         }
+        // Also warms the split's account for the settlement call.
+        if (order.split.code.length == 0) revert SplitNotCreated(order.split);
     }
 
     /// @dev Marks `orderId` used (paid or cancelled); reverts if it was already.

@@ -28,10 +28,10 @@
 // its block hash, is gone) and answered by a rewind: see `OrdersPage.reorg`. `watchPaidOrders` says when to
 // read: it calls back whenever the newest paid order changes.
 //
-// Splits. One split per asset (a factory split, `Split.assetKey` set) or hand-deployed ones (any device's
-// payments). A participant's earnings restricted to a set of splits (`participantEarningsInSplits` per split,
-// `participantSettlements` per settlement, each with its split and asset) let a reader show a tenant its own
-// splits only. Every list is one `tableRows` read (or a join of its own through `read`). The settlement lists are pages for display,
+// Splits. One split per asset, created by the split factory (`Split.assetKey`). A participant's earnings
+// restricted to a set of splits (`participantEarningsInSplits` per split, `participantSettlements` per settlement,
+// each with its split and asset) let a reader show a tenant its own splits only. Every list is one `tableRows`
+// read (or a join of its own through `read`). The settlement lists are pages for display,
 // newest first by settlement id (Ponder's event id, chain order): pass the last id read as `before` for the
 // next page. (They are not a stream: a reorg between two pages is not reported. Follow payments with
 // `paidOrdersAfter`.) Lists of splits are queried in chunks, so any number may be passed.
@@ -47,13 +47,13 @@ export type Settlement = typeof schema.settlements.$inferSelect;
 export type Participant = typeof schema.participants.$inferSelect;
 export type Split = typeof schema.splits.$inferSelect;
 export type SplitParticipant = typeof schema.splitParticipants.$inferSelect;
-/** A settlement with its asset: the split's asset key for a factory split, else the paid order's device id
- * (null for a batch deposit into a hand-deployed split). */
+/** A settlement with its asset: the split's asset key, or, for a split whose creation was not indexed (created
+ * before the start block), the paid order's device id (null for a batch deposit into such a split). */
 export type SplitSettlement = Settlement & { assetKey: Hex | null };
 /** A settlement as one participant sees it: `credited` is the sum of the legs it received in it (it may hold
  * several). */
 export type ParticipantSettlement = SplitSettlement & { credited: bigint };
-/** A participant's earnings in one split, with the split's asset key (null: hand-deployed). */
+/** A participant's earnings in one split, with the split's asset key (null: its creation was not indexed). */
 export type SplitEarnings = SplitParticipant & { assetKey: Hex | null };
 export type Withdrawal = typeof schema.withdrawals.$inferSelect;
 export type TokenStats = typeof schema.tokenStats.$inferSelect;

@@ -3,7 +3,7 @@
 // blocks from the deployment record generated/deployments/<DEPLOYMENT>.json. Nothing is copied by hand.
 import { createConfig, factory } from "ponder";
 import { getAbiItem } from "viem";
-import { assetSplitAbi, assetSplitCloneAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../generated/abis.ts";
+import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../generated/abis.ts";
 import { loadDeploymentRecord, waitForDeploymentRecord } from "../ignition/deployment-records.ts";
 import { LOCAL_CHAIN_IDS, chainName, readIndexerEnv } from "./env.ts";
 import { startNewHeadsRelay } from "./new-heads-relay.ts";
@@ -17,17 +17,13 @@ const record =
     : await loadDeploymentRecord(env.deploymentId);
 
 const router = record.contracts.PaymentRouter;
-// The split factory: every split it creates (one per asset, an AssetSplitClone) is indexed from its creation
-// on, found by the factory's SplitCreated events (Ponder's factory pattern), without a restart.
+// The split factory: every split it creates (one AssetSplit per asset, the only splits the router pays through)
+// is indexed from its creation on, found by the factory's SplitCreated events (Ponder's factory pattern), without
+// a restart.
 const splitFactory = record.contracts.AssetSplitFactory;
-// The hand-deployed AssetSplits of the deployment ("AssetSplit", or more deployed under ids starting with it;
-// the factory's id starts with it too but is not a split).
-const handDeployedSplits = Object.entries(record.contracts)
-  .filter(([name]) => name.startsWith("AssetSplit") && name !== "AssetSplitFactory")
-  .map(([, contract]) => contract);
-if (!router || !splitFactory || handDeployedSplits.length === 0) {
+if (!router || !splitFactory) {
   throw new Error(
-    `deployment ${record.deploymentId} has no PaymentRouter, AssetSplitFactory or AssetSplit (contracts: ${Object.keys(record.contracts).join(", ")})`,
+    `deployment ${record.deploymentId} has no PaymentRouter or AssetSplitFactory (contracts: ${Object.keys(record.contracts).join(", ")})`,
   );
 }
 
@@ -79,23 +75,17 @@ export default createConfig({
       address: router.address,
       startBlock: router.startBlock,
     },
-    AssetSplit: {
-      chain,
-      abi: assetSplitAbi,
-      address: handDeployedSplits.map((split) => split.address),
-      startBlock: Math.min(...handDeployedSplits.map((split) => split.startBlock)),
-    },
     AssetSplitFactory: {
       chain,
       abi: assetSplitFactoryAbi,
       address: splitFactory.address,
       startBlock: splitFactory.startBlock,
     },
-    // The factory's splits: the same events as AssetSplit, from every address a SplitCreated names, each from
-    // its creation block (the clone's first LegsUpdated, emitted in its creation transaction, included).
-    AssetSplitClone: {
+    // The factory's splits: every address a SplitCreated names, each from its creation block (the split's first
+    // LegsUpdated, emitted in its creation transaction, included).
+    AssetSplit: {
       chain,
-      abi: assetSplitCloneAbi,
+      abi: assetSplitAbi,
       address: factory({
         address: splitFactory.address,
         event: getAbiItem({ abi: assetSplitFactoryAbi, name: "SplitCreated" }),

@@ -85,24 +85,20 @@ export const settlements = onchainTable(
   }),
 );
 
-/** Each split seen: a hand-deployed one (registered with the router by its admin; it settles any device's
- * payments) or one the split factory created for one asset (`assetKey`; the router pays through it without
- * registering it). Its token, whether the router lists it, and its current legs (LegsUpdated, emitted at its
- * construction or creation too). */
+/** Each split the split factory created, one per asset (`assetKey`; the router pays through it without
+ * registering it): its token and its current legs (LegsUpdated, emitted at its creation too). */
 export const splits = onchainTable(
   "splits",
   (t) => ({
     address: t.hex().primaryKey(),
-    /** The split's asset (from SplitCreated or SplitRegistered, or read on chain). */
+    /** The split's asset (from SplitCreated, or read on chain). */
     token: t.hex(),
-    /** The asset (the device id of the router's orders) of a factory split; null for a hand-deployed split. */
+    /** The asset (the device id of the router's orders); null when the split's creation was not indexed. */
     assetKey: t.hex(),
-    /** The factory that created the split; null for a hand-deployed split. */
+    /** The factory that created the split; null when the split's creation was not indexed. */
     factory: t.hex(),
-    /** Registered with the router by hand (the factory's splits are paid without it). */
-    registered: t.boolean().notNull(),
-    /** Block and time of the split's creation (its first LegsUpdated: the factory's createSplit or the
-     * constructor); null when that happened before the indexed range. */
+    /** Block and time of the split's creation (its first LegsUpdated, in the factory's createSplit); null when
+     * that happened before the indexed range. */
     createdBlock: t.bigint(),
     createdAt: t.bigint(),
     assetOwner: t.hex().notNull(),
@@ -111,7 +107,7 @@ export const splits = onchainTable(
     assetOwnerBps: t.integer().notNull(),
     operatorBps: t.integer().notNull(),
     protocolBps: t.integer().notNull(),
-    /** Number of LegsUpdated events seen (1 after construction or creation). */
+    /** Number of LegsUpdated events seen (1 after creation). */
     legsVersion: t.integer().notNull(),
     legsUpdatedAt: t.bigint().notNull(),
   }),
@@ -218,7 +214,7 @@ export const tokenStats = onchainTable("token_stats", (t) => ({
 }));
 
 /** Running totals per device, i.e. per asset (a device id is its asset key), over all its payments (through its
- * factory split or a hand-deployed one; all tokens; volume in micro-USD, the tokens being USD stablecoins). */
+ * split; all tokens; volume in micro-USD, the tokens being USD stablecoins). */
 export const deviceStats = onchainTable("device_stats", (t) => ({
   deviceId: t.hex().primaryKey(),
   payments: t.integer().notNull(),

@@ -76,7 +76,7 @@ const rehearsalChain = defineChain({
 const deployerKey = (process.env.REHEARSAL_DEPLOYER_PRIVATE_KEY as Hex | undefined) ?? localPrivateKey(0);
 const deployer = privateKeyToAccount(deployerKey);
 /** The local node's accounts, as in the local stack: 1 quote signer, 2 the relayer's hot wallet (agent,
- * anchorer, split creator and manager), 4-6 the recipients, 7 the paying wallet. */
+ * anchorer, split creator and manager), 6 the protocol recipient, 7 the paying wallet. */
 const quoteSignerKey = localPrivateKey(1);
 const hotWalletKey = localPrivateKey(2);
 const hotWallet = localAccount(2).address;
@@ -148,8 +148,6 @@ async function writeParameters(token: Address): Promise<string> {
       token,
       admin: deployer.address,
       adminTransferDelay: 0,
-      assetOwnerRecipient: localAccount(4).address,
-      operatorRecipient: localAccount(5).address,
       protocolRecipient: localAccount(6).address,
       bps: [5000, 4000, 1000],
       quoteSigner: localAccount(1).address,

@@ -17,7 +17,8 @@ import {IAssetSplit} from "../interfaces/IAssetSplit.sol";
 /// (a checkpoint), so each settlement is credited to the recipients in place when it happened. Invariant: the
 /// token balance is at least the sum of all credits and accruals (equal, unless someone sent tokens here
 /// directly). Who settles, who changes the legs, who pauses, and where the recipients and shares live is the
-/// derived contract's: {_authorizeDepositor}, {_recipients} and {_shares}. Withdrawals are never paused.
+/// derived contract's ({AssetSplit}): {_authorizeDepositor}, {_recipients} and {_shares}. Withdrawals are never
+/// paused.
 abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
@@ -46,14 +47,10 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
         bool paused;
     }
 
-    /// @dev Written only at checkpoints and payouts, and read by a settlement only for a split whose shares can
-    /// change: the sum of all recipients' credits, and the operator and protocol shares (the asset-owner share
-    /// is the rest of 10,000) of such a split ({_setShares}; a split with fixed shares overrides {_shares} and
-    /// leaves these two fields zero). `credited <= held`.
+    /// @dev Written only at checkpoints and payouts, never by a settlement: the sum of all recipients' credits.
+    /// `credited <= held`.
     struct Credits {
         uint96 credited;
-        uint16 operatorBps;
-        uint16 protocolBps;
     }
 
     IERC20 private immutable _asset;
@@ -168,12 +165,8 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
         _ledger = ledger;
     }
 
-    /// @dev The operator and protocol shares in force (the asset owner's is the rest of 10,000): by default the
-    /// ones stored with the credits total ({Credits}).
-    function _shares() internal view virtual returns (uint16 operatorBps, uint16 protocolBps) {
-        Credits storage credits = _credits;
-        return (credits.operatorBps, credits.protocolBps);
-    }
+    /// @dev The operator and protocol shares in force (the asset owner's is the rest of 10,000).
+    function _shares() internal view virtual returns (uint16 operatorBps, uint16 protocolBps);
 
     /// @dev The shares of the asset-owner, operator and protocol legs in basis points (sum 10,000).
     function _legShares() internal view returns (uint16[3] memory) {
@@ -185,14 +178,6 @@ abstract contract SplitLedger is IAssetSplit, Pausable, ReentrancyGuardTransient
     function _checkShares(uint16[3] memory bps) internal pure {
         uint256 sum = uint256(bps[LEG_ASSET_OWNER]) + bps[LEG_OPERATOR] + bps[LEG_PROTOCOL];
         if (sum != TOTAL_BPS) revert InvalidBasisPoints(sum);
-    }
-
-    /// @dev Sets the operator and protocol shares (the asset owner's is the rest of 10,000). Shares apply to
-    /// later settlements only: amounts accrued so far keep the legs they were split into.
-    function _setShares(uint16[3] memory bps) internal {
-        _checkShares(bps);
-        Credits storage credits = _credits;
-        (credits.operatorBps, credits.protocolBps) = (bps[LEG_OPERATOR], bps[LEG_PROTOCOL]);
     }
 
     /// @dev Reverts with {InvalidRecipient} for a recipient of address zero or this contract.

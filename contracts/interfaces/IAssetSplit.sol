@@ -5,8 +5,8 @@ import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 
 /// @title IAssetSplit
 /// @notice A vault for one stablecoin that splits every settlement between three legs and credits each
-/// leg's recipient, who withdraws later (pull accounting). Implemented by {AssetSplit} (deployed on its own and
-/// registered with the router by hand) and by {AssetSplitClone} (one per asset, created by {AssetSplitFactory}).
+/// leg's recipient, who withdraws later (pull accounting). Implemented by {AssetSplit} (one per asset, created by
+/// {AssetSplitFactory}).
 interface IAssetSplit {
     /// @notice Emitted for every settlement: `gross` and the three legs it was split into.
     /// @dev `assetOwnerAmount + operatorAmount + protocolAmount == gross` always holds; the rounding
@@ -26,7 +26,7 @@ interface IAssetSplit {
         uint256 protocolAmount
     );
 
-    /// @notice Emitted at deployment (or initialisation) and whenever the legs change.
+    /// @notice Emitted at initialisation and whenever the recipients change.
     /// @param recipients Recipients of the asset-owner, operator and protocol legs, in that order.
     /// @param bps Share of each leg in basis points, in the same order; they sum to 10,000.
     event LegsUpdated(address[3] recipients, uint16[3] bps);
@@ -37,7 +37,7 @@ interface IAssetSplit {
     /// @param amount The amount paid out.
     event Withdrawn(address indexed recipient, address indexed to, uint256 amount);
 
-    /// @notice Emitted when the admin recovers tokens sent here directly (owed to no one).
+    /// @notice Emitted when the factory's admin recovers tokens sent here directly (owed to no one).
     /// @param to The account that received them.
     /// @param amount The amount recovered.
     event SurplusRecovered(address indexed to, uint256 amount);
@@ -59,21 +59,21 @@ interface IAssetSplit {
     /// @notice Nothing to withdraw.
     error NothingToWithdraw(address recipient);
 
-    /// @notice Role allowed to record settlements and deposits (on the split itself, or on the factory of a
-    /// factory-created split).
+    /// @notice The factory role allowed to record settlements and deposits besides the router.
     function DEPOSITOR_ROLE() external view returns (bytes32);
 
     /// @notice The stablecoin this contract settles in.
     function asset() external view returns (IERC20);
 
     /// @notice Records a settlement whose `gross` tokens the caller has already transferred to this contract.
-    /// @dev Only for the depositor role. Reverts unless the tokens held beyond what is owed cover `gross`.
+    /// @dev Only for the router and the factory's depositors. Reverts unless the tokens held beyond what is owed
+    /// cover `gross`.
     /// @param ref Settlement reference (the order id for router payments).
     /// @param gross The amount settled, in the asset's base units.
     function settle(bytes32 ref, uint256 gross) external;
 
     /// @notice Pulls `gross` tokens from the caller and records them as one settlement (batch settlement of
-    /// revenue collected elsewhere). Only for the depositor role.
+    /// revenue collected elsewhere). Only for the router and the factory's depositors.
     /// @param ref Settlement reference: a caller-chosen batch id.
     /// @param gross The amount pulled and settled, in the asset's base units.
     function deposit(bytes32 ref, uint256 gross) external;

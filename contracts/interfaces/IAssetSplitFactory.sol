@@ -4,7 +4,7 @@ pragma solidity ^0.8.28;
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 
 /// @title IAssetSplitFactory
-/// @notice Creates one split per asset ({AssetSplitClone}) at an address derived from the asset's key, and
+/// @notice Creates one split per asset ({AssetSplit}) at an address derived from the asset's key, and
 /// administers them: recipients, pauses, surplus.
 interface IAssetSplitFactory {
     /// @notice Emitted once per asset, when its split is created and initialised.

@@ -1,8 +1,8 @@
-// The local chain's deployment: a test stablecoin, the payment contracts, the split factory, and funded test
-// accounts. Accounts are the local node's: 0 admin and pauser, 1 quote signer, 2 relayer (agent), 3 spare,
-// 4-6 the asset-owner, operator and protocol recipients, 7 a funded test wallet. The relayer (2) also
-// anchors telemetry batch roots, creates each device's split and manages its recipients; 6 receives the
-// protocol leg of every factory split.
+// The local chain's deployment: a test stablecoin, the payment router, the split factory (one AssetSplit per
+// device), and funded test accounts. Accounts are the local node's: 0 admin and pauser, 1 quote signer, 2 relayer
+// (agent), 3 spare, 4-5 asset owners and operators of the sample data, 6 the protocol recipient of every split,
+// 7 a funded test wallet. The relayer (2) also anchors telemetry batch roots, creates each device's split and
+// manages its recipients.
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
 import { definePayments } from "./define-payments.ts";
 import { defineSplitFactory } from "./define-split-factory.ts";
@@ -15,12 +15,9 @@ export default buildModule("LocalStack", (m) => {
 
   const testStablecoin = m.contract("TestStablecoin", ["USD Coin (test)", "USDC", admin]);
   const bps = [5000, 4000, 1000];
-  const { assetSplit, paymentRouter, registered } = definePayments(m, {
-    token: testStablecoin,
+  const { paymentRouter, rolesGranted } = definePayments(m, {
     admin,
     adminTransferDelay: 0,
-    recipients: [m.getAccount(4), m.getAccount(5), m.getAccount(6)],
-    bps,
     quoteSigner: m.getAccount(1),
     agent,
     pauser: admin,
@@ -33,14 +30,14 @@ export default buildModule("LocalStack", (m) => {
   m.call(testStablecoin, "approve", [paymentRouter, 2n ** 256n - 1n], {
     id: "approveAgentFloat",
     from: agent,
-    after: [registered],
+    after: [rolesGranted],
   });
 
   const { telemetryAnchor } = defineTelemetryAnchor(m, {
     admin,
     adminTransferDelay: 0,
     anchorer: agent,
-    after: [registered],
+    after: [rolesGranted],
   });
 
   const { assetSplitFactory } = defineSplitFactory(m, {
@@ -56,5 +53,5 @@ export default buildModule("LocalStack", (m) => {
     after: [telemetryAnchor],
   });
 
-  return { testStablecoin, assetSplit, paymentRouter, telemetryAnchor, assetSplitFactory };
+  return { testStablecoin, paymentRouter, telemetryAnchor, assetSplitFactory };
 });

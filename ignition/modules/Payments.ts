@@ -1,5 +1,6 @@
-// The deployment to a public network: the payment contracts over an existing stablecoin (USDC), the split
-// factory (one split per asset), and the telemetry anchor of the energy sandbox.
+// The deployment to a public network: the payment router over an existing stablecoin (USDC), the split factory
+// (one AssetSplit per asset, the only splits the router pays through), and the telemetry anchor of the energy
+// sandbox.
 // Every address comes from a parameter file (ignition/parameters/<network>.json).
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
 import { definePayments } from "./define-payments.ts";
@@ -7,12 +8,9 @@ import { defineSplitFactory } from "./define-split-factory.ts";
 import { defineTelemetryAnchor } from "./define-telemetry-anchor.ts";
 
 export default buildModule("Payments", (m) => {
-  const { assetSplit, paymentRouter, registered } = definePayments(m, {
-    token: m.getParameter("token"),
+  const { paymentRouter, rolesGranted } = definePayments(m, {
     admin: m.getParameter("admin"),
     adminTransferDelay: m.getParameter("adminTransferDelay", 86_400),
-    recipients: [m.getParameter("assetOwnerRecipient"), m.getParameter("operatorRecipient"), m.getParameter("protocolRecipient")],
-    bps: m.getParameter("bps", [5000, 4000, 1000]),
     quoteSigner: m.getParameter("quoteSigner"),
     agent: m.getParameter("agent"),
     pauser: m.getParameter("pauser"),
@@ -21,7 +19,7 @@ export default buildModule("Payments", (m) => {
     admin: m.getParameter("admin"),
     adminTransferDelay: m.getParameter("adminTransferDelay", 86_400),
     anchorer: m.getParameter("anchorer"),
-    after: [registered],
+    after: [rolesGranted],
   });
   const { assetSplitFactory } = defineSplitFactory(m, {
     token: m.getParameter("token"),
@@ -35,5 +33,5 @@ export default buildModule("Payments", (m) => {
     pauser: m.getParameter("pauser"),
     after: [telemetryAnchor],
   });
-  return { assetSplit, paymentRouter, telemetryAnchor, assetSplitFactory };
+  return { paymentRouter, telemetryAnchor, assetSplitFactory };
 });

@@ -1,5 +1,5 @@
-// The split factory (one AssetSplit per asset: AssetSplitFactory and the AssetSplitClone implementation its
-// constructor deploys) and its wiring to the payment router, shared by the local and the public-network modules.
+// The split factory (one AssetSplit per asset: AssetSplitFactory and the AssetSplit implementation its
+// constructor deploys, which every split clones) and its wiring to the payment router, shared by the local and the public-network modules.
 import type { ArgumentType, CallableContractFuture, Future, IgnitionModuleBuilder } from "@nomicfoundation/ignition-core";
 
 type Arg = ArgumentType;

@@ -3,9 +3,8 @@
 // the token's Transfer, then the split's YieldDeposited, then the router's OrderPaid; the factory's createSplit
 // emits the new split's LegsUpdated, then the factory's SplitCreated.
 //
-// The splits are two sources with the same events and the same handlers: "AssetSplit" (hand-deployed, listed in
-// the deployment record) and "AssetSplitClone" (every split the factory created, from its creation block).
-import { type Context, type IndexingFunctionArgs, ponder } from "ponder:registry";
+// The splits are one source, "AssetSplit": every split the factory created, from its creation block.
+import { type Context, ponder } from "ponder:registry";
 import {
   dailyStats,
   deviceStats,
@@ -52,9 +51,9 @@ async function tokenDecimals(context: Context, token: Address): Promise<number> 
   return decimals;
 }
 
-/** The split's row with its token. The token comes from SplitCreated or SplitRegistered; a split that settles
- * before (or without) being registered has it read on chain, and one whose construction was not indexed
- * (deployed before the configured start block) has its legs read too. */
+/** The split's row with its token. The token comes from SplitCreated; a split whose creation was not indexed
+ * (created before the configured start block) has it read on chain, and its legs too when none of its
+ * LegsUpdated was indexed. */
 async function splitRow(context: Context, split: Address, blockTimestamp: bigint) {
   const known = await context.db.find(splits, { address: split });
   if (known?.token) return { ...known, token: known.token };
@@ -64,7 +63,6 @@ async function splitRow(context: Context, split: Address, blockTimestamp: bigint
   const row = await context.db.insert(splits).values({
     address: split,
     token,
-    registered: false,
     ...legColumns({ recipients, bps }),
     legsVersion: 0,
     legsUpdatedAt: blockTimestamp,
@@ -83,19 +81,14 @@ function legColumns(legs: Legs) {
   };
 }
 
-type SplitEventName = "LegsUpdated" | "YieldDeposited" | "Withdrawn";
-/** The arguments of a split event's handler, for both split sources. */
-type SplitEvent<name extends SplitEventName> = IndexingFunctionArgs<`AssetSplit:${name}` | `AssetSplitClone:${name}`>;
-
-/** A split's legs changed, or were set at its construction or creation (the first LegsUpdated: the row's
- * creation block). */
-async function onLegsUpdated({ event, context }: SplitEvent<"LegsUpdated">) {
+/** A split's recipients changed, or its legs were set at its creation (the first LegsUpdated: the row's creation
+ * block). */
+ponder.on("AssetSplit:LegsUpdated", async ({ event, context }) => {
   const legs = legColumns(event.args);
   await context.db
     .insert(splits)
     .values({
       address: event.log.address,
-      registered: false,
       createdBlock: event.block.number,
       createdAt: event.block.timestamp,
       ...legs,
@@ -107,9 +100,7 @@ async function onLegsUpdated({ event, context }: SplitEvent<"LegsUpdated">) {
       legsVersion: row.legsVersion + 1,
       legsUpdatedAt: event.block.timestamp,
     }));
-}
-ponder.on("AssetSplit:LegsUpdated", onLegsUpdated);
-ponder.on("AssetSplitClone:LegsUpdated", onLegsUpdated);
+});
 
 // A factory split: its own LegsUpdated came first, in the same transaction, and made its row with the legs;
 // this adds what the factory knows (asset key, token, factory). Without that row, the legs are read on chain.
@@ -130,7 +121,6 @@ ponder.on("AssetSplitFactory:SplitCreated", async ({ event, context }) => {
   const [recipients, bps] = await context.client.readContract({ address: split, abi: assetSplitAbi, functionName: "legs" });
   await context.db.insert(splits).values({
     address: split,
-    registered: false,
     ...created,
     ...legColumns({ recipients, bps }),
     legsVersion: 0,
@@ -138,38 +128,7 @@ ponder.on("AssetSplitFactory:SplitCreated", async ({ event, context }) => {
   });
 });
 
-ponder.on("PaymentRouter:SplitRegistered", async ({ event, context }) => {
-  const { split, token } = event.args;
-  await tokenDecimals(context, token);
-  const existing = await context.db.find(splits, { address: split });
-  if (existing) {
-    await context.db.update(splits, { address: split }).set({ token, registered: true });
-    return;
-  }
-  // The split's construction was not indexed: read its legs at this block.
-  const [recipients, bps] = await context.client.readContract({
-    address: split,
-    abi: assetSplitAbi,
-    functionName: "legs",
-  });
-  await context.db.insert(splits).values({
-    address: split,
-    token,
-    registered: true,
-    ...legColumns({ recipients, bps }),
-    legsVersion: 0,
-    legsUpdatedAt: event.block.timestamp,
-  });
-});
-
-ponder.on("PaymentRouter:SplitUnregistered", async ({ event, context }) => {
-  const { split } = event.args;
-  if (await context.db.find(splits, { address: split })) {
-    await context.db.update(splits, { address: split }).set({ registered: false });
-  }
-});
-
-async function onYieldDeposited({ event, context }: SplitEvent<"YieldDeposited">) {
+ponder.on("AssetSplit:YieldDeposited", async ({ event, context }) => {
   const { ref, depositor, gross, assetOwnerAmount, operatorAmount, protocolAmount } = event.args;
   const split = await splitRow(context, event.log.address, event.block.timestamp);
   const token = split.token;
@@ -202,7 +161,7 @@ async function onYieldDeposited({ event, context }: SplitEvent<"YieldDeposited">
   });
 
   // Each leg is credited to the recipient current at this event (the contract checkpoints accruals to the
-  // recipients before any leg change, so this is exactly what it credits).
+  // recipients before any recipient change, so this is exactly what it credits).
   const credits: [Address, bigint, Leg][] = [
     [split.assetOwner, assetOwnerAmount, "creditedAsAssetOwner"],
     [split.operator, operatorAmount, "creditedAsOperator"],
@@ -247,11 +206,9 @@ async function onYieldDeposited({ event, context }: SplitEvent<"YieldDeposited">
       settlements: row.settlements + 1,
       settledUsdMicro: row.settledUsdMicro + grossUsdMicro,
     }));
-}
-ponder.on("AssetSplit:YieldDeposited", onYieldDeposited);
-ponder.on("AssetSplitClone:YieldDeposited", onYieldDeposited);
+});
 
-async function onWithdrawn({ event, context }: SplitEvent<"Withdrawn">) {
+ponder.on("AssetSplit:Withdrawn", async ({ event, context }) => {
   const { recipient, to, amount } = event.args;
   const split = await splitRow(context, event.log.address, event.block.timestamp);
   await context.db.insert(withdrawals).values({
@@ -294,9 +251,7 @@ async function onWithdrawn({ event, context }: SplitEvent<"Withdrawn">) {
     .insert(splitParticipants)
     .values({ split: event.log.address, recipient, ...debit })
     .onConflictDoUpdate(subtract);
-}
-ponder.on("AssetSplit:Withdrawn", onWithdrawn);
-ponder.on("AssetSplitClone:Withdrawn", onWithdrawn);
+});
 
 ponder.on("PaymentRouter:OrderPaid", async ({ event, context }) => {
   const { orderId, deviceId, payer, token, split, amount } = event.args;

@@ -2,11 +2,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, keccak256, parseEventLogs, toHex } from "viem";
 import {
+  FIXTURE_DEVICE,
   MAX_UINT256,
   USDC,
+  assetKey,
   deployPayments,
   deploySplitFor,
   expectedLegs,
+  factoryAs,
   makeOrder,
   networkHelpers,
   payOnRail,
@@ -16,12 +19,12 @@ import {
   viem,
 } from "./fixture.ts";
 
-/** The fixture plus a batch depositor (the relayer account) holding the depositor role, 500 USDC and an
+/** The fixture plus a batch depositor (the relayer account) holding the factory's depositor role, 500 USDC and an
  * unlimited approval of the split. */
 async function deployWithDepositor() {
   const p = await deployPayments();
   const depositor = p.accounts.relayer;
-  await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), depositor.account.address]);
+  await p.factory.write.grantRole([await p.factory.read.DEPOSITOR_ROLE(), depositor.account.address]);
   await p.token.write.mint([depositor.account.address, USDC(500)]);
   await (await tokenAs(p, depositor)).write.approve([p.split.address, MAX_UINT256]);
   return { ...p, depositor };
@@ -62,7 +65,7 @@ describe("AssetSplit.deposit", () => {
     ]);
   });
 
-  it("is only for the depositor role, even with tokens and an approval", async () => {
+  it("is only for the router and the factory's depositors, even with tokens and an approval", async () => {
     const p = await networkHelpers.loadFixture(deployWithDepositor);
     const { stranger } = p.accounts;
     await p.token.write.mint([stranger.account.address, USDC(10)]);
@@ -70,8 +73,8 @@ describe("AssetSplit.deposit", () => {
     await viem.assertions.revertWithCustomErrorWithArgs(
       (await splitAs(p, stranger)).write.deposit([batch, USDC(10)]),
       p.split,
-      "AccessControlUnauthorizedAccount",
-      [getAddress(stranger.account.address), await p.split.read.DEPOSITOR_ROLE()],
+      "NotDepositor",
+      [getAddress(stranger.account.address)],
     );
     assert.equal(await p.token.read.balanceOf([stranger.account.address]), USDC(10));
     assert.equal(await p.token.read.balanceOf([p.split.address]), 0n);
@@ -89,7 +92,7 @@ describe("AssetSplit.deposit", () => {
 
   it("reverts with EnforcedPause while paused", async () => {
     const p = await networkHelpers.loadFixture(deployWithDepositor);
-    await (await splitAs(p, p.accounts.pauser)).write.pause();
+    await (await factoryAs(p, p.accounts.pauser)).write.pauseSplit([assetKey(FIXTURE_DEVICE)]);
     await viem.assertions.revertWithCustomErrorWithArgs(
       (await splitAs(p, p.depositor)).write.deposit([batch, USDC(1)]),
       p.split,
@@ -120,8 +123,9 @@ describe("AssetSplit.deposit", () => {
   it("reverts with UnexpectedBalance(gross, received) for a fee-on-transfer token", async () => {
     const p = await networkHelpers.loadFixture(deployWithDepositor);
     const fee = await viem.deployContract("FeeOnTransferToken");
-    const split = await deploySplitFor(p, fee.address, { register: false });
-    await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), p.depositor.account.address]);
+    const split = await deploySplitFor(p, fee.address, { setFactory: false });
+    const feeFactory = await viem.getContractAt("AssetSplitFactory", await split.read.factory());
+    await feeFactory.write.grantRole([await feeFactory.read.DEPOSITOR_ROLE(), p.depositor.account.address]);
     await fee.write.mint([p.depositor.account.address, 10n ** 18n]);
     const feeAsDepositor = await viem.getContractAt("FeeOnTransferToken", fee.address, { client: { wallet: p.depositor } });
     await feeAsDepositor.write.approve([split.address, MAX_UINT256]);

@@ -5,6 +5,7 @@ import {
   LEG_BPS,
   USDC,
   deployPayments,
+  deploySplitFor,
   expectedLegs,
   makeOrder,
   networkHelpers,
@@ -15,10 +16,11 @@ import {
   type Payments,
 } from "./fixture.ts";
 
-/** The fixture plus a settler: an account with the depositor role that settles amounts it sent to the split. */
+/** The fixture plus a settler: an account with the factory's depositor role that settles amounts it sent to the
+ * split. */
 async function deployWithSettler() {
   const p = await deployPayments();
-  await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), p.accounts.relayer.account.address]);
+  await p.factory.write.grantRole([await p.factory.read.DEPOSITOR_ROLE(), p.accounts.relayer.account.address]);
   return p;
 }
 
@@ -31,26 +33,47 @@ async function fundAndSettle(p: Payments, ref: `0x${string}`, gross: bigint) {
 const ref = (n: number) => toHex(n, { size: 32 });
 
 describe("AssetSplit.settle", () => {
-  it("is only for the depositor role", async () => {
+  it("is only for the router and the holders of the factory's depositor role (asked of the factory)", async () => {
     const p = await networkHelpers.loadFixture(deployWithSettler);
     const depositorRole = await p.split.read.DEPOSITOR_ROLE();
     assert.equal(depositorRole, keccak256(toHex("DEPOSITOR_ROLE")));
-    for (const caller of [p.accounts.stranger, p.accounts.admin, p.accounts.assetOwner, p.accounts.pauser]) {
+    assert.equal(depositorRole, await p.factory.read.DEPOSITOR_ROLE());
+    await p.token.write.mint([p.split.address, USDC(1)]);
+    // The factory's admin, pauser, split creator and manager, the recipients: none of them settles.
+    const { stranger, admin, assetOwner, pauser, agent } = p.accounts;
+    for (const caller of [stranger, admin, assetOwner, pauser, agent]) {
       await viem.assertions.revertWithCustomErrorWithArgs(
         (await splitAs(p, caller)).write.settle([ref(1), USDC(1)]),
         p.split,
-        "AccessControlUnauthorizedAccount",
-        [getAddress(caller.account.address), depositorRole],
+        "NotDepositor",
+        [getAddress(caller.account.address)],
       );
     }
-    // Revoking the role stops the settler.
-    await p.split.write.revokeRole([depositorRole, p.accounts.relayer.account.address]);
+    // The depositor role on the split's own address means nothing: only the factory's roles count.
+    await p.factory.write.grantRole([depositorRole, p.split.address]);
+    await viem.assertions.revertWithCustomErrorWithArgs(
+      (await splitAs(p, stranger)).write.settle([ref(1), USDC(1)]),
+      p.split,
+      "NotDepositor",
+      [getAddress(stranger.account.address)],
+    );
+    // Revoking the factory's role stops the settler; granting it to another account lets that one settle.
+    await p.factory.write.revokeRole([depositorRole, p.accounts.relayer.account.address]);
     await viem.assertions.revertWithCustomErrorWithArgs(
       (await splitAs(p, p.accounts.relayer)).write.settle([ref(1), USDC(1)]),
       p.split,
-      "AccessControlUnauthorizedAccount",
-      [getAddress(p.accounts.relayer.account.address), depositorRole],
+      "NotDepositor",
+      [getAddress(p.accounts.relayer.account.address)],
     );
+    await p.factory.write.grantRole([depositorRole, stranger.account.address]);
+    await viem.assertions.emit((await splitAs(p, stranger)).write.settle([ref(1), USDC(1)]), p.split, "YieldDeposited");
+  });
+
+  it("the router settles without any role: it is fixed in the split's implementation", async () => {
+    const p = await networkHelpers.loadFixture(deployWithSettler);
+    assert.equal(await p.split.read.router(), getAddress(p.router.address));
+    assert.equal(await p.factory.read.hasRole([await p.factory.read.DEPOSITOR_ROLE(), p.router.address]), false);
+    await viem.assertions.emit(payOnRail(p, "cash", await makeOrder(p, USDC(1))), p.split, "YieldDeposited");
   });
 
   it("reverts with ZeroAmount for a settlement of zero", async () => {
@@ -61,43 +84,6 @@ describe("AssetSplit.settle", () => {
       "ZeroAmount",
       [],
     );
-  });
-
-  it("reverts with EnforcedPause while paused, and settles again after unpause", async () => {
-    const p = await networkHelpers.loadFixture(deployWithSettler);
-    const asPauser = await splitAs(p, p.accounts.pauser);
-    await viem.assertions.emitWithArgs(asPauser.write.pause(), p.split, "Paused", [getAddress(p.accounts.pauser.account.address)]);
-    await viem.assertions.revertWithCustomErrorWithArgs(fundAndSettle(p, ref(1), USDC(1)), p.split, "EnforcedPause", []);
-    // The pause is checked before the backing: an unbacked settlement is refused as paused too.
-    await viem.assertions.revertWithCustomErrorWithArgs(
-      (await splitAs(p, p.accounts.relayer)).write.settle([ref(2), USDC(100)]),
-      p.split,
-      "EnforcedPause",
-      [],
-    );
-    assert.equal(await p.split.read.claimable([p.accounts.assetOwner.account.address]), 0n);
-    assert.equal(await p.split.read.surplus(), USDC(1), "the tokens sent stay unsettled");
-    await asPauser.write.unpause();
-    // The tokens sent while paused back the settlement once unpaused.
-    await viem.assertions.emit((await splitAs(p, p.accounts.relayer)).write.settle([ref(1), USDC(1)]), p.split, "YieldDeposited");
-    assert.equal(await p.split.read.claimable([p.accounts.assetOwner.account.address]), USDC(0.5));
-    assert.equal(await p.split.read.surplus(), 0n);
-  });
-
-  it("pause and unpause are only for the pauser role", async () => {
-    const p = await networkHelpers.loadFixture(deployWithSettler);
-    const pauserRole = await p.split.read.PAUSER_ROLE();
-    await viem.assertions.revertWithCustomErrorWithArgs(
-      (await splitAs(p, p.accounts.stranger)).write.pause(),
-      p.split,
-      "AccessControlUnauthorizedAccount",
-      [getAddress(p.accounts.stranger.account.address), pauserRole],
-    );
-    await (await splitAs(p, p.accounts.pauser)).write.pause();
-    await viem.assertions.revertWithCustomErrorWithArgs(p.split.write.unpause(), p.split, "AccessControlUnauthorizedAccount", [
-      getAddress(p.accounts.admin.account.address),
-      pauserRole,
-    ]);
   });
 
   it("emits YieldDeposited with the reference, the settler and the three legs", async () => {
@@ -285,14 +271,19 @@ describe("AssetSplit.settle", () => {
       }
     });
 
-    it("follows the shares set by setLegs", async () => {
+    it("follows the shares fixed by the split's factory", async () => {
       const p = await networkHelpers.loadFixture(deployWithSettler);
-      const { assetOwner, operator, protocol } = p.accounts;
       const bps = [3333, 3333, 3334] as const;
-      await p.split.write.setLegs([[assetOwner.account.address, operator.account.address, protocol.account.address], [...bps]]);
-      assert.deepEqual(await p.split.read.previewSplit([100n]), [34n, 33n, 33n]);
-      assert.deepEqual(await p.split.read.previewSplit([1n]), [1n, 0n, 0n]);
-      assert.deepEqual(await p.split.read.previewSplit([USDC(7)]), expectedLegs(USDC(7), bps));
+      const split = await deploySplitFor(p, p.token.address, { bps, setFactory: false });
+      assert.deepEqual(await split.read.legs(), [
+        [p.accounts.assetOwner.account.address, p.accounts.operator.account.address, p.accounts.protocol.account.address].map((a) =>
+          getAddress(a),
+        ),
+        [...bps],
+      ]);
+      assert.deepEqual(await split.read.previewSplit([100n]), [34n, 33n, 33n]);
+      assert.deepEqual(await split.read.previewSplit([1n]), [1n, 0n, 0n]);
+      assert.deepEqual(await split.read.previewSplit([USDC(7)]), expectedLegs(USDC(7), bps));
     });
   });
 

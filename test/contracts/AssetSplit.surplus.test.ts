@@ -1,11 +1,28 @@
 // Tokens the split holds beyond what it owes (credits plus accruals): sent to it directly, they are surplus, never
-// credited to a recipient unless a depositor settles them, and only the admin can recover them.
+// credited to a recipient unless a depositor settles them, and only the factory's default admin can recover them
+// (through the factory: the split takes orders from its factory only).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, keccak256, toHex, zeroAddress, zeroHash, type Address } from "viem";
-import { USDC, deployPayments, makeOrder, networkHelpers, payOnRail, splitAs, tokenAs, viem, type Payments } from "./fixture.ts";
+import {
+  FIXTURE_DEVICE,
+  USDC,
+  assetKey,
+  deployPayments,
+  factoryAs,
+  makeOrder,
+  networkHelpers,
+  pauseFixtureSplit,
+  payOnRail,
+  setFixtureRecipients,
+  splitAs,
+  tokenAs,
+  viem,
+  type Payments,
+} from "./fixture.ts";
 
 const DEFAULT_ADMIN_ROLE = zeroHash;
+const KEY = assetKey(FIXTURE_DEVICE);
 
 /** The fixture after one 100 USDC cash payment (50 / 40 / 10 USDC claimable) and a 7 USDC donation. */
 async function deployWithDonation() {
@@ -42,7 +59,7 @@ describe("AssetSplit surplus", () => {
         await assertHeld(p, 0n, `${rail} payment`);
       }
       const depositor = p.accounts.relayer;
-      await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), depositor.account.address]);
+      await p.factory.write.grantRole([await p.factory.read.DEPOSITOR_ROLE(), depositor.account.address]);
       await p.token.write.mint([depositor.account.address, USDC(20)]);
       await (await tokenAs(p, depositor)).write.approve([p.split.address, USDC(20)]);
       await (await splitAs(p, depositor)).write.deposit([keccak256(toHex("batch")), USDC(20)]);
@@ -52,7 +69,7 @@ describe("AssetSplit surplus", () => {
       assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(29.99) - USDC(11.996));
     });
 
-    it("donations become surplus and are never credited, through payments, leg changes and withdrawals", async () => {
+    it("donations become surplus and are never credited, through payments, recipient changes and withdrawals", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { assetOwner, operator, protocol, stranger } = p.accounts;
       await p.token.write.mint([p.split.address, USDC(5)]);
@@ -69,14 +86,11 @@ describe("AssetSplit surplus", () => {
       assert.deepEqual(await claimables(p), [USDC(50), USDC(40), USDC(10)]);
       await assertHeld(p, USDC(7), "second donation");
 
-      // A leg change checkpoints the accruals; the surplus stays where it is.
-      await p.split.write.setLegs([
-        [operator.account.address, assetOwner.account.address, protocol.account.address],
-        [5000, 4000, 1000],
-      ]);
+      // A recipient change checkpoints the accruals; the surplus stays where it is.
+      await setFixtureRecipients(p, operator.account.address, assetOwner.account.address);
       await payOnRail(p, "approval", await makeOrder(p, USDC(10)));
       assert.deepEqual(await claimables(p), [USDC(54), USDC(45), USDC(11)]);
-      await assertHeld(p, USDC(7), "after a leg change and a payment");
+      await assertHeld(p, USDC(7), "after a recipient change and a payment");
 
       // Every recipient withdraws everything it is owed, and not one unit more.
       for (const w of [assetOwner, operator, protocol]) {
@@ -121,7 +135,7 @@ describe("AssetSplit surplus", () => {
     it("tokens sent directly stay surplus until a depositor settles them, which credits them like any settlement", async () => {
       const p = await networkHelpers.loadFixture(deployWithDonation);
       const settler = p.accounts.relayer;
-      await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), settler.account.address]);
+      await p.factory.write.grantRole([await p.factory.read.DEPOSITOR_ROLE(), settler.account.address]);
       const asSettler = await splitAs(p, settler);
       await viem.assertions.revertWithCustomErrorWithArgs(asSettler.write.settle([zeroHash, USDC(8)]), p.split, "UnbackedSettlement", [
         USDC(8),
@@ -133,13 +147,13 @@ describe("AssetSplit surplus", () => {
     });
   });
 
-  describe("recoverSurplus(to)", () => {
+  describe("recoverSurplus(to), called through the factory's recoverSurplus(assetKey, to)", () => {
     it("sends exactly the surplus to `to`, returns it and emits SurplusRecovered; credits are untouched", async () => {
       const p = await networkHelpers.loadFixture(deployWithDonation);
       const { admin, stranger } = p.accounts;
-      const { result } = await p.split.simulate.recoverSurplus([stranger.account.address], { account: admin.account.address });
+      const { result } = await p.factory.simulate.recoverSurplus([KEY, stranger.account.address], { account: admin.account.address });
       assert.equal(result, USDC(7));
-      await viem.assertions.emitWithArgs(p.split.write.recoverSurplus([stranger.account.address]), p.split, "SurplusRecovered", [
+      await viem.assertions.emitWithArgs(p.factory.write.recoverSurplus([KEY, stranger.account.address]), p.split, "SurplusRecovered", [
         getAddress(stranger.account.address),
         USDC(7),
       ]);
@@ -161,14 +175,17 @@ describe("AssetSplit surplus", () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { admin } = p.accounts;
       const nothing = async () =>
-        viem.assertions.revertWithCustomErrorWithArgs(p.split.write.recoverSurplus([admin.account.address]), p.split, "NothingToWithdraw", [
-          getAddress(p.split.address),
-        ]);
+        viem.assertions.revertWithCustomErrorWithArgs(
+          p.factory.write.recoverSurplus([KEY, admin.account.address]),
+          p.split,
+          "NothingToWithdraw",
+          [getAddress(p.split.address)],
+        );
       await nothing();
       await payOnRail(p, "cash", await makeOrder(p, USDC(100)));
       await nothing();
       await p.token.write.mint([p.split.address, 1n]);
-      await viem.assertions.emitWithArgs(p.split.write.recoverSurplus([admin.account.address]), p.split, "SurplusRecovered", [
+      await viem.assertions.emitWithArgs(p.factory.write.recoverSurplus([KEY, admin.account.address]), p.split, "SurplusRecovered", [
         getAddress(admin.account.address),
         1n,
       ]);
@@ -177,35 +194,44 @@ describe("AssetSplit surplus", () => {
       await assertHeld(p, 0n, "end");
     });
 
-    it("is only for the default admin: recipients, depositors and the pauser cannot take the surplus", async () => {
+    it("is only for the factory's default admin: recipients, depositors, the split manager and the pauser cannot take it", async () => {
       const p = await networkHelpers.loadFixture(deployWithDonation);
-      const { stranger, pauser, assetOwner, relayer } = p.accounts;
-      await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), relayer.account.address]);
+      const { stranger, pauser, assetOwner, relayer, admin } = p.accounts;
+      await p.factory.write.grantRole([await p.factory.read.DEPOSITOR_ROLE(), relayer.account.address]);
       for (const caller of [stranger, pauser, assetOwner, relayer]) {
         await viem.assertions.revertWithCustomErrorWithArgs(
-          (await splitAs(p, caller)).write.recoverSurplus([caller.account.address]),
-          p.split,
+          (await factoryAs(p, caller)).write.recoverSurplus([KEY, caller.account.address]),
+          p.factory,
           "AccessControlUnauthorizedAccount",
           [getAddress(caller.account.address), DEFAULT_ADMIN_ROLE],
         );
         assert.equal(await p.token.read.balanceOf([caller.account.address]), 0n);
       }
+      // The split itself takes the call from its factory only, even from the factory's admin.
+      for (const caller of [admin, stranger]) {
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          (await splitAs(p, caller)).write.recoverSurplus([caller.account.address]),
+          p.split,
+          "OnlyFactory",
+          [getAddress(caller.account.address)],
+        );
+      }
       await assertHeld(p, USDC(7), "after the refused calls");
     });
 
-    it("follows the default admin role to a new admin", async () => {
+    it("follows the factory's default admin role to a new admin", async () => {
       const p = await networkHelpers.loadFixture(deployWithDonation);
       const { admin, stranger } = p.accounts;
-      await p.split.write.beginDefaultAdminTransfer([stranger.account.address]);
-      const asNewAdmin = await splitAs(p, stranger);
+      await p.factory.write.beginDefaultAdminTransfer([stranger.account.address]);
+      const asNewAdmin = await factoryAs(p, stranger);
       await asNewAdmin.write.acceptDefaultAdminTransfer();
       await viem.assertions.revertWithCustomErrorWithArgs(
-        p.split.write.recoverSurplus([admin.account.address]),
-        p.split,
+        p.factory.write.recoverSurplus([KEY, admin.account.address]),
+        p.factory,
         "AccessControlUnauthorizedAccount",
         [getAddress(admin.account.address), DEFAULT_ADMIN_ROLE],
       );
-      await viem.assertions.emitWithArgs(asNewAdmin.write.recoverSurplus([stranger.account.address]), p.split, "SurplusRecovered", [
+      await viem.assertions.emitWithArgs(asNewAdmin.write.recoverSurplus([KEY, stranger.account.address]), p.split, "SurplusRecovered", [
         getAddress(stranger.account.address),
         USDC(7),
       ]);
@@ -213,19 +239,24 @@ describe("AssetSplit surplus", () => {
 
     it("works while the split is paused", async () => {
       const p = await networkHelpers.loadFixture(deployWithDonation);
-      await (await splitAs(p, p.accounts.pauser)).write.pause();
-      await viem.assertions.emitWithArgs(p.split.write.recoverSurplus([p.accounts.admin.account.address]), p.split, "SurplusRecovered", [
-        getAddress(p.accounts.admin.account.address),
-        USDC(7),
-      ]);
+      await pauseFixtureSplit(p);
+      await viem.assertions.emitWithArgs(
+        p.factory.write.recoverSurplus([KEY, p.accounts.admin.account.address]),
+        p.split,
+        "SurplusRecovered",
+        [getAddress(p.accounts.admin.account.address), USDC(7)],
+      );
       await assertHeld(p, 0n, "after recovery while paused");
     });
 
     it("reverts with the token's ERC20InvalidReceiver for `to` = address zero and keeps the surplus", async () => {
       const p = await networkHelpers.loadFixture(deployWithDonation);
-      await viem.assertions.revertWithCustomErrorWithArgs(p.split.write.recoverSurplus([zeroAddress]), p.token, "ERC20InvalidReceiver", [
-        zeroAddress,
-      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        p.factory.write.recoverSurplus([KEY, zeroAddress]),
+        p.token,
+        "ERC20InvalidReceiver",
+        [zeroAddress],
+      );
       await assertHeld(p, USDC(7), "after the failed recovery");
     });
   });

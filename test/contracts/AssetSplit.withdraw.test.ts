@@ -1,7 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, zeroAddress } from "viem";
-import { USDC, deployPayments, makeOrder, networkHelpers, payOnRail, splitAs, viem, type Payments } from "./fixture.ts";
+import {
+  USDC,
+  deployPayments,
+  makeOrder,
+  networkHelpers,
+  pauseFixtureSplit,
+  payOnRail,
+  setFixtureRecipients,
+  splitAs,
+  viem,
+  type Payments,
+} from "./fixture.ts";
 
 /** The fixture after one 100 USDC cash payment: 50 / 40 / 10 USDC claimable. */
 async function deployWithCredits() {
@@ -14,7 +25,7 @@ async function balance(p: Payments, address: `0x${string}`) {
   return p.token.read.balanceOf([address]);
 }
 
-describe("AssetSplit.withdraw and release", () => {
+describe("AssetSplit.withdraw", () => {
   describe("withdraw(to)", () => {
     it("pays the caller's whole claimable amount to `to` and emits Withdrawn", async () => {
       const p = await networkHelpers.loadFixture(deployWithCredits);
@@ -90,7 +101,7 @@ describe("AssetSplit.withdraw and release", () => {
     it("works while the split is paused", async () => {
       const p = await networkHelpers.loadFixture(deployWithCredits);
       const { assetOwner, stranger } = p.accounts;
-      await (await splitAs(p, p.accounts.pauser)).write.pause();
+      await pauseFixtureSplit(p);
       assert.equal(await p.split.read.paused(), true);
       await viem.assertions.emitWithArgs(
         (await splitAs(p, assetOwner)).write.withdraw([assetOwner.account.address]),
@@ -104,61 +115,12 @@ describe("AssetSplit.withdraw and release", () => {
     });
   });
 
-  describe("release(recipient)", () => {
-    it("lets anyone push a recipient's credit to the recipient", async () => {
-      const p = await networkHelpers.loadFixture(deployWithCredits);
-      const { stranger, protocol } = p.accounts;
-      const asStranger = await splitAs(p, stranger);
-      const { result } = await asStranger.simulate.release([protocol.account.address], { account: stranger.account.address });
-      assert.equal(result, USDC(10));
-      await viem.assertions.emitWithArgs(asStranger.write.release([protocol.account.address]), p.split, "Withdrawn", [
-        getAddress(protocol.account.address),
-        getAddress(protocol.account.address),
-        USDC(10),
-      ]);
-      assert.equal(await balance(p, protocol.account.address), USDC(10));
-      assert.equal(await balance(p, stranger.account.address), 0n, "the caller gets nothing");
-      assert.equal(await p.split.read.claimable([protocol.account.address]), 0n);
-    });
-
-    it("reverts with NothingToWithdraw for a recipient without credit, or already released", async () => {
-      const p = await networkHelpers.loadFixture(deployWithCredits);
-      const { stranger, operator } = p.accounts;
-      const asStranger = await splitAs(p, stranger);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        asStranger.write.release([stranger.account.address]),
-        p.split,
-        "NothingToWithdraw",
-        [getAddress(stranger.account.address)],
-      );
-      await asStranger.write.release([operator.account.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        asStranger.write.release([operator.account.address]),
-        p.split,
-        "NothingToWithdraw",
-        [getAddress(operator.account.address)],
-      );
-    });
-
-    it("reverts with InvalidPayee for address zero and the split itself (neither can be a recipient)", async () => {
-      const p = await networkHelpers.loadFixture(deployWithCredits);
-      const asStranger = await splitAs(p, p.accounts.stranger);
-      for (const recipient of [getAddress(p.split.address), zeroAddress]) {
-        await viem.assertions.revertWithCustomErrorWithArgs(asStranger.write.release([recipient]), p.split, "InvalidPayee", [recipient]);
-      }
-      assert.equal(await p.split.read.surplus(), 0n);
-    });
-  });
-
   describe("a recipient holding several legs", () => {
     it("gets the sum of both legs in one withdrawal and has nothing left afterwards", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { assetOwner, protocol } = p.accounts;
       // The asset owner also operates the device: legs 0 and 1 go to the same address.
-      await p.split.write.setLegs([
-        [assetOwner.account.address, assetOwner.account.address, protocol.account.address],
-        [5000, 4000, 1000],
-      ]);
+      await setFixtureRecipients(p, assetOwner.account.address, assetOwner.account.address);
       await payOnRail(p, "cash", await makeOrder(p, USDC(10)));
       await payOnRail(p, "approval", await makeOrder(p, 7n));
       // 10 USDC: 5 + 4; 7 units: 5 + 2.
@@ -174,22 +136,6 @@ describe("AssetSplit.withdraw and release", () => {
       assert.equal(await p.split.read.claimable([assetOwner.account.address]), 0n);
       assert.equal(await p.split.read.claimable([protocol.account.address]), USDC(1));
       assert.equal(await balance(p, p.split.address), USDC(1));
-    });
-
-    it("a single recipient of all three legs withdraws everything", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      const { operator } = p.accounts;
-      const only = operator.account.address;
-      await p.split.write.setLegs([
-        [only, only, only],
-        [2000, 3000, 5000],
-      ]);
-      await payOnRail(p, "cash", await makeOrder(p, 12_345n));
-      assert.equal(await p.split.read.claimable([only]), 12_345n);
-      await (await splitAs(p, p.accounts.stranger)).write.release([only]);
-      assert.equal(await balance(p, only), 12_345n);
-      assert.equal(await balance(p, p.split.address), 0n);
-      assert.equal(await p.split.read.claimable([only]), 0n);
     });
   });
 

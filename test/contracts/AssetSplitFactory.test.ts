@@ -1,6 +1,6 @@
-// AssetSplitFactory and its splits (AssetSplitClone): where a split is (the documented CREATE2 formula), who
-// creates it and only once, who changes what (recipients yes, protocol leg and shares never), pauses, surplus,
-// depositors, and an implementation nobody can initialise.
+// AssetSplitFactory: where a split is (the documented CREATE2 formula), who creates it and only once, and which
+// role may call each of the factory's operations on a split. What each operation does to the split is tested in
+// the AssetSplit.<operation> files.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
@@ -17,7 +17,6 @@ import {
 import { assetSplitFactoryAbi } from "../../generated/abis.ts";
 import {
   LEG_BPS,
-  MAX_UINT256,
   USDC,
   assetKey,
   createFactorySplit,
@@ -33,7 +32,7 @@ import {
   type Wallet,
 } from "./fixture.ts";
 
-const KEY = assetKey("device-1");
+const KEY = assetKey("device-of-the-factory-tests");
 
 /** The documented formula (contracts/libraries/SplitAddress.sol), computed without asking the chain. */
 function predictedSplit(factory: Address, token: Address, key: Hex): { implementation: Address; split: Address } {
@@ -43,8 +42,8 @@ function predictedSplit(factory: Address, token: Address, key: Hex): { implement
   return { implementation, split: getContractAddress({ opcode: "CREATE2", from: factory, salt, bytecode }) };
 }
 
-function cloneAs(address: Address, wallet?: Wallet) {
-  return viem.getContractAt("AssetSplitClone", address, wallet ? { client: { wallet } } : undefined);
+function splitAt(address: Address, wallet?: Wallet) {
+  return viem.getContractAt("AssetSplit", address, wallet ? { client: { wallet } } : undefined);
 }
 
 /** The fixture with the split of device-1 created and paid 100 USDC (cash rail): 50 / 40 / 10 accrued. */
@@ -52,7 +51,7 @@ async function deployWithPaidSplit() {
   const p = await deployPayments();
   const split = await createFactorySplit(p, KEY);
   await payOnRail(p, "cash", await makeOrder(p, USDC(100), { split: split.address, deviceId: KEY }));
-  return { ...p, clone: split };
+  return { ...p, keySplit: split };
 }
 
 async function roleError(p: Payments, call: Promise<unknown>, wallet: Wallet, role: Hex) {
@@ -76,7 +75,7 @@ describe("AssetSplitFactory", () => {
           await factoryAs(p, p.accounts.relayer)
         ).write.createSplit([key, p.accounts.assetOwner.account.address, p.accounts.operator.account.address]);
         assert.equal(await p.factory.read.isSplitCreated([key]), true);
-        assert.equal(await (await cloneAs(expected.split)).read.factory(), getAddress(p.factory.address));
+        assert.equal(await (await splitAt(expected.split)).read.factory(), getAddress(p.factory.address));
       }
     });
 
@@ -122,14 +121,14 @@ describe("AssetSplitFactory", () => {
         protocol: getAddress(protocol.account.address),
         token: getAddress(p.token.address),
       });
-      const clone = await cloneAs(split);
+      const clone = await splitAt(split);
       const recipients = [assetOwner, operator, protocol].map((w) => getAddress(w.account.address));
       assert.deepEqual(await clone.read.legs(), [recipients, [...LEG_BPS]]);
       assert.equal(await clone.read.asset(), getAddress(p.token.address));
       assert.equal(await clone.read.router(), getAddress(p.router.address));
       assert.equal(await clone.read.paused(), false);
       assert.deepEqual(await clone.read.previewSplit([USDC(7)]), expectedLegs(USDC(7)));
-      // The split announces its legs like a deployed AssetSplit does.
+      // The split announces its legs at creation.
       const [legs] = parseEventLogs({ abi: clone.abi, logs: receipt.logs, eventName: "LegsUpdated" });
       assert.equal(legs.address, split.toLowerCase());
       assert.deepEqual(legs.args, { recipients, bps: [...LEG_BPS] });
@@ -160,7 +159,7 @@ describe("AssetSplitFactory", () => {
         [KEY, split],
       );
       const recipients = [assetOwner, operator, p.accounts.protocol].map((w) => getAddress(w.account.address));
-      assert.deepEqual((await (await cloneAs(split)).read.legs())[0], recipients, "the first creation's recipients stay");
+      assert.deepEqual((await (await splitAt(split)).read.legs())[0], recipients, "the first creation's recipients stay");
     });
 
     it("is only for the split creator: nobody else can take an asset key for recipients of their own", async () => {
@@ -182,7 +181,7 @@ describe("AssetSplitFactory", () => {
       const asCreator = await factoryAs(p, p.accounts.relayer);
       const split = await p.factory.read.predictSplit([KEY]);
       const valid = p.accounts.assetOwner.account.address;
-      const clone = await cloneAs(split);
+      const clone = await splitAt(split);
       for (const [owner, op, leg] of [
         [zeroAddress, valid, 0n],
         [valid, zeroAddress, 1n],
@@ -198,26 +197,6 @@ describe("AssetSplitFactory", () => {
   });
 
   describe("setRecipients", () => {
-    it("replaces the asset owner and operator; what they accrued before stays theirs; the protocol leg and shares stay", async () => {
-      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
-      const { assetOwner, operator, protocol, stranger, payer, relayer } = p.accounts;
-      await viem.assertions.emitWithArgs(
-        (await factoryAs(p, relayer)).write.setRecipients([KEY, stranger.account.address, payer.account.address]),
-        p.clone,
-        "LegsUpdated",
-        [[getAddress(stranger.account.address), getAddress(payer.account.address), getAddress(protocol.account.address)], [...LEG_BPS]],
-      );
-      await payOnRail(p, "cash", await makeOrder(p, USDC(10), { split: p.clone.address, deviceId: KEY }));
-      assert.equal(await p.clone.read.claimable([assetOwner.account.address]), USDC(50));
-      assert.equal(await p.clone.read.claimable([operator.account.address]), USDC(40));
-      assert.equal(await p.clone.read.claimable([stranger.account.address]), USDC(5));
-      assert.equal(await p.clone.read.claimable([payer.account.address]), USDC(4));
-      assert.equal(await p.clone.read.claimable([protocol.account.address]), USDC(11));
-      // The former recipients withdraw what they earned.
-      await (await cloneAs(p.clone.address, assetOwner)).write.withdraw([assetOwner.account.address]);
-      assert.equal(await p.token.read.balanceOf([assetOwner.account.address]), USDC(50));
-    });
-
     it("is only for the split manager (the creator, the admin and recipients cannot)", async () => {
       const p = await networkHelpers.loadFixture(deployWithPaidSplit);
       const role = await p.factory.read.SPLIT_MANAGER_ROLE();
@@ -233,36 +212,6 @@ describe("AssetSplitFactory", () => {
       }
     });
 
-    it("no role can change the protocol recipient or the shares: a split takes orders from its factory only", async () => {
-      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
-      for (const caller of [p.accounts.admin, p.accounts.relayer, p.accounts.assetOwner, p.accounts.stranger]) {
-        const asCaller = await cloneAs(p.clone.address, caller);
-        const who: [Address] = [getAddress(caller.account.address)];
-        await viem.assertions.revertWithCustomErrorWithArgs(
-          asCaller.write.setRecipients([caller.account.address, caller.account.address]),
-          p.clone,
-          "OnlyFactory",
-          who,
-        );
-        await viem.assertions.revertWithCustomErrorWithArgs(
-          asCaller.write.initialize([caller.account.address, caller.account.address]),
-          p.clone,
-          "OnlyFactory",
-          who,
-        );
-        await viem.assertions.revertWithCustomErrorWithArgs(asCaller.write.pause(), p.clone, "OnlyFactory", who);
-        await viem.assertions.revertWithCustomErrorWithArgs(
-          asCaller.write.recoverSurplus([caller.account.address]),
-          p.clone,
-          "OnlyFactory",
-          who,
-        );
-      }
-      const [recipients, bps] = await p.clone.read.legs();
-      assert.equal(recipients[2], getAddress(p.accounts.protocol.account.address));
-      assert.deepEqual(bps, [...LEG_BPS]);
-    });
-
     it("reverts with SplitNotFound for a key without a split, and InvalidRecipient for zero or the split", async () => {
       const p = await networkHelpers.loadFixture(deployWithPaidSplit);
       const asManager = await factoryAs(p, p.accounts.relayer);
@@ -276,54 +225,42 @@ describe("AssetSplitFactory", () => {
       );
       await viem.assertions.revertWithCustomErrorWithArgs(
         asManager.write.setRecipients([KEY, zeroAddress, valid]),
-        p.clone,
+        p.keySplit,
         "InvalidRecipient",
         [0n],
       );
       await viem.assertions.revertWithCustomErrorWithArgs(
-        asManager.write.setRecipients([KEY, valid, p.clone.address]),
-        p.clone,
+        asManager.write.setRecipients([KEY, valid, p.keySplit.address]),
+        p.keySplit,
         "InvalidRecipient",
         [1n],
       );
     });
   });
 
-  describe("the implementation", () => {
-    it("can never be initialised, not even by the factory's roles", async () => {
+  describe("the constructor", () => {
+    it("fixes the token, router, protocol recipient and shares every split gets, and deploys the implementation", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
-      const implementation = await cloneAs(await p.factory.read.implementation(), p.accounts.admin);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        implementation.write.initialize([p.accounts.admin.account.address, p.accounts.admin.account.address]),
-        implementation,
-        "OnlyFactory",
-        [getAddress(p.accounts.admin.account.address)],
-      );
-      // Even a call from the factory's address would find it initialised (the constructor marked it so).
-      await networkHelpers.impersonateAccount(p.factory.address);
-      await networkHelpers.setBalance(p.factory.address, 10n ** 18n);
-      const wallet = await viem.getWalletClient(p.factory.address);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        (await cloneAs(implementation.address, wallet)).write.initialize([
-          p.accounts.admin.account.address,
-          p.accounts.admin.account.address,
-        ]),
-        implementation,
-        "AlreadyInitialized",
-        [],
-      );
-      // A created split cannot be initialised a second time either.
-      const split = await createFactorySplit(p, KEY);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        (await cloneAs(split.address, wallet)).write.initialize([p.accounts.admin.account.address, p.accounts.admin.account.address]),
-        split,
-        "AlreadyInitialized",
-        [],
-      );
-      await networkHelpers.stopImpersonatingAccount(p.factory.address);
+      const { admin, protocol, stranger } = p.accounts;
+      const factory = await viem.deployContract("AssetSplitFactory", [
+        p.token.address,
+        p.router.address,
+        stranger.account.address,
+        [7000, 2000, 1000],
+        admin.account.address,
+        0,
+      ]);
+      assert.equal(await factory.read.token(), getAddress(p.token.address));
+      assert.equal(await factory.read.router(), getAddress(p.router.address));
+      assert.equal(await factory.read.protocolRecipient(), getAddress(stranger.account.address));
+      assert.deepEqual(await factory.read.legShares(), [7000, 2000, 1000]);
+      assert.equal(await factory.read.implementation(), predictedSplit(factory.address, p.token.address, KEY).implementation);
+      // The fixture's factory: the deployment's protocol recipient and 50/40/10.
+      assert.equal(await p.factory.read.protocolRecipient(), getAddress(protocol.account.address));
+      assert.deepEqual(await p.factory.read.legShares(), [...LEG_BPS]);
     });
 
-    it("the factory's constructor rejects shares that do not sum to 10,000 and a zero router or protocol recipient", async () => {
+    it("rejects shares that do not sum to 10,000 and a zero router or protocol recipient", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { admin, protocol } = p.accounts;
       const deploy = (router: Address, recipient: Address, bps: [number, number, number]) =>
@@ -346,22 +283,6 @@ describe("AssetSplitFactory", () => {
   });
 
   describe("pauses", () => {
-    it("the pauser pauses one split's settlements; withdrawals stay open; others keep settling", async () => {
-      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
-      const asPauser = await factoryAs(p, p.accounts.pauser);
-      await viem.assertions.emitWithArgs(asPauser.write.pauseSplit([KEY]), p.clone, "Paused", [getAddress(p.factory.address)]);
-      assert.equal(await p.clone.read.paused(), true);
-      const order = await makeOrder(p, USDC(1), { split: p.clone.address, deviceId: KEY });
-      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.clone, "EnforcedPause", []);
-      const other = await createFactorySplit(p, assetKey("device-2"));
-      await payOnRail(p, "cash", await makeOrder(p, USDC(1), { split: other.address, deviceId: assetKey("device-2") }));
-      await (await cloneAs(p.clone.address, p.accounts.stranger)).write.release([p.accounts.operator.account.address]);
-      assert.equal(await p.token.read.balanceOf([p.accounts.operator.account.address]), USDC(40));
-      await viem.assertions.revertWithCustomErrorWithArgs(asPauser.write.pauseSplit([KEY]), p.clone, "EnforcedPause", []);
-      await viem.assertions.emitWithArgs(asPauser.write.unpauseSplit([KEY]), p.clone, "Unpaused", [getAddress(p.factory.address)]);
-      await viem.assertions.emit(payOnRail(p, "cash", order), p.router, "OrderPaid");
-    });
-
     it("pauseSplit and unpauseSplit are only for the pauser", async () => {
       const p = await networkHelpers.loadFixture(deployWithPaidSplit);
       const role = await p.factory.read.PAUSER_ROLE();
@@ -373,79 +294,27 @@ describe("AssetSplitFactory", () => {
     });
   });
 
-  describe("settlements, deposits and surplus", () => {
-    it("only the router and the factory's depositors settle or deposit", async () => {
+  describe("recoverSurplus", () => {
+    it("is only for the default admin, and reverts with SplitNotFound for a key without a split", async () => {
       const p = await networkHelpers.loadFixture(deployWithPaidSplit);
-      const { stranger, relayer, admin } = p.accounts;
-      await p.token.write.mint([p.clone.address, USDC(5)]);
-      for (const caller of [stranger, relayer, admin]) {
-        await viem.assertions.revertWithCustomErrorWithArgs(
-          (await cloneAs(p.clone.address, caller)).write.settle([`0x${"01".repeat(32)}`, USDC(5)]),
-          p.clone,
-          "NotDepositor",
-          [getAddress(caller.account.address)],
+      const { admin, relayer, pauser } = p.accounts;
+      await p.token.write.mint([p.keySplit.address, USDC(3)]);
+      for (const caller of [relayer, pauser]) {
+        await roleError(
+          p,
+          (await factoryAs(p, caller)).write.recoverSurplus([KEY, caller.account.address]),
+          caller,
+          `0x${"00".repeat(32)}`,
         );
       }
-      await p.factory.write.grantRole([await p.factory.read.DEPOSITOR_ROLE(), relayer.account.address]);
-      const asDepositor = await cloneAs(p.clone.address, relayer);
-      await viem.assertions.emitWithArgs(asDepositor.write.settle([`0x${"01".repeat(32)}`, USDC(5)]), p.clone, "YieldDeposited", [
-        `0x${"01".repeat(32)}`,
-        getAddress(relayer.account.address),
-        USDC(5),
-        ...expectedLegs(USDC(5)),
-      ]);
-      await p.token.write.mint([relayer.account.address, USDC(20)]);
-      await (
-        await viem.getContractAt("TestStablecoin", p.token.address, { client: { wallet: relayer } })
-      ).write.approve([p.clone.address, MAX_UINT256]);
-      await viem.assertions.emit(asDepositor.write.deposit([`0x${"02".repeat(32)}`, USDC(20)]), p.clone, "YieldDeposited");
-      assert.equal(await p.clone.read.claimable([p.accounts.assetOwner.account.address]), USDC(50 + 2.5 + 10));
-      assert.equal(await p.clone.read.surplus(), 0n);
-    });
-
-    it("the admin recovers a split's surplus through the factory, and only the admin", async () => {
-      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
-      const { admin, relayer, stranger } = p.accounts;
-      await p.token.write.mint([p.clone.address, USDC(3)]);
-      await roleError(
-        p,
-        (await factoryAs(p, relayer)).write.recoverSurplus([KEY, relayer.account.address]),
-        relayer,
-        `0x${"00".repeat(32)}`,
-      );
-      await viem.assertions.emitWithArgs(p.factory.write.recoverSurplus([KEY, stranger.account.address]), p.clone, "SurplusRecovered", [
-        getAddress(stranger.account.address),
-        USDC(3),
-      ]);
-      assert.equal(await p.token.read.balanceOf([stranger.account.address]), USDC(3));
-      assert.equal(await p.clone.read.claimable([p.accounts.assetOwner.account.address]), USDC(50));
+      const other = assetKey("device-without-split");
       await viem.assertions.revertWithCustomErrorWithArgs(
-        p.factory.write.recoverSurplus([KEY, admin.account.address]),
-        p.clone,
-        "NothingToWithdraw",
-        [getAddress(p.clone.address)],
+        p.factory.write.recoverSurplus([other, admin.account.address]),
+        p.factory,
+        "SplitNotFound",
+        [other, await p.factory.read.predictSplit([other])],
       );
-    });
-
-    it("recipients withdraw their own credit only, never to zero or the split", async () => {
-      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
-      const { operator, stranger } = p.accounts;
-      const asOperator = await cloneAs(p.clone.address, operator);
-      for (const to of [zeroAddress, getAddress(p.clone.address)]) {
-        await viem.assertions.revertWithCustomErrorWithArgs(asOperator.write.withdraw([to]), p.clone, "InvalidPayee", [to]);
-      }
-      await viem.assertions.emitWithArgs(asOperator.write.withdraw([stranger.account.address]), p.clone, "Withdrawn", [
-        getAddress(operator.account.address),
-        getAddress(stranger.account.address),
-        USDC(40),
-      ]);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        asOperator.write.withdraw([operator.account.address]),
-        p.clone,
-        "NothingToWithdraw",
-        [getAddress(operator.account.address)],
-      );
-      assert.equal(await p.clone.read.claimable([p.accounts.assetOwner.account.address]), USDC(50));
+      await viem.assertions.emit(p.factory.write.recoverSurplus([KEY, admin.account.address]), p.keySplit, "SurplusRecovered");
     });
   });
 });

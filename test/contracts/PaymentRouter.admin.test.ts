@@ -9,7 +9,6 @@ import {
   USDC,
   chainId,
   deployPayments,
-  deploySplitFor,
   makeOrder,
   networkHelpers,
   prepareRail,
@@ -23,140 +22,6 @@ import {
 const DEFAULT_ADMIN_ROLE = zeroHash;
 
 describe("PaymentRouter administration", () => {
-  describe("registerSplit", () => {
-    it("registers a split for its asset and emits SplitRegistered", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      const other = await viem.deployContract("TestStablecoin", ["Other USD", "OUSD", p.accounts.admin.account.address]);
-      const split = await deploySplitFor(p, other.address, { register: false });
-      assert.equal(await p.router.read.splitToken([split.address]), zeroAddress);
-      await viem.assertions.emitWithArgs(p.router.write.registerSplit([split.address]), p.router, "SplitRegistered", [
-        getAddress(split.address),
-        getAddress(other.address),
-      ]);
-      assert.equal(await p.router.read.splitToken([split.address]), getAddress(other.address));
-      // The fixture's split stays registered for its own token.
-      assert.equal(await p.router.read.splitToken([p.split.address]), getAddress(p.token.address));
-    });
-
-    it("re-registering a split is idempotent and emits again", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      await viem.assertions.emitWithArgs(p.router.write.registerSplit([p.split.address]), p.router, "SplitRegistered", [
-        getAddress(p.split.address),
-        getAddress(p.token.address),
-      ]);
-      assert.equal(await p.router.read.splitToken([p.split.address]), getAddress(p.token.address));
-    });
-
-    it("reverts with InvalidSplit for address zero", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([zeroAddress]), p.router, "InvalidSplit", [
-        zeroAddress,
-      ]);
-    });
-
-    it("reverts with InvalidSplit for a split whose asset is address zero", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      const nullSplit = await viem.deployContract("NullAssetSplit");
-      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([nullSplit.address]), p.router, "InvalidSplit", [
-        getAddress(nullSplit.address),
-      ]);
-      assert.equal(await p.router.read.splitToken([nullSplit.address]), zeroAddress);
-    });
-
-    it("reverts for an address without code (no asset() to call)", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      await viem.assertions.revert(p.router.write.registerSplit([p.accounts.stranger.account.address]));
-    });
-
-    it("is only for the default admin", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      const split = await deploySplitFor(p, p.token.address, { register: false });
-      for (const caller of [p.accounts.stranger, p.accounts.pauser, p.accounts.quoteSigner]) {
-        await viem.assertions.revertWithCustomErrorWithArgs(
-          (await routerAs(p, caller)).write.registerSplit([split.address]),
-          p.router,
-          "AccessControlUnauthorizedAccount",
-          [getAddress(caller.account.address), DEFAULT_ADMIN_ROLE],
-        );
-      }
-      assert.equal(await p.router.read.splitToken([split.address]), zeroAddress);
-    });
-  });
-
-  describe("registerSplit requires the split's depositor role for the router", () => {
-    it("reverts with RouterNotDepositor(split) until the split grants the role, then registers", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      const other = await viem.deployContract("TestStablecoin", ["Other USD", "OUSD", p.accounts.admin.account.address]);
-      const split = await deploySplitFor(p, other.address, { register: false, grantRouter: false });
-      const depositorRole = await split.read.DEPOSITOR_ROLE();
-      assert.equal(await split.read.hasRole([depositorRole, p.router.address]), false);
-      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([split.address]), p.router, "RouterNotDepositor", [
-        getAddress(split.address),
-      ]);
-      assert.equal(await p.router.read.splitToken([split.address]), zeroAddress);
-
-      // The role held by another account (the admin, a batch depositor) does not count.
-      await split.write.grantRole([depositorRole, p.accounts.admin.account.address]);
-      await split.write.grantRole([depositorRole, p.accounts.relayer.account.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([split.address]), p.router, "RouterNotDepositor", [
-        getAddress(split.address),
-      ]);
-      // Nor does another role granted to the router.
-      await split.write.grantRole([await split.read.PAUSER_ROLE(), p.router.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([split.address]), p.router, "RouterNotDepositor", [
-        getAddress(split.address),
-      ]);
-      assert.equal(await p.router.read.splitToken([split.address]), zeroAddress);
-
-      await split.write.grantRole([depositorRole, p.router.address]);
-      await viem.assertions.emitWithArgs(p.router.write.registerSplit([split.address]), p.router, "SplitRegistered", [
-        getAddress(split.address),
-        getAddress(other.address),
-      ]);
-      assert.equal(await p.router.read.splitToken([split.address]), getAddress(other.address));
-
-      // And the registered split settles payments.
-      await other.write.mint([p.accounts.agent.account.address, USDC(10)]);
-      const otherAsAgent = await viem.getContractAt("TestStablecoin", other.address, { client: { wallet: p.accounts.agent } });
-      await otherAsAgent.write.approve([p.router.address, USDC(10)]);
-      const order = await makeOrder(p, USDC(10), { token: other.address, split: split.address });
-      await viem.assertions.emit((await prepareRail(p, "cash", order))(), split, "YieldDeposited");
-      assert.equal(await split.read.claimable([p.accounts.assetOwner.account.address]), USDC(5));
-    });
-
-    it("a registered split that revoked the role cannot be re-registered, and refuses the router's settlements", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      const depositorRole = await p.split.read.DEPOSITOR_ROLE();
-      await p.split.write.revokeRole([depositorRole, p.router.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.registerSplit([p.split.address]), p.router, "RouterNotDepositor", [
-        getAddress(p.split.address),
-      ]);
-      // The existing registration stays; payments through it revert in the split, whole.
-      assert.equal(await p.router.read.splitToken([p.split.address]), getAddress(p.token.address));
-      const order = await makeOrder(p, USDC(1));
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        (await prepareRail(p, "cash", order))(),
-        p.split,
-        "AccessControlUnauthorizedAccount",
-        [getAddress(p.router.address), depositorRole],
-      );
-      assert.equal(await p.router.read.isPaid([order.orderId]), false);
-      assert.equal(await p.token.read.balanceOf([p.split.address]), 0n);
-      assert.equal(await p.token.read.balanceOf([p.accounts.agent.account.address]), USDC(1_000));
-    });
-
-    it("checks the caller's admin role before the split", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      const split = await deploySplitFor(p, p.token.address, { register: false, grantRouter: false });
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        (await routerAs(p, p.accounts.stranger)).write.registerSplit([split.address]),
-        p.router,
-        "AccessControlUnauthorizedAccount",
-        [getAddress(p.accounts.stranger.account.address), DEFAULT_ADMIN_ROLE],
-      );
-    });
-  });
-
   describe("recoverERC20", () => {
     it("sends tokens transferred to the router by mistake to `to` and emits TokensRecovered", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
@@ -185,11 +50,10 @@ describe("PaymentRouter administration", () => {
       assert.equal(await p.token.read.totalSupply(), USDC(2_000));
     });
 
-    it("recovers any ERC-20, not only registered ones", async () => {
+    it("recovers any ERC-20, not only the one its splits settle in", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const other = await viem.deployContract("BlocklistToken");
       await other.write.mint([p.router.address, 42n]);
-      assert.equal(await p.router.read.splitToken([other.address]), zeroAddress);
       await viem.assertions.emitWithArgs(
         p.router.write.recoverERC20([other.address, p.accounts.stranger.account.address, 42n]),
         p.router,
@@ -235,42 +99,6 @@ describe("PaymentRouter administration", () => {
       assert.equal(await p.token.read.balanceOf([payer.account.address]), USDC(1_000));
       assert.equal(await p.token.read.allowance([payer.account.address, p.router.address]), MAX_UINT256);
       assert.equal(await p.token.read.balanceOf([admin.account.address]), 0n);
-    });
-  });
-
-  describe("unregisterSplit", () => {
-    it("unregisters a split and emits SplitUnregistered with its token", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      await viem.assertions.emitWithArgs(p.router.write.unregisterSplit([p.split.address]), p.router, "SplitUnregistered", [
-        getAddress(p.split.address),
-        getAddress(p.token.address),
-      ]);
-      assert.equal(await p.router.read.splitToken([p.split.address]), zeroAddress);
-    });
-
-    it("reverts with InvalidSplit for a split that is not registered (never, or no longer)", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      const unknown = await deploySplitFor(p, p.token.address, { register: false });
-      for (const split of [unknown.address, zeroAddress, p.accounts.stranger.account.address]) {
-        await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.unregisterSplit([split]), p.router, "InvalidSplit", [
-          getAddress(split),
-        ]);
-      }
-      await p.router.write.unregisterSplit([p.split.address]);
-      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.unregisterSplit([p.split.address]), p.router, "InvalidSplit", [
-        getAddress(p.split.address),
-      ]);
-    });
-
-    it("is only for the default admin", async () => {
-      const p = await networkHelpers.loadFixture(deployPayments);
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        (await routerAs(p, p.accounts.pauser)).write.unregisterSplit([p.split.address]),
-        p.router,
-        "AccessControlUnauthorizedAccount",
-        [getAddress(p.accounts.pauser.account.address), DEFAULT_ADMIN_ROLE],
-      );
-      assert.equal(await p.router.read.splitToken([p.split.address]), getAddress(p.token.address));
     });
   });
 
@@ -343,8 +171,7 @@ describe("PaymentRouter administration", () => {
       const order = await makeOrder(p, USDC(1));
       assert.equal(await p.router.read.isPaid([order.orderId]), false);
       assert.equal(BigInt(await p.router.read.hashOrder([order])), await p.router.read.permitDeadline([order]));
-      await viem.assertions.emit(p.router.write.unregisterSplit([p.split.address]), p.router, "SplitUnregistered");
-      await viem.assertions.emit(p.router.write.registerSplit([p.split.address]), p.router, "SplitRegistered");
+      await viem.assertions.emit(p.router.write.setSplitFactory([p.factory.address]), p.router, "SplitFactorySet");
       await p.token.write.mint([p.router.address, 1n]);
       await viem.assertions.emit(
         p.router.write.recoverERC20([p.token.address, p.accounts.admin.account.address, 1n]),
@@ -463,12 +290,12 @@ describe("PaymentRouter administration", () => {
 
       // The old admin lost its powers, the new one has them.
       await viem.assertions.revertWithCustomErrorWithArgs(
-        p.router.write.unregisterSplit([p.split.address]),
+        p.router.write.setSplitFactory([p.factory.address]),
         p.router,
         "AccessControlUnauthorizedAccount",
         [getAddress(admin.account.address), DEFAULT_ADMIN_ROLE],
       );
-      await viem.assertions.emit(asNewAdmin.write.unregisterSplit([p.split.address]), p.router, "SplitUnregistered");
+      await viem.assertions.emit(asNewAdmin.write.setSplitFactory([p.factory.address]), p.router, "SplitFactorySet");
     });
 
     it("cannot be shortcut with grantRole and enforces the configured delay", async () => {

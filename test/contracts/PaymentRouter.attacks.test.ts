@@ -4,14 +4,20 @@ import { describe, it } from "node:test";
 import { encodeFunctionData, getAddress, keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex } from "viem";
 import { permitSignatureParts, permitTypedData, type PaymentOrder } from "../../sdk/payment-order.ts";
 import {
+  FIXTURE_DEVICE,
   MAX_UINT256,
   RAILS,
   RAIL_ID,
   USDC,
+  assetKey,
   chainId,
+  createFactorySplit,
   deployPayments,
   deploySplitFor,
   expectedLegs,
+  factoryAs,
+  factoryOf,
+  grantDepositor,
   makeOrder,
   networkHelpers,
   payOnRail,
@@ -29,6 +35,15 @@ import {
   type RailName,
   type Wallet,
 } from "./fixture.ts";
+
+/** A genuine order for `amount` of the attacker's own device, through that device's split (created here). */
+async function attackerOrder(p: Payments, amount: bigint) {
+  const deviceId = keccak256(toHex("attacker-device"));
+  const split = (await p.factory.read.isSplitCreated([deviceId]))
+    ? await p.factory.read.predictSplit([deviceId])
+    : (await createFactorySplit(p, deviceId)).address;
+  return makeOrder(p, amount, { deviceId, split });
+}
 
 /** Mints `amount` of a test token (any of them: they share `mint(address,uint256)`) to the payer and the agent,
  * and lets the agent's float pay through the router. */
@@ -167,7 +182,7 @@ describe("PaymentRouter attacks", () => {
       const orderA = await makeOrder(p, USDC(10));
       const permitA = await signPermit(p, orderA);
       // The attacker gets a genuine voucher for its own order B: same token, split and amount.
-      const orderB = await makeOrder(p, USDC(10), { deviceId: keccak256(toHex("attacker-device")) });
+      const orderB = await attackerOrder(p, USDC(10));
       const voucherB = await signVoucher(p, orderB);
       const asAttacker = await routerAs(p, attacker);
 
@@ -230,7 +245,7 @@ describe("PaymentRouter attacks", () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { payer, stranger: attacker } = p.accounts;
       await (await tokenAs(p, payer)).write.approve([p.router.address, MAX_UINT256]);
-      const order = await makeOrder(p, USDC(10), { deviceId: keccak256(toHex("attacker-device")) });
+      const order = await attackerOrder(p, USDC(10));
       const voucher = await signVoucher(p, order);
       const asAttacker = await routerAs(p, attacker);
       const garbage: Array<[number, Hex, Hex]> = [
@@ -269,7 +284,7 @@ describe("PaymentRouter attacks", () => {
       await (await tokenAs(p, payer)).write.approve([p.router.address, MAX_UINT256]);
       assert.equal(await p.token.read.nonces([payer.account.address]), 1n);
 
-      const orderB = await makeOrder(p, USDC(10), { deviceId: keccak256(toHex("attacker-device")) });
+      const orderB = await attackerOrder(p, USDC(10));
       const asAttacker = await routerAs(p, attacker);
       await viem.assertions.revertWithCustomErrorWithArgs(
         asAttacker.write.payWithPermit([orderB, await signVoucher(p, orderB), payer.account.address, permitA.v, permitA.r, permitA.s]),
@@ -373,7 +388,7 @@ describe("PaymentRouter attacks", () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { token, split } = await reentrantSetup(p);
       const { relayer: depositor, assetOwner } = p.accounts;
-      await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), depositor.account.address]);
+      await grantDepositor(split, depositor.account.address);
       await token.write.mint([depositor.account.address, USDC(100)]);
       await (await tokenOf(token.address, depositor)).write.approve([split.address, MAX_UINT256]);
       const asDepositor = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: depositor } });
@@ -409,7 +424,7 @@ describe("PaymentRouter attacks", () => {
         encodeFunctionData({ abi: split.abi, functionName: "release", args: [assetOwner.account.address] }),
       ]);
       await viem.assertions.revertWithCustomErrorWithArgs(
-        split.write.recoverSurplus([admin.account.address]),
+        (await factoryOf(split)).write.recoverSurplus([assetKey(FIXTURE_DEVICE), admin.account.address]),
         split,
         "ReentrancyGuardReentrantCall",
         [],
@@ -417,10 +432,8 @@ describe("PaymentRouter attacks", () => {
       assert.equal(await split.read.surplus(), USDC(3));
       assert.equal(await split.read.claimable([assetOwner.account.address]), USDC(5));
       await token.write.arm([zeroAddress, "0x"]);
-      await viem.assertions.emitWithArgs(split.write.recoverSurplus([admin.account.address]), split, "SurplusRecovered", [
-        getAddress(admin.account.address),
-        USDC(3),
-      ]);
+      const recovery = (await factoryOf(split)).write.recoverSurplus([assetKey(FIXTURE_DEVICE), admin.account.address]);
+      await viem.assertions.emitWithArgs(recovery, split, "SurplusRecovered", [getAddress(admin.account.address), USDC(3)]);
       assert.equal(await token.read.balanceOf([split.address]), USDC(10));
     });
   });
@@ -443,9 +456,9 @@ describe("PaymentRouter attacks", () => {
     it("is refused by AssetSplit.deposit with UnexpectedBalance(gross, received)", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const fee = await viem.deployContract("FeeOnTransferToken");
-      const split = await deploySplitFor(p, fee.address, { register: false });
+      const split = await deploySplitFor(p, fee.address, { setFactory: false });
       const { relayer: depositor } = p.accounts;
-      await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), depositor.account.address]);
+      await grantDepositor(split, depositor.account.address);
       await fee.write.mint([depositor.account.address, 1_000_000n]);
       await (await tokenOf(fee.address, depositor)).write.approve([split.address, MAX_UINT256]);
       const asDepositor = await viem.getContractAt("AssetSplit", split.address, { client: { wallet: depositor } });
@@ -555,15 +568,15 @@ describe("PaymentRouter attacks", () => {
         await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order, voucher))(), p.router, "EnforcedPause", []);
         await (await routerAs(p, p.accounts.pauser)).write.unpause();
 
-        const splitAsPauser = await splitAs(p, p.accounts.pauser);
-        await splitAsPauser.write.pause();
+        const factoryAsPauser = await factoryAs(p, p.accounts.pauser);
+        await factoryAsPauser.write.pauseSplit([assetKey(FIXTURE_DEVICE)]);
         assert.equal(await p.router.read.paused(), false);
         await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order, voucher))(), p.split, "EnforcedPause", []);
         assert.equal(await p.router.read.isPaid([order.orderId]), false);
         assert.equal(await p.token.read.balanceOf([railPayer(p, rail).account.address]), payerBefore);
         assert.equal(await p.token.read.balanceOf([p.split.address]), 0n);
 
-        await splitAsPauser.write.unpause();
+        await factoryAsPauser.write.unpauseSplit([assetKey(FIXTURE_DEVICE)]);
         await viem.assertions.emit((await prepareRail(p, rail, order, voucher))(), p.router, "OrderPaid");
         assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(1));
       });
@@ -576,18 +589,23 @@ describe("PaymentRouter attacks", () => {
       const blk = await viem.deployContract("BlocklistToken");
       const ree = await viem.deployContract("ReentrantToken");
       const fee = await viem.deployContract("FeeOnTransferToken");
-      const setups: Array<{ token: Address; split: Address }> = [{ token: p.token.address, split: p.split.address }];
+      // The router pays through one factory, hence in one token, at a time: each token's payments are made with
+      // the router pointed at that token's factory.
+      const setups: Array<{ token: Address; split: Address; factory: Address }> = [
+        { token: p.token.address, split: p.split.address, factory: p.factory.address },
+      ];
       for (const t of [blk, ree, fee]) {
-        const split = await deploySplitFor(p, t.address);
+        const split = await deploySplitFor(p, t.address, { setFactory: false });
         await fund(p, t.address, USDC(1_000));
-        setups.push({ token: t.address, split: split.address });
+        setups.push({ token: t.address, split: split.address, factory: await split.read.factory() });
       }
       const balances = async () => {
         const out: bigint[] = [];
         for (const { token } of setups) out.push(await (await tokenOf(token)).read.balanceOf([p.router.address]));
         return out;
       };
-      for (const { token, split } of setups) {
+      for (const { token, split, factory } of setups) {
+        await p.router.write.setSplitFactory([factory]);
         for (const rail of RAILS as readonly RailName[]) {
           const order = await makeOrder(p, USDC(3), { token, split });
           if (token === fee.address) {
@@ -609,12 +627,12 @@ describe("PaymentRouter attacks", () => {
 
   describe("(9) a token whose permit() does not really permit", () => {
     /** The payer's tokens of `token` and a standing approval of the router (the approval rail's), and an attacker's
-     * genuine voucher for its own order in that token. */
+     * genuine voucher for an order in that token (through the fixture device's split in that token). */
     async function victimWithStandingApproval(p: Payments, token: Address, split: Address) {
       const erc20 = await tokenOf(token);
       await erc20.write.mint([p.accounts.payer.account.address, USDC(100)]);
       await (await tokenOf(token, p.accounts.payer)).write.approve([p.router.address, MAX_UINT256]);
-      const order = await makeOrder(p, USDC(100), { token, split, deviceId: keccak256(toHex("attacker-device")) });
+      const order = await makeOrder(p, USDC(100), { token, split });
       return { erc20, order, voucher: await signVoucher(p, order) };
     }
 
@@ -709,7 +727,7 @@ describe("PaymentRouter attacks", () => {
       // its tooling calling settle instead of deposit) would credit amounts paid with other recipients' money.
       const p = await networkHelpers.loadFixture(deployPayments);
       const { relayer: batchDepositor, assetOwner, operator, protocol, stranger } = p.accounts;
-      await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), batchDepositor.account.address]);
+      await grantDepositor(p.split, batchDepositor.account.address);
       await payOnRail(p, "cash", await makeOrder(p, USDC(100))); // real revenue
 
       const asDepositor = await splitAs(p, batchDepositor);
@@ -746,7 +764,7 @@ describe("PaymentRouter attacks", () => {
     it("nor can a depositor re-settle what recipients are already owed, before or after they withdraw part of it", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { relayer: batchDepositor, operator } = p.accounts;
-      await p.split.write.grantRole([await p.split.read.DEPOSITOR_ROLE(), batchDepositor.account.address]);
+      await grantDepositor(p.split, batchDepositor.account.address);
       await payOnRail(p, "approval", await makeOrder(p, USDC(100)));
       const asDepositor = await splitAs(p, batchDepositor);
       await viem.assertions.revertWithCustomErrorWithArgs(asDepositor.write.settle([zeroHash, USDC(100)]), p.split, "UnbackedSettlement", [

@@ -1,6 +1,6 @@
-// The router pays through the splits its split factory created, without registering them: it derives the split
-// of an order from its device id and token. An order can only pay its own device's split; hand-registered splits
-// keep working; setSplitFactory is the admin's and checks the factory.
+// The router pays only through the splits its split factory created, without registering them: it derives the
+// split of an order from its device id and token. An order can only pay its own device's split, never a split the
+// factory did not create; setSplitFactory is the admin's and checks the factory.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, zeroAddress } from "viem";
@@ -8,10 +8,12 @@ import {
   LEG_BPS,
   RAILS,
   RAIL_ID,
+  FIXTURE_DEVICE,
   USDC,
   assetKey,
   createFactorySplit,
   deployPayments,
+  deploySplitFor,
   expectedLegs,
   makeOrder,
   networkHelpers,
@@ -22,22 +24,21 @@ import {
   viem,
 } from "./fixture.ts";
 
-const DEVICE_1 = assetKey("device-1");
+const DEVICE_1 = assetKey(FIXTURE_DEVICE);
 const DEVICE_2 = assetKey("device-2");
 
-/** The fixture with the splits of device-1 and device-2 created (neither registered with the router). */
+/** The fixture (device-1's split created) with device-2's split created too, for another asset owner. */
 async function deployWithFactorySplits() {
   const p = await deployPayments();
-  const split1 = await createFactorySplit(p, DEVICE_1);
+  const split1 = p.split;
   const split2 = await createFactorySplit(p, DEVICE_2, { assetOwner: p.accounts.stranger.account.address });
   return { ...p, split1, split2 };
 }
 
 describe("PaymentRouter and factory splits", () => {
   for (const rail of RAILS) {
-    it(`pays a device's own split on the ${rail} rail, unregistered, and settles it 50/40/10`, async () => {
+    it(`pays a device's own split on the ${rail} rail and settles it 50/40/10`, async () => {
       const p = await networkHelpers.loadFixture(deployWithFactorySplits);
-      assert.equal(await p.router.read.splitToken([p.split1.address]), zeroAddress, "not registered");
       const order = await makeOrder(p, USDC(10), { split: p.split1.address, deviceId: DEVICE_1 });
       const submit = await prepareRail(p, rail, order);
       await viem.assertions.emitWithArgs(submit(), p.router, "OrderPaid", [
@@ -104,14 +105,30 @@ describe("PaymentRouter and factory splits", () => {
     ]);
   });
 
-  it("hand-registered splits keep working beside factory splits, for any device", async () => {
+  it("refuses with TokenNotAllowed a split its factory did not create, even an AssetSplit that would settle for it", async () => {
     const p = await networkHelpers.loadFixture(deployWithFactorySplits);
-    for (const deviceId of [DEVICE_1, DEVICE_2]) {
-      await viem.assertions.emit(payOnRail(p, "permit", await makeOrder(p, USDC(2), { deviceId })), p.split, "YieldDeposited");
+    // Another factory of the same token and router, with the same recipients and shares, creates device-1's split:
+    // a real AssetSplit whose router is this one, so it would accept the router's settlement.
+    const foreign = await deploySplitFor(p, p.token.address, { setFactory: false });
+    assert.equal(await foreign.read.router(), getAddress(p.router.address));
+    assert.notEqual(getAddress(foreign.address), getAddress(p.split1.address));
+    const before = await p.token.read.balanceOf([p.accounts.agent.account.address]);
+    for (const split of [foreign.address, p.router.address, p.token.address, p.accounts.stranger.account.address, zeroAddress]) {
+      const order = await makeOrder(p, USDC(1), { split, deviceId: DEVICE_1 });
+      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "TokenNotAllowed", [
+        getAddress(p.token.address),
+        getAddress(split),
+      ]);
+      assert.equal(await p.router.read.isPaid([order.orderId]), false);
     }
-    assert.equal(await p.token.read.balanceOf([p.split.address]), USDC(4));
-    // A factory split cannot be registered by hand: it has no roles of its own.
-    await viem.assertions.revert(p.router.write.registerSplit([p.split1.address]));
+    assert.equal(await p.token.read.balanceOf([foreign.address]), 0n);
+    assert.equal(await p.token.read.balanceOf([p.accounts.agent.account.address]), before, "nothing moved");
+    // The device's own split, the one the router derives, pays.
+    await viem.assertions.emit(
+      payOnRail(p, "cash", await makeOrder(p, USDC(1), { split: p.split1.address, deviceId: DEVICE_1 })),
+      p.split1,
+      "YieldDeposited",
+    );
   });
 
   it("a paused factory split refuses payments; its router and the other splits keep paying", async () => {
@@ -184,7 +201,7 @@ describe("PaymentRouter and factory splits", () => {
       const split = await next.read.predictSplit([DEVICE_1]);
       await viem.assertions.emit(payOnRail(p, "cash", await makeOrder(p, USDC(1), { split, deviceId: DEVICE_1 })), p.router, "OrderPaid");
       await (
-        await viem.getContractAt("AssetSplitClone", p.split1.address, { client: { wallet: p.accounts.operator } })
+        await viem.getContractAt("AssetSplit", p.split1.address, { client: { wallet: p.accounts.operator } })
       ).write.withdraw([p.accounts.operator.account.address]);
       assert.equal(await p.token.read.balanceOf([p.accounts.operator.account.address]), USDC(4));
     });

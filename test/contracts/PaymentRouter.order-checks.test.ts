@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import { concat, getAddress, numberToHex, parseSignature, recoverTypedDataAddress, serializeSignature, zeroAddress, type Hex } from "viem";
 import { orderTypedData } from "../../sdk/payment-order.ts";
 import {
+  createFactorySplit,
   RAILS,
   RAIL_ID,
   USDC,
@@ -81,23 +82,24 @@ for (const rail of RAILS) {
     });
 
     describe("token and split", () => {
-      it("reverts with TokenNotAllowed for a split that was never registered", async () => {
+      it("reverts with TokenNotAllowed for a split its factory did not create (another factory's split of the device)", async () => {
         const p = await networkHelpers.loadFixture(deployPayments);
-        const unregistered = await deploySplitFor(p, p.token.address, { register: false });
-        const order = await makeOrder(p, USDC(1), { split: unregistered.address });
+        const foreign = await deploySplitFor(p, p.token.address, { setFactory: false });
+        const order = await makeOrder(p, USDC(1), { split: foreign.address });
         await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order))(), p.router, "TokenNotAllowed", [
           getAddress(p.token.address),
-          getAddress(unregistered.address),
+          getAddress(foreign.address),
         ]);
-        assert.equal(await p.token.read.balanceOf([unregistered.address]), 0n);
+        assert.equal(await p.token.read.balanceOf([foreign.address]), 0n);
+        assert.equal(await p.router.read.isPaid([order.orderId]), false);
       });
 
-      it("reverts with TokenNotAllowed for a split registered for another token, in both directions", async () => {
+      it("reverts with TokenNotAllowed for a split of another token, in both directions", async () => {
         const p = await networkHelpers.loadFixture(deployPayments);
         const other = await viem.deployContract("TestStablecoin", ["Other USD", "OUSD", p.accounts.admin.account.address]);
         await other.write.mint([p.accounts.payer.account.address, USDC(10)]);
-        const otherSplit = await deploySplitFor(p, other.address);
-        assert.equal(await p.router.read.splitToken([otherSplit.address]), getAddress(other.address));
+        const otherSplit = await deploySplitFor(p, other.address, { setFactory: false });
+        assert.equal(await otherSplit.read.asset(), getAddress(other.address));
 
         const usdcThroughOtherSplit = await makeOrder(p, USDC(1), { split: otherSplit.address });
         await viem.assertions.revertWithCustomErrorWithArgs(
@@ -118,8 +120,7 @@ for (const rail of RAILS) {
 
       it("reverts with TokenNotAllowed for token address zero, also with split address zero", async () => {
         const p = await networkHelpers.loadFixture(deployPayments);
-        // splitToken(0) is zero, so token 0 + split 0 would "match" without the explicit zero-token check.
-        assert.equal(await p.router.read.splitToken([zeroAddress]), zeroAddress);
+        // The token is checked before the split (and the factory's token is never zero).
         for (const split of [zeroAddress, p.split.address]) {
           const order = await makeOrder(p, USDC(1), { token: zeroAddress, split });
           await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order))(), p.router, "TokenNotAllowed", [
@@ -129,15 +130,15 @@ for (const rail of RAILS) {
         }
       });
 
-      it("reverts with TokenNotAllowed once the split is unregistered, and pays again after re-registering", async () => {
+      it("reverts with TokenNotAllowed while the router has no split factory, and pays again once it is set back", async () => {
         const p = await networkHelpers.loadFixture(deployPayments);
-        await p.router.write.unregisterSplit([p.split.address]);
+        await p.router.write.setSplitFactory([zeroAddress]);
         const order = await makeOrder(p, USDC(1));
         await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order))(), p.router, "TokenNotAllowed", [
           getAddress(p.token.address),
           getAddress(p.split.address),
         ]);
-        await p.router.write.registerSplit([p.split.address]);
+        await p.router.write.setSplitFactory([p.factory.address]);
         await viem.assertions.emitWithArgs((await prepareRail(p, rail, order))(), p.router, "OrderPaid", [
           order.orderId,
           order.deviceId,
@@ -213,10 +214,13 @@ for (const rail of RAILS) {
         const p = await networkHelpers.loadFixture(deployPayments);
         const signed = await makeOrder(p, USDC(5));
         const voucher = await signVoucher(p, signed);
+        // Another device with a split of its own: the device and the split changed together pass the split check.
+        const otherDevice: Hex = `0x${"ab".repeat(32)}`;
+        const otherSplit = await createFactorySplit(p, otherDevice);
         const tampered: PaymentOrder[] = [
           { ...signed, amount: USDC(0.01) },
           { ...signed, orderId: signed.orderId + 1_000_000n },
-          { ...signed, deviceId: `0x${"ab".repeat(32)}` },
+          { ...signed, deviceId: otherDevice, split: otherSplit.address },
           { ...signed, expiry: signed.expiry + 86_400n },
         ];
         for (const order of tampered) {
@@ -229,6 +233,12 @@ for (const rail of RAILS) {
             [recovered],
           );
         }
+        // The device changed alone no longer matches the split: the split check refuses it first.
+        const moved = { ...signed, deviceId: otherDevice };
+        await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, moved, voucher))(), p.router, "TokenNotAllowed", [
+          getAddress(p.token.address),
+          getAddress(p.split.address),
+        ]);
       });
 
       it("reverts with InvalidVoucherSigner for a voucher signed for another chain id", async () => {

@@ -21,7 +21,7 @@ import {
   viem,
 } from "./fixture.ts";
 
-/** The fixture with RehearsalUsdc (EIP-3009) and a split registered for it. */
+/** The fixture with RehearsalUsdc (EIP-3009), the router paying through a split factory of it. */
 async function deployWithUsdc() {
   const p = await deployPayments();
   return { ...p, ...(await deployUsdcRail(p)) };
@@ -261,6 +261,7 @@ describe("PaymentRouter.payWithAuthorization", () => {
 
   it("reverts with InvalidAuthorization for a token without EIP-3009 (the test stablecoin)", async () => {
     const p = await networkHelpers.loadFixture(deployWithUsdc);
+    await p.router.write.setSplitFactory([p.factory.address]); // back to the test stablecoin's splits
     const order = await makeOrder(p, USDC(1));
     // The payer signs an authorization as for USDC, but the test stablecoin has no receiveWithAuthorization.
     const auth = await signAuthorization(p, order);

@@ -19,39 +19,24 @@ export const USDC = (dollars: number) => BigInt(Math.round(dollars * 1_000_000))
 export const LEG_BPS = [5000, 4000, 1000] as const;
 export const MAX_UINT256 = 2n ** 256n - 1n;
 
-/** Deploys token, split, router and split factory, wires the roles as the Ignition modules do, funds a payer.
- * The relayer account creates the factory's splits and manages their recipients; the pauser pauses them. */
+/** The device of the fixture's orders ({@link makeOrder}) and of its split, `split`. */
+export const FIXTURE_DEVICE = "device-1";
+
+/** Deploys token, router and split factory, wires the roles as the Ignition modules do, creates the split of
+ * {@link FIXTURE_DEVICE} (the fixture's asset owner and operator; the protocol recipient is the factory's) and
+ * funds a payer. The relayer account creates the factory's splits and manages their recipients; the pauser
+ * pauses them; the admin is the factory's default admin (surplus recovery). */
 export async function deployPayments() {
   const [admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger] = await viem.getWalletClients();
   const token = await viem.deployContract("TestStablecoin", ["USD Coin (test)", "USDC", admin.account.address]);
-  const split = await viem.deployContract("AssetSplit", [
-    token.address,
-    admin.account.address,
-    0,
-    [assetOwner.account.address, operator.account.address, protocol.account.address],
-    [...LEG_BPS],
-  ]);
   const router = await viem.deployContract("PaymentRouter", [admin.account.address, 0]);
 
-  await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), router.address]);
-  await split.write.grantRole([await split.read.PAUSER_ROLE(), pauser.account.address]);
   await router.write.grantRole([await router.read.QUOTE_SIGNER_ROLE(), quoteSigner.account.address]);
   await router.write.grantRole([await router.read.AGENT_ROLE(), agent.account.address]);
   await router.write.grantRole([await router.read.PAUSER_ROLE(), pauser.account.address]);
   await router.write.grantRole([await router.read.ORDER_CANCELLER_ROLE(), relayer.account.address]);
-  await router.write.registerSplit([split.address]);
 
-  const factory = await viem.deployContract("AssetSplitFactory", [
-    token.address,
-    router.address,
-    protocol.account.address,
-    [...LEG_BPS],
-    admin.account.address,
-    0,
-  ]);
-  await factory.write.grantRole([await factory.read.SPLIT_CREATOR_ROLE(), relayer.account.address]);
-  await factory.write.grantRole([await factory.read.SPLIT_MANAGER_ROLE(), relayer.account.address]);
-  await factory.write.grantRole([await factory.read.PAUSER_ROLE(), pauser.account.address]);
+  const { factory, split } = await deployFactory(token.address, router.address, { admin, relayer, pauser, assetOwner, operator, protocol });
   await router.write.setSplitFactory([factory.address]);
 
   await token.write.mint([payer.account.address, USDC(1_000)]);
@@ -69,16 +54,19 @@ export async function deployPayments() {
 }
 
 export type Payments = Awaited<ReturnType<typeof deployPayments>>;
-export type Wallet = Payments["accounts"]["admin"];
+export type Wallet = Awaited<ReturnType<typeof viem.getWalletClients>>[number];
+
+/** The asset key of a device: keccak256 of its id, as the relayer puts it in orders (`deviceId`). */
+export const assetKey = (deviceId: string): Hex => keccak256(toHex(deviceId));
 
 let nextOrderId = 1n;
 
-/** A fresh order for `amount`, valid for an hour. */
+/** A fresh order for `amount` of the fixture's device, through its split, valid for an hour. */
 export async function makeOrder(p: Payments, amount: bigint, overrides: Partial<PaymentOrder> = {}): Promise<PaymentOrder> {
   const now = BigInt(await networkHelpers.time.latest());
   return {
     orderId: nextOrderId++,
-    deviceId: keccak256(toHex("device-1")),
+    deviceId: assetKey(FIXTURE_DEVICE),
     token: p.token.address,
     split: p.split.address,
     amount,
@@ -129,9 +117,9 @@ export async function permitPayment(p: Payments, order: PaymentOrder) {
   return [order, await signVoucher(p, order), permit.owner, permit.v, permit.r, permit.s] as const;
 }
 
-/** Deploys RehearsalUsdc (USDC's EIP-712 domain, EIP-2612, EIP-3009 and blocklist; the admin owns it) with an
- * AssetSplit registered for it on the router, and funds the payer, for the authorization rail. Orders in it:
- * `makeOrder(p, amount, { token: usdc.address, split: usdcSplit.address })`. */
+/** Deploys RehearsalUsdc (USDC's EIP-712 domain, EIP-2612, EIP-3009 and blocklist; the admin owns it), points the
+ * router at a split factory of it with the fixture device's split ({@link deploySplitFor}), and funds the payer,
+ * for the authorization rail. Orders in it: `makeOrder(p, amount, { token: usdc.address, split: usdcSplit.address })`. */
 export async function deployUsdcRail(p: Payments) {
   const usdc = await viem.deployContract("RehearsalUsdc", [p.accounts.admin.account.address]);
   const usdcSplit = await deploySplitFor(p, usdc.address);
@@ -196,11 +184,8 @@ export function routerAs(p: Payments, wallet: Wallet) {
   return viem.getContractAt("PaymentRouter", p.router.address, { client: { wallet } });
 }
 
-/** The asset key of a device: keccak256 of its id, as the relayer puts it in orders (`deviceId`). */
-export const assetKey = (deviceId: string): Hex => keccak256(toHex(deviceId));
-
 /** Creates the factory split of `key` (as the relayer, the split creator) for the fixture's asset owner and
- * operator unless given others; returns the split (an AssetSplitClone). */
+ * operator unless given others; returns the split. */
 export async function createFactorySplit(p: Payments, key: Hex, recipients: { assetOwner?: Address; operator?: Address } = {}) {
   const factory = await factoryAs(p, p.accounts.relayer);
   await factory.write.createSplit([
@@ -208,7 +193,31 @@ export async function createFactorySplit(p: Payments, key: Hex, recipients: { as
     recipients.assetOwner ?? p.accounts.assetOwner.account.address,
     recipients.operator ?? p.accounts.operator.account.address,
   ]);
-  return viem.getContractAt("AssetSplitClone", await p.factory.read.predictSplit([key]));
+  return viem.getContractAt("AssetSplit", await p.factory.read.predictSplit([key]));
+}
+
+/** Replaces the asset owner and operator of the fixture device's split, as the split manager (the relayer) does
+ * through the factory. */
+export async function setFixtureRecipients(p: Payments, assetOwner: Address, operator: Address) {
+  const factory = await factoryAs(p, p.accounts.relayer);
+  return factory.write.setRecipients([assetKey(FIXTURE_DEVICE), assetOwner, operator]);
+}
+
+/** Pauses the fixture device's split, as the pauser does through the factory. */
+export async function pauseFixtureSplit(p: Payments) {
+  return (await factoryAs(p, p.accounts.pauser)).write.pauseSplit([assetKey(FIXTURE_DEVICE)]);
+}
+
+/** The factory that created `split` (as its admin, the default wallet, sees it). */
+export async function factoryOf(split: { read: { factory: () => Promise<Address> } }) {
+  return viem.getContractAt("AssetSplitFactory", await split.read.factory());
+}
+
+/** Grants `account` the depositor role of `split`'s factory: it may then settle and deposit into the factory's
+ * splits. */
+export async function grantDepositor(split: { read: { factory: () => Promise<Address> } }, account: Address) {
+  const factory = await factoryOf(split);
+  await factory.write.grantRole([await factory.read.DEPOSITOR_ROLE(), account]);
 }
 
 /** The split factory as seen by another account. */
@@ -216,7 +225,7 @@ export function factoryAs(p: Payments, wallet: Wallet) {
   return viem.getContractAt("AssetSplitFactory", p.factory.address, { client: { wallet } });
 }
 
-/** The split as seen by another account. */
+/** The fixture device's split as seen by another account. */
 export function splitAs(p: Payments, wallet: Wallet) {
   return viem.getContractAt("AssetSplit", p.split.address, { client: { wallet } });
 }
@@ -233,30 +242,46 @@ export function expectedLegs(gross: bigint, bps: readonly number[] = LEG_BPS): [
   return [gross - operator - protocol, operator, protocol];
 }
 
-/** Deploys another AssetSplit settling in `token` (any ERC-20), grants the router its depositor role (unless
- * `grantRouter` is false) and then, unless `register` is false, registers it on the router (registration needs the
- * role). Recipients and shares default to the fixture's legs. */
+/** Deploys a split factory settling in `token` (any ERC-20) for the fixture's router, with the fixture's roles,
+ * protocol recipient and shares (unless given others), points the router at it unless `setFactory` is false (the
+ * router pays through one factory: the previous one's splits are no longer paid) and creates the fixture
+ * device's split in it. Returns that split. */
 export async function deploySplitFor(
   p: Payments,
   token: Address,
-  opts: {
-    recipients?: readonly [Address, Address, Address];
-    bps?: readonly [number, number, number];
-    register?: boolean;
-    grantRouter?: boolean;
-  } = {},
+  opts: { bps?: readonly [number, number, number]; setFactory?: boolean } = {},
 ) {
-  const { admin, assetOwner, operator, protocol } = p.accounts;
-  const split = await viem.deployContract("AssetSplit", [
+  const { factory, split } = await deployFactory(token, p.router.address, p.accounts, opts.bps);
+  if (opts.setFactory ?? true) await p.router.write.setSplitFactory([factory.address]);
+  return split;
+}
+
+/** Deploys a split factory of `token` and `router` (the admin its default admin, the relayer its split creator
+ * and manager, the pauser its pauser; the protocol recipient's leg and the shares fixed) and creates the split of
+ * {@link FIXTURE_DEVICE} for the asset owner and operator. */
+async function deployFactory(
+  token: Address,
+  router: Address,
+  accounts: Record<"admin" | "relayer" | "pauser" | "assetOwner" | "operator" | "protocol", Wallet>,
+  bps: readonly [number, number, number] = LEG_BPS,
+) {
+  const { admin, relayer, pauser, assetOwner, operator, protocol } = accounts;
+  const factory = await viem.deployContract("AssetSplitFactory", [
     token,
+    router,
+    protocol.account.address,
+    [...bps],
     admin.account.address,
     0,
-    [...(opts.recipients ?? [assetOwner.account.address, operator.account.address, protocol.account.address])],
-    [...(opts.bps ?? LEG_BPS)],
   ]);
-  if (opts.grantRouter ?? true) await split.write.grantRole([await split.read.DEPOSITOR_ROLE(), p.router.address]);
-  if (opts.register ?? true) await p.router.write.registerSplit([split.address]);
-  return split;
+  await factory.write.grantRole([await factory.read.SPLIT_CREATOR_ROLE(), relayer.account.address]);
+  await factory.write.grantRole([await factory.read.SPLIT_MANAGER_ROLE(), relayer.account.address]);
+  await factory.write.grantRole([await factory.read.PAUSER_ROLE(), pauser.account.address]);
+  const key = assetKey(FIXTURE_DEVICE);
+  const asCreator = await viem.getContractAt("AssetSplitFactory", factory.address, { client: { wallet: relayer } });
+  await asCreator.write.createSplit([key, assetOwner.account.address, operator.account.address]);
+  const split = await viem.getContractAt("AssetSplit", await factory.read.predictSplit([key]));
+  return { factory, split };
 }
 
 /** The router's rails that pay in the fixture's token, by the name the tests use, and their `Rail` enum value.

@@ -92,8 +92,8 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
 }
 
 /** Asserts that the indexer's network, device and daily totals, and every participant's earnings, equal
- * what the chain says (its OrderPaid and YieldDeposited logs and the splits' `claimable`, summed over the
- * hand-deployed split and the factory's). */
+ * what the chain says (its OrderPaid and YieldDeposited logs and the splits' `claimable`, summed over every
+ * split the factory created). */
 export async function assertTotalsMatchChain(stack: Stack, recipients: readonly Address[]): Promise<void> {
   const { client, payments } = stack;
   const [paid, settled] = await Promise.all([payments.orderPaidLogs(), payments.yieldDepositedLogs()]);

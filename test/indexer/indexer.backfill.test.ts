@@ -1,4 +1,4 @@
-// End to end: the backfill. Payments, withdrawals, a leg change and a day change happen before the indexer
+// End to end: the backfill. Payments, withdrawals, a recipient change and a day change happen before the indexer
 // starts; it indexes them from history (then follows the chain), and every row and total matches the chain.
 // Then a second local chain - a restarted node: same chain id, same addresses, different history - indexed
 // into the same database must show only its own history (on PostgreSQL, Ponder's RPC data schema
@@ -51,15 +51,12 @@ for (const kind of selectedDatabaseKinds()) {
           const rails: Rail[] = ["cash", "permit", "approval", "cash"];
           for (let i = 0; i < 24; i++) {
             await payments.pay(rails[i % 4]!, { device: deviceId(`backfill-${i % 5}`), amount: usdc(1) + BigInt(i * 1_001) });
-            if (i === 8) await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator);
+            if (i === 8) await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator, await payments.deviceSplit(deviceId("backfill-0")));
             if (i === 12) {
-              await payments.setLegs(
-                [
-                  localAccount(LOCAL_ACCOUNT_INDEX.spare).address,
-                  localAccount(LOCAL_ACCOUNT_INDEX.operator).address,
-                  localAccount(LOCAL_ACCOUNT_INDEX.protocol).address,
-                ],
-                [7000, 2000, 1000],
+              await payments.setRecipients(
+                deviceId("backfill-0"),
+                localAccount(LOCAL_ACCOUNT_INDEX.spare).address,
+                localAccount(LOCAL_ACCOUNT_INDEX.operator).address,
               );
             }
             if (i === 16) await payments.increaseTime(86_400);

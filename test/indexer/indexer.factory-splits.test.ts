@@ -53,12 +53,9 @@ for (const variant of testDatabases("factory-splits")) {
       await stack?.stop();
     });
 
-    test("a split created before the indexer started is backfilled beside the hand-deployed split", async () => {
+    test("a split created before the indexer started is backfilled, found through the factory's event", async () => {
       const { client, payments } = stack;
-      const hand = lower(payments.addresses.split);
-      const [early1, handRow] = await client
-        .splitsByAddresses([earlySplit.split, payments.addresses.split])
-        .then((rows) => [lower(earlySplit.split), hand].map((address) => rows.find((row) => row.address === address)));
+      const [early1] = await client.splitsByAddresses([earlySplit.split]);
       assert.deepEqual(
         { ...early1, legsUpdatedAt: undefined, createdAt: undefined },
         {
@@ -66,7 +63,6 @@ for (const variant of testDatabases("factory-splits")) {
           token: lower(payments.addresses.token),
           assetKey: early,
           factory: lower(payments.addresses.factory),
-          registered: false,
           createdBlock: earlySplit.block,
           createdAt: undefined,
           assetOwner: spare,
@@ -81,11 +77,6 @@ for (const variant of testDatabases("factory-splits")) {
       );
       const block = await payments.publicClient.getBlock({ blockNumber: earlySplit.block });
       assert.equal(early1!.createdAt, block.timestamp);
-      // The hand-deployed split: no asset, no factory, registered with the router, created at its deployment.
-      assert.deepEqual(
-        [handRow?.assetKey, handRow?.factory, handRow?.registered, handRow?.createdBlock],
-        [null, null, true, BigInt(stack.chain.record.contracts.AssetSplit!.startBlock)],
-      );
       const [settlement] = await client.settlementsBySplit(earlySplit.split);
       assert.equal(settlement?.orderId, earlySplit.orderId);
       assert.equal(settlement?.assetKey, early);
@@ -125,16 +116,14 @@ for (const variant of testDatabases("factory-splits")) {
         await payments.pay("permit", { device: one, amount: usdc(1.5), split: created1.split }),
         await payments.pay("cash", { device: one, amount: usdc(3.333333), split: created1.split }),
         await payments.pay("approval", { device: two, amount: usdc(7.000001), split: created2.split }),
-        // The hand-deployed split still settles any device's payments.
-        await payments.pay("cash", { device: two, amount: usdc(1), split: payments.addresses.split }),
       ];
       await client.waitForBlock(paid.at(-1)!.receipt.blockNumber);
 
-      // Orders and settlements name their split; a settlement's asset is its split's, or the order's device.
+      // Orders and settlements name their split; a settlement's asset is its split's.
       const orders = await client.ordersByIds(paid.map(({ order }) => order.orderId));
       assert.deepEqual(
         orders.map((order) => order.split),
-        [split1, split1, split2, lower(payments.addresses.split)],
+        [split1, split1, split2],
       );
       const bySplit1 = await client.settlementsBySplit(split1);
       assert.deepEqual(
@@ -142,9 +131,8 @@ for (const variant of testDatabases("factory-splits")) {
         [paid[1]!, paid[0]!].map(({ order }) => [order.orderId, one, order.amount]),
         "newest first",
       );
-      const [handSettlement] = await client.settlementsByOrderIds([paid[3]!.order.orderId]);
-      const handPage = await client.settlementsBySplit(payments.addresses.split);
-      assert.deepEqual(handPage[0], { ...handSettlement!, assetKey: two });
+      const [settlement2] = await client.settlementsByOrderIds([paid[2]!.order.orderId]);
+      assert.deepEqual((await client.settlementsBySplit(split2))[0], { ...settlement2!, assetKey: two });
 
       // Each split credited its own recipients, as the contract did.
       for (const [split, owner, op] of [
@@ -213,11 +201,11 @@ for (const variant of testDatabases("factory-splits")) {
       await assert.rejects(client.participantSettlements(protocol, [split1], { limit: 0 }), /invalid limit/);
       await assert.rejects(client.participantSettlements(protocol, [split1], { before: "1; drop table" }), /invalid settlement id/);
 
-      // Per asset (device id = asset key): payments through its split and through the hand-deployed one.
+      // Per asset (device id = asset key): the payments through its split.
       const [stats1] = await client.deviceStats([one]);
       const [stats2] = await client.deviceStats([two]);
       assert.deepEqual([stats1?.payments, stats1?.volumeUsdMicro], [2, usdc(1.5) + usdc(3.333333)]);
-      assert.deepEqual([stats2?.payments, stats2?.volumeUsdMicro], [2, usdc(7.000001) + usdc(1)]);
+      assert.deepEqual([stats2?.payments, stats2?.volumeUsdMicro], [1, usdc(7.000001)]);
       await assertTotalsMatchChain(stack, recipients);
       await assertEarningsAddUp();
     });

@@ -55,7 +55,7 @@ for (const variant of testDatabases("reorg")) {
       const forkBlock = await payments.blockNumber();
       const a1 = await payments.pay("cash", { device: x!, amount: usdc(5) });
       const a2 = await payments.pay("approval", { device: z!, amount: usdc(3) });
-      await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator);
+      await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator, await payments.deviceSplit(x!));
       const a3 = await payments.pay("cash", { device: x!, amount: usdc(1.25) });
       await client.waitForBlock(a3.receipt.blockNumber);
       const oldHead = await payments.blockNumber();

@@ -1,6 +1,6 @@
 // End to end: a local chain with LocalStack, the indexer on PGlite and on PostgreSQL, payments through every
 // rail, and the rows read back through the read path (indexer/client.ts): orders, settlements and their
-// legs, earnings after withdrawals and after a leg change, statistics per device and per day, and the order
+// legs, earnings after withdrawals and after a recipient change, statistics per device and per day, and the order
 // cursor over many payments.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -63,7 +63,7 @@ for (const variant of testDatabases("rows")) {
             deviceId: device,
             payer,
             token: payments.addresses.token.toLowerCase(),
-            split: payments.addresses.split.toLowerCase(),
+            split: (await payments.deviceSplit(device)).toLowerCase(),
             amount,
             usdMicro: amount,
             rail,
@@ -104,18 +104,21 @@ for (const variant of testDatabases("rows")) {
         assert.ok(row.logIndex < order.logIndex, "settled before OrderPaid in the same transaction");
         assert.deepEqual(await client.settlementByRef(row.ref), row);
       }
-      const [split] = await client.splits();
+      const splitA = (await payments.deviceSplit(deviceA)).toLowerCase();
+      const split = (await client.splits()).find((row) => row.address === splitA);
       assert.deepEqual(
         {
           token: split!.token,
-          registered: split!.registered,
+          assetKey: split!.assetKey,
+          factory: split!.factory,
           legs: [split!.assetOwner, split!.operator, split!.protocol],
           bps: [split!.assetOwnerBps, split!.operatorBps, split!.protocolBps],
           legsVersion: split!.legsVersion,
         },
         {
           token: payments.addresses.token.toLowerCase(),
-          registered: true,
+          assetKey: deviceA,
+          factory: payments.addresses.factory.toLowerCase(),
           legs: [assetOwner, operator, protocol],
           bps: [5000, 4000, 1000],
           legsVersion: 1,
@@ -127,7 +130,7 @@ for (const variant of testDatabases("rows")) {
       const { client, payments } = stack;
       const ref = keccak256(toHex(`batch-${variant.name}`));
       const gross = 7_777_777n; // 7.777777 USDC: the legs round down, the asset owner takes the remainder
-      const receipt = await payments.batchDeposit(ref, gross);
+      const receipt = await payments.batchDeposit(ref, gross, await payments.deviceSplit(deviceA));
       await client.waitForBlock(receipt.blockNumber);
       const row = await client.settlementByRef(ref);
       assert.ok(row);
@@ -141,46 +144,54 @@ for (const variant of testDatabases("rows")) {
 
     test("earnings after withdrawals", async () => {
       const { client, payments } = stack;
+      // The operator earns in both devices' splits and withdraws from each.
+      const splits = [await payments.deviceSplit(deviceA), await payments.deviceSplit(deviceB)];
       const before = (await client.participantEarnings(operator))[0]!;
       assert.ok(before.claimable > 0n);
-      assert.equal(before.claimable, await payments.claimable(operator));
-      const receipt = await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator);
+      const perSplit = [await payments.claimable(operator, splits[0]!), await payments.claimable(operator, splits[1]!)];
+      assert.ok(perSplit[0]! > 0n && perSplit[1]! > 0n);
+      assert.equal(before.claimable, perSplit[0]! + perSplit[1]!);
+      await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator, splits[0]!);
+      const receipt = await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator, splits[1]!);
       await client.waitForBlock(receipt.blockNumber);
       const afterWithdrawal = (await client.participantEarnings(operator))[0]!;
       assert.equal(afterWithdrawal.credited, before.credited);
       assert.equal(afterWithdrawal.withdrawn, before.withdrawn + before.claimable);
       assert.equal(afterWithdrawal.claimable, 0n);
-      assert.equal(afterWithdrawal.withdrawals, before.withdrawals + 1);
-      const [withdrawal] = await client.withdrawalsOf(operator);
-      assert.equal(withdrawal?.amount, before.claimable);
-      assert.equal(withdrawal?.to, operator);
+      assert.equal(afterWithdrawal.withdrawals, before.withdrawals + 2);
+      const withdrawals = await client.withdrawalsOf(operator);
+      assert.deepEqual(
+        withdrawals.map((w) => [w.split, w.amount, w.to]).sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1)),
+        [
+          [splits[0]!.toLowerCase(), perSplit[0], operator],
+          [splits[1]!.toLowerCase(), perSplit[1], operator],
+        ].sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1)),
+      );
 
       // Earn again, then withdraw again.
       const { receipt: paid } = await payments.pay("cash", { device: deviceB, amount: usdc(3) });
       await client.waitForBlock(paid.blockNumber);
       assert.equal((await client.participantEarnings(operator))[0]!.claimable, (usdc(3) * 4000n) / 10_000n);
-      const second = await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator);
+      const second = await payments.withdraw(LOCAL_ACCOUNT_INDEX.operator, splits[1]!);
       await client.waitForBlock(second.blockNumber);
       const final = (await client.participantEarnings(operator))[0]!;
       assert.equal(final.claimable, 0n);
       assert.equal(final.withdrawn, final.credited);
-      assert.equal(final.withdrawals, 2);
+      assert.equal(final.withdrawals, 3);
       await assertTotalsMatchChain(stack, recipients);
     });
 
-    test("earnings after setLegs: each settlement credited to the recipients current at it", async () => {
+    test("earnings after a recipient change: each settlement credited to the recipients current at it", async () => {
       const { client, payments } = stack;
       const ownerBefore = (await client.participantEarnings(assetOwner))[0]!;
-      const legs = await payments.setLegs(
-        [
-          localAccount(LOCAL_ACCOUNT_INDEX.spare).address,
-          localAccount(LOCAL_ACCOUNT_INDEX.operator).address,
-          localAccount(LOCAL_ACCOUNT_INDEX.protocol).address,
-        ],
-        [6000, 3000, 1000],
+      const splitA = await payments.deviceSplit(deviceA);
+      const legs = await payments.setRecipients(
+        deviceA,
+        localAccount(LOCAL_ACCOUNT_INDEX.spare).address,
+        localAccount(LOCAL_ACCOUNT_INDEX.operator).address,
       );
       await client.waitForBlock(legs.blockNumber);
-      const [split] = await client.splits();
+      const split = (await client.splits()).find((row) => row.address === splitA.toLowerCase());
       assert.deepEqual(
         [
           split!.assetOwner,
@@ -191,7 +202,7 @@ for (const variant of testDatabases("rows")) {
           split!.protocolBps,
           split!.legsVersion,
         ],
-        [spare, operator, protocol, 6000, 3000, 1000, 2],
+        [spare, operator, protocol, 5000, 4000, 1000, 2],
       );
 
       const amount = usdc(4.999999);
@@ -199,14 +210,14 @@ for (const variant of testDatabases("rows")) {
       await client.waitForBlock(receipt.blockNumber);
       const [settlement] = await client.settlementsByOrderIds([order.orderId]);
       assert.deepEqual([settlement!.assetOwner, settlement!.operator, settlement!.protocol], [spare, operator, protocol]);
-      const [owner, op, prot] = expectedLegs(amount, [6000, 3000, 1000]);
+      const [owner, op, prot] = expectedLegs(amount, [5000, 4000, 1000]);
       assert.deepEqual([settlement!.assetOwnerAmount, settlement!.operatorAmount, settlement!.protocolAmount], [owner, op, prot]);
       // The former asset owner keeps what it had, the new one earns from now on.
       assert.deepEqual((await client.participantEarnings(assetOwner))[0], ownerBefore);
       const newOwner = (await client.participantEarnings(spare))[0]!;
       assert.equal(newOwner.credited, owner);
       assert.equal(newOwner.creditedAsAssetOwner, owner);
-      assert.equal(newOwner.claimable, await payments.claimable(spare));
+      assert.equal(newOwner.claimable, await payments.claimable(spare, splitA));
       await assertTotalsMatchChain(stack, recipients);
     });
 

@@ -5,6 +5,7 @@ import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {AssetSplit} from "../../contracts/AssetSplit.sol";
+import {AssetSplitFactory} from "../../contracts/AssetSplitFactory.sol";
 import {IAssetSplit} from "../../contracts/interfaces/IAssetSplit.sol";
 import {PaymentRouter} from "../../contracts/PaymentRouter.sol";
 import {TestStablecoin} from "../../contracts/TestStablecoin.sol";
@@ -18,8 +19,9 @@ interface Vm {
     function sign(uint256 privateKey, bytes32 digest) external pure returns (uint8 v, bytes32 r, bytes32 s);
 }
 
-/// @notice Fuzz tests of the split arithmetic and accounting: for any gross in [1, 2**127] and any valid share
-/// triple, the legs sum to gross, the operator and protocol legs are rounded down and the asset-owner leg takes
+/// @notice Fuzz tests of the split arithmetic and accounting, on a split created by the factory (the factory's
+/// shares are fixed at its deployment: a test of other shares deploys a factory with them): for any gross in
+/// [1, 2**127] and any valid share triple, the legs sum to gross, the operator and protocol legs are rounded down and the asset-owner leg takes
 /// the remainder; settlements (of at most the 2**96 - 1 the split can owe) credit exactly those legs, must be
 /// backed by tokens beyond what is owed, and withdrawals pay exactly the credits. Throughout, the split's balance
 /// is the sum of what it owes plus the surplus (tokens sent to it directly), and donations never change a credit.
@@ -34,14 +36,27 @@ contract AssetSplitFuzzTest {
     address private constant PROTOCOL = address(0xC4A7);
     address private constant NEW_OWNER = address(0xD00D);
     address private constant NEW_OPERATOR = address(0xE7E);
+    bytes32 private constant ASSET_KEY = keccak256("device");
 
     TestStablecoin private token;
+    PaymentRouter private router;
+    AssetSplitFactory private factory;
     AssetSplit private split;
 
     function setUp() public {
         token = new TestStablecoin("USD Coin (test)", "USDC", address(this));
-        split = new AssetSplit(IERC20(address(token)), address(this), 0, [OWNER, OPERATOR, PROTOCOL], [uint16(5000), 4000, 1000]);
-        split.grantRole(split.DEPOSITOR_ROLE(), address(this));
+        router = new PaymentRouter(address(this), 0);
+        _useShares([uint16(5000), 4000, 1000]);
+    }
+
+    /// @dev Replaces the factory with one of shares `bps` (this contract its admin, split creator and manager,
+    /// and depositor) and the split with that factory's split of the asset key, for the original recipients.
+    function _useShares(uint16[3] memory bps) private {
+        factory = new AssetSplitFactory(IERC20(address(token)), address(router), PROTOCOL, bps, address(this), 0);
+        factory.grantRole(factory.SPLIT_CREATOR_ROLE(), address(this));
+        factory.grantRole(factory.SPLIT_MANAGER_ROLE(), address(this));
+        factory.grantRole(factory.DEPOSITOR_ROLE(), address(this));
+        split = AssetSplit(factory.createSplit(ASSET_KEY, OWNER, OPERATOR));
     }
 
     // ---------------------------------------------------------------- helpers
@@ -117,7 +132,7 @@ contract AssetSplitFuzzTest {
     ) public {
         uint256 gross = _bound(grossSeed, 1, MAX_GROSS);
         uint16[3] memory bps = _bps(operatorSeed, protocolSeed);
-        split.setLegs([OWNER, OPERATOR, PROTOCOL], bps);
+        _useShares(bps);
 
         uint256[3] memory legs = split.previewSplit(gross);
         _eq(legs[0] + legs[1] + legs[2], gross, "legs sum");
@@ -144,7 +159,7 @@ contract AssetSplitFuzzTest {
     {
         uint256 gross = _bound(grossSeed, 1, MAX_OWED);
         uint16[3] memory bps = _bps(operatorSeed, protocolSeed);
-        split.setLegs([OWNER, OPERATOR, PROTOCOL], bps);
+        _useShares(bps);
         uint256[3] memory legs = split.previewSplit(gross);
 
         _settle(bytes32(grossSeed), gross);
@@ -157,7 +172,7 @@ contract AssetSplitFuzzTest {
         _assertBacked(0);
     }
 
-    function testFuzz_twoSettlementsAroundALegChange(
+    function testFuzz_twoSettlementsAroundARecipientChange(
         uint256 grossSeed1,
         uint256 grossSeed2,
         uint256 operatorSeed,
@@ -165,12 +180,13 @@ contract AssetSplitFuzzTest {
     ) public {
         uint256 gross1 = _bound(grossSeed1, 1, MAX_OWED / 2);
         uint256 gross2 = _bound(grossSeed2, 1, MAX_OWED - gross1);
-        uint16[3] memory bps2 = _bps(operatorSeed, protocolSeed);
-        uint256[3] memory legs1 = _expectedLegs(gross1, [uint16(5000), 4000, 1000]);
-        uint256[3] memory legs2 = _expectedLegs(gross2, bps2);
+        uint16[3] memory bps = _bps(operatorSeed, protocolSeed);
+        _useShares(bps);
+        uint256[3] memory legs1 = _expectedLegs(gross1, bps);
+        uint256[3] memory legs2 = _expectedLegs(gross2, bps);
 
         _settle(bytes32(uint256(1)), gross1);
-        split.setLegs([NEW_OWNER, NEW_OPERATOR, PROTOCOL], bps2);
+        factory.setRecipients(ASSET_KEY, NEW_OWNER, NEW_OPERATOR);
         _settle(bytes32(uint256(2)), gross2);
 
         _eq(split.claimable(OWNER), legs1[0], "old owner keeps its accrual");
@@ -202,7 +218,8 @@ contract AssetSplitFuzzTest {
     {
         uint256 gross = _bound(grossSeed, 1, MAX_OWED);
         uint16[3] memory bps = _bps(operatorSeed, protocolSeed);
-        split.setLegs([OWNER, OWNER, PROTOCOL], bps);
+        _useShares(bps);
+        factory.setRecipients(ASSET_KEY, OWNER, OWNER);
         uint256[3] memory legs = _expectedLegs(gross, bps);
         _settle(bytes32(0), gross);
 
@@ -217,13 +234,17 @@ contract AssetSplitFuzzTest {
         _assertBacked(0);
     }
 
-    function testFuzz_onlyDepositorsSettle(address caller, uint256 grossSeed) public {
-        vm.assume(caller != address(this));
+    function testFuzz_onlyTheRouterAndDepositorsSettle(address caller, uint256 grossSeed) public {
+        vm.assume(caller != address(this) && caller != address(router));
         uint256 gross = _bound(grossSeed, 1, MAX_GROSS);
-        bytes32 role = split.DEPOSITOR_ROLE();
+        token.mint(address(split), gross);
         vm.prank(caller);
-        vm.expectRevert(abi.encodeWithSelector(IAccessControl.AccessControlUnauthorizedAccount.selector, caller, role));
+        vm.expectRevert(abi.encodeWithSelector(AssetSplit.NotDepositor.selector, caller));
         split.settle(bytes32(0), gross);
+        vm.prank(caller);
+        vm.expectRevert(abi.encodeWithSelector(AssetSplit.NotDepositor.selector, caller));
+        split.deposit(bytes32(0), gross);
+        _assertBacked(gross);
     }
 
     // ---------------------------------------------------------------- backing, surplus and capacity
@@ -236,7 +257,7 @@ contract AssetSplitFuzzTest {
         uint256 protocolSeed
     ) public {
         uint16[3] memory bps = _bps(operatorSeed, protocolSeed);
-        split.setLegs([OWNER, OPERATOR, PROTOCOL], bps);
+        _useShares(bps);
         uint256 gross = _bound(grossSeed, 1, MAX_OWED / 2);
         uint256 donation = _bound(donationSeed, 1, type(uint128).max);
         uint256 second = _bound(secondSeed, 1, MAX_OWED - gross);
@@ -266,7 +287,7 @@ contract AssetSplitFuzzTest {
             _assertBacked(donation);
         }
         _eq(token.balanceOf(address(split)), donation, "only the donation is left");
-        _eq(split.recoverSurplus(address(0xDEAD)), donation, "recoverSurplus returns the surplus");
+        _eq(factory.recoverSurplus(ASSET_KEY, address(0xDEAD)), donation, "recoverSurplus returns the surplus");
         _eq(token.balanceOf(address(0xDEAD)), donation, "recoverSurplus pays the surplus");
         _assertBacked(0);
         _eq(token.balanceOf(address(split)), 0, "split empty");
@@ -307,7 +328,7 @@ contract AssetSplitFuzzTest {
 
     /// @dev The operator and protocol accruals are uint72s of the settlement slot: a settlement that would overflow
     /// one is credited at once, with the accruals before it, to the recipients of the time. Credits stay exact,
-    /// a later leg change moves nothing, and settlements after it accrue again.
+    /// a later recipient change moves nothing, and settlements after it accrue again.
     function testFuzz_accrualsBeyondUint72StayExact(
         uint256 grossSeed1,
         uint256 grossSeed2,
@@ -316,7 +337,7 @@ contract AssetSplitFuzzTest {
         uint256 protocolSeed
     ) public {
         uint16[3] memory bps = _bps(operatorSeed, protocolSeed);
-        split.setLegs([OWNER, OPERATOR, PROTOCOL], bps);
+        _useShares(bps);
         uint256[3] memory gross = [
             _bound(grossSeed1, 1, MAX_OWED / 3),
             _bound(grossSeed2, type(uint72).max, MAX_OWED / 3),
@@ -324,7 +345,7 @@ contract AssetSplitFuzzTest {
         ];
         _settle(bytes32(uint256(1)), gross[0]);
         _settle(bytes32(uint256(2)), gross[1]);
-        split.setLegs([NEW_OWNER, NEW_OPERATOR, PROTOCOL], bps);
+        factory.setRecipients(ASSET_KEY, NEW_OWNER, NEW_OPERATOR);
         _settle(bytes32(uint256(3)), gross[2]);
 
         uint256[3] memory legs1 = _expectedLegs(gross[0], bps);
@@ -341,13 +362,13 @@ contract AssetSplitFuzzTest {
     }
 
     function test_accrualOverflowCreditsAtOnce() public {
-        split.setLegs([OWNER, OPERATOR, PROTOCOL], [uint16(0), 10_000, 0]);
+        _useShares([uint16(0), 10_000, 0]);
         uint256 maxAccrual = type(uint72).max;
         _settle(bytes32(uint256(1)), maxAccrual);
         _settle(bytes32(uint256(2)), 1); // the operator's accrual would need 73 bits
         _eq(split.claimable(OPERATOR), maxAccrual + 1, "accrued, then credited at once");
         _settle(bytes32(uint256(3)), 5); // accrues again from zero
-        split.setLegs([OWNER, NEW_OPERATOR, PROTOCOL], [uint16(0), 10_000, 0]);
+        factory.setRecipients(ASSET_KEY, OWNER, NEW_OPERATOR);
         _eq(split.claimable(OPERATOR), maxAccrual + 6, "the old operator keeps what accrued before the change");
         _eq(split.claimable(NEW_OPERATOR), 0, "the new operator gets nothing of it");
         _assertBacked(0);
@@ -355,27 +376,30 @@ contract AssetSplitFuzzTest {
         _eq(token.balanceOf(address(split)), 0, "everything owed was paid out");
     }
 
-    function testFuzz_onlyTheAdminRecoversSurplus(address caller, uint256 donationSeed) public {
-        vm.assume(caller != address(this));
+    function testFuzz_onlyTheFactoryAdminRecoversSurplus(address caller, uint256 donationSeed) public {
+        vm.assume(caller != address(this) && caller != address(factory));
         uint256 donation = _bound(donationSeed, 1, type(uint128).max);
         token.mint(address(split), donation);
         vm.prank(caller);
         vm.expectRevert(abi.encodeWithSelector(IAccessControl.AccessControlUnauthorizedAccount.selector, caller, bytes32(0)));
+        factory.recoverSurplus(ASSET_KEY, caller);
+        vm.prank(caller);
+        vm.expectRevert(abi.encodeWithSelector(AssetSplit.OnlyFactory.selector, caller));
         split.recoverSurplus(caller);
         _assertBacked(donation);
     }
 
     function test_recoverSurplusWithoutSurplusReverts() public {
         vm.expectRevert(abi.encodeWithSelector(IAssetSplit.NothingToWithdraw.selector, address(split)));
-        split.recoverSurplus(address(this));
+        factory.recoverSurplus(ASSET_KEY, address(this));
         _settle(bytes32(0), 1_000);
         vm.expectRevert(abi.encodeWithSelector(IAssetSplit.NothingToWithdraw.selector, address(split)));
-        split.recoverSurplus(address(this));
+        factory.recoverSurplus(ASSET_KEY, address(this));
     }
 
-    function test_constructorRejectsAssetZero() public {
+    function test_factoryRejectsAssetZero() public {
         vm.expectRevert(abi.encodeWithSelector(IAssetSplit.InvalidAsset.selector));
-        new AssetSplit(IERC20(address(0)), address(this), 0, [OWNER, OPERATOR, PROTOCOL], [uint16(5000), 4000, 1000]);
+        new AssetSplitFactory(IERC20(address(0)), address(router), PROTOCOL, [uint16(5000), 4000, 1000], address(this), 0);
     }
 
     function test_settleOfZeroReverts() public {
@@ -395,7 +419,8 @@ contract AssetSplitFuzzTest {
     }
 }
 
-/// @notice Fuzz tests of the router's approval rail with vouchers signed through the `sign` cheatcode.
+/// @notice Fuzz tests of the router's approval rail with vouchers signed through the `sign` cheatcode, paying
+/// through the device's split created by the router's split factory.
 contract PaymentRouterFuzzTest {
     Vm private constant vm = Vm(0x7109709ECfa91a80626fF3989D68f67F5b1DD12D);
     uint256 private constant QUOTE_SIGNER_KEY = 0x5157;
@@ -403,16 +428,15 @@ contract PaymentRouterFuzzTest {
     TestStablecoin private token;
     AssetSplit private split;
     PaymentRouter private router;
+    AssetSplitFactory private factory;
 
     function setUp() public {
         token = new TestStablecoin("USD Coin (test)", "USDC", address(this));
-        split = new AssetSplit(
-            IERC20(address(token)), address(this), 0, [address(0xA11CE), address(0xB0B), address(0xC4A7)], [uint16(5000), 4000, 1000]
-        );
         router = new PaymentRouter(address(this), 0);
-        split.grantRole(split.DEPOSITOR_ROLE(), address(router));
+        factory = _factory();
+        router.setSplitFactory(factory);
+        split = AssetSplit(factory.createSplit(keccak256("device"), address(0xA11CE), address(0xB0B)));
         router.grantRole(router.QUOTE_SIGNER_ROLE(), vm.addr(QUOTE_SIGNER_KEY));
-        router.registerSplit(split);
         token.mint(address(this), type(uint128).max);
         token.approve(address(router), type(uint256).max);
     }
@@ -480,15 +504,32 @@ contract PaymentRouterFuzzTest {
         require(token.balanceOf(address(split)) == amount + donation, "balance == owed + surplus");
     }
 
-    function test_registerSplitNeedsTheDepositorRole() public {
-        AssetSplit other = new AssetSplit(
-            IERC20(address(token)), address(this), 0, [address(0xA11CE), address(0xB0B), address(0xC4A7)], [uint16(5000), 4000, 1000]
-        );
-        vm.expectRevert(abi.encodeWithSelector(PaymentRouter.RouterNotDepositor.selector, address(other)));
-        router.registerSplit(other);
-        require(router.splitToken(address(other)) == address(0), "not registered");
-        other.grantRole(other.DEPOSITOR_ROLE(), address(router));
-        router.registerSplit(other);
-        require(router.splitToken(address(other)) == address(token), "registered");
+    /// @dev A factory of this token and router (the split creator is this contract).
+    function _factory() private returns (AssetSplitFactory f) {
+        f = new AssetSplitFactory(IERC20(address(token)), address(router), address(0xC4A7), [uint16(5000), 4000, 1000], address(this), 0);
+        f.grantRole(f.SPLIT_CREATOR_ROLE(), address(this));
+    }
+
+    /// @dev The same device's split from a factory the router was not pointed at (same token, same router, same
+    /// recipients and shares) is a real AssetSplit that would settle for the router, yet the router refuses it;
+    /// so it does any other address, with or without code.
+    function testFuzz_routerRefusesASplitItsFactoryDidNotCreate(uint256 orderId, uint256 amountSeed, address other)
+        public
+    {
+        uint256 amount = 1 + amountSeed % type(uint96).max;
+        vm.assume(other != address(split));
+        address foreign = _factory().createSplit(keccak256("device"), address(0xA11CE), address(0xB0B));
+        address[2] memory refused = [foreign, other];
+        for (uint256 i; i < refused.length; ++i) {
+            PaymentRouter.PaymentOrder memory order = _order(orderId, amount);
+            order.split = refused[i];
+            bytes memory voucher = _voucher(order);
+            vm.expectRevert(abi.encodeWithSelector(PaymentRouter.TokenNotAllowed.selector, address(token), refused[i]));
+            router.pay(order, voucher);
+        }
+        require(token.balanceOf(foreign) == 0 && !router.isPaid(orderId), "nothing paid");
+        // The factory's own split of the device pays.
+        router.pay(_order(orderId, amount), _voucher(_order(orderId, amount)));
+        require(token.balanceOf(address(split)) == amount, "the device's split is paid");
     }
 }

@@ -2,7 +2,7 @@
 pragma solidity ^0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-import {AssetSplitClone} from "../../contracts/AssetSplitClone.sol";
+import {AssetSplit} from "../../contracts/AssetSplit.sol";
 import {AssetSplitFactory} from "../../contracts/AssetSplitFactory.sol";
 import {PaymentRouter} from "../../contracts/PaymentRouter.sol";
 import {TestStablecoin} from "../../contracts/TestStablecoin.sol";
@@ -72,7 +72,7 @@ contract AssetSplitFactoryFuzzTest {
         require(split == predicted, "created at the predicted address");
         require(split.code.length == 45, "an EIP-1167 clone");
         require(factory.isSplitCreated(assetKey), "created");
-        (address[3] memory recipients, uint16[3] memory bps) = AssetSplitClone(split).legs();
+        (address[3] memory recipients, uint16[3] memory bps) = AssetSplit(split).legs();
         require(recipients[0] == OWNER && recipients[1] == OPERATOR && recipients[2] == PROTOCOL, "recipients");
         require(bps[0] == 5000 && bps[1] == 4000 && bps[2] == 1000, "shares");
         vm.expectRevert(abi.encodeWithSelector(IAssetSplitFactory.SplitAlreadyCreated.selector, assetKey, split));
@@ -97,11 +97,11 @@ contract AssetSplitFactoryFuzzTest {
 
         _pay(_order(orderId, deviceA, splitA, amount));
         require(token.balanceOf(splitA) == amount && token.balanceOf(splitB) == 0, "only device A's split is paid");
-        uint256[3] memory legs = AssetSplitClone(splitA).previewSplit(amount);
-        require(AssetSplitClone(splitA).claimable(OWNER) == legs[0], "owner credited");
-        require(AssetSplitClone(splitA).claimable(OPERATOR) == legs[1], "operator credited");
-        require(AssetSplitClone(splitA).claimable(PROTOCOL) == legs[2], "protocol credited");
-        require(AssetSplitClone(splitA).surplus() == 0, "no surplus");
+        uint256[3] memory legs = AssetSplit(splitA).previewSplit(amount);
+        require(AssetSplit(splitA).claimable(OWNER) == legs[0], "owner credited");
+        require(AssetSplit(splitA).claimable(OPERATOR) == legs[1], "operator credited");
+        require(AssetSplit(splitA).claimable(PROTOCOL) == legs[2], "protocol credited");
+        require(AssetSplit(splitA).surplus() == 0, "no surplus");
     }
 
     function testFuzz_recipientChangesKeepWhatWasAccrued(bytes32 assetKey, uint256 grossSeed1, uint256 grossSeed2)
@@ -111,15 +111,15 @@ contract AssetSplitFactoryFuzzTest {
         uint256 gross2 = 1 + grossSeed2 % (type(uint96).max / 2);
         address split = factory.createSplit(assetKey, OWNER, OPERATOR);
         _pay(_order(1, assetKey, split, gross1));
-        uint256[3] memory legs1 = AssetSplitClone(split).previewSplit(gross1);
+        uint256[3] memory legs1 = AssetSplit(split).previewSplit(gross1);
         factory.setRecipients(assetKey, NEW_OWNER, OPERATOR);
         _pay(_order(2, assetKey, split, gross2));
-        uint256[3] memory legs2 = AssetSplitClone(split).previewSplit(gross2);
+        uint256[3] memory legs2 = AssetSplit(split).previewSplit(gross2);
 
-        require(AssetSplitClone(split).claimable(OWNER) == legs1[0], "the former owner keeps its accrual");
-        require(AssetSplitClone(split).claimable(NEW_OWNER) == legs2[0], "the new owner gets the later settlement");
-        require(AssetSplitClone(split).claimable(OPERATOR) == legs1[1] + legs2[1], "operator gets both");
-        require(AssetSplitClone(split).claimable(PROTOCOL) == legs1[2] + legs2[2], "protocol gets both");
+        require(AssetSplit(split).claimable(OWNER) == legs1[0], "the former owner keeps its accrual");
+        require(AssetSplit(split).claimable(NEW_OWNER) == legs2[0], "the new owner gets the later settlement");
+        require(AssetSplit(split).claimable(OPERATOR) == legs1[1] + legs2[1], "operator gets both");
+        require(AssetSplit(split).claimable(PROTOCOL) == legs1[2] + legs2[2], "protocol gets both");
         require(token.balanceOf(split) == gross1 + gross2, "balance is what is owed");
     }
 }

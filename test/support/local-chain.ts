@@ -4,8 +4,8 @@
 // Ignition journal and generated record).
 //
 // Accounts are the node's well-known ones (Hardhat's default mnemonic): 0 admin and pauser, 1 quote signer,
-// 2 agent (relayer) with an approved float, 3 spare, 4-6 the asset-owner, operator and protocol
-// recipients, 7 a funded test wallet.
+// 2 agent (relayer) with an approved float, 3 spare, 4-5 the asset owner and operator of the splits tests
+// create, 6 the protocol recipient of every split, 7 a funded test wallet.
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import path from "node:path";

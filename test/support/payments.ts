@@ -1,7 +1,7 @@
 // Paying orders on a local chain through every rail, as the service and its users would: the quote signer
 // (account 1) signs each order's voucher, a payer signs a permit bound to the order, and the transactions go
-// to the node. An order settles through the hand-deployed split, or through its device's factory split (the
-// agent, account 2, creates those and manages their recipients). Typed data comes from sdk/payment-order.ts,
+// to the node. An order settles through its device's split, created by the split factory (the agent, account 2,
+// creates those and manages their recipients; pay() creates a device's split the first time it is paid). Typed data comes from sdk/payment-order.ts,
 // ABIs from generated/abis.ts, addresses from the deployment record.
 import { randomBytes } from "node:crypto";
 import {
@@ -39,7 +39,6 @@ export type Payments = ReturnType<typeof createPayments>;
 export function createPayments(chain: LocalChain) {
   const { record } = chain;
   const router = record.contracts.PaymentRouter!.address;
-  const split = record.contracts.AssetSplit!.address;
   const factory = record.contracts.AssetSplitFactory!.address;
   const token = record.contracts.TestStablecoin!.address;
   const viemChain = defineChain({
@@ -77,17 +76,16 @@ export function createPayments(chain: LocalChain) {
   const api = {
     publicClient,
     wallet,
-    /** `split` is the hand-deployed split. */
-    addresses: { router, split, token, factory },
+    addresses: { router, token, factory },
 
     /** A fresh order of `amount` base units for `device`, valid for a day from the chain's time, settled
-     * through `split` (default the hand-deployed split; a factory split must be `device`'s: deviceSplit). */
+     * through `split` (default `device`'s split, deviceSplit; the router pays no other). */
     async newOrder(opts: { device: Hex; amount: bigint; orderId?: bigint; split?: Address }): Promise<PaymentOrder> {
       return {
         orderId: opts.orderId ?? nextOrderId++,
         deviceId: opts.device,
         token,
-        split: opts.split ?? split,
+        split: opts.split ?? (await api.deviceSplit(opts.device)),
         amount: opts.amount,
         expiry: (await chainTime()) + 86_400n * 30n,
       };
@@ -164,9 +162,10 @@ export function createPayments(chain: LocalChain) {
       return mined(hash);
     },
 
-    /** Pays a fresh order through `rail` (settled through `opts.split`, as newOrder); returns the order and the
-     * receipt. */
+    /** Pays a fresh order through `rail` (settled through `opts.split`, default `device`'s split, which is
+     * created first if it was not: ensureSplit); returns the order and the receipt. */
     async pay(rail: Rail, opts: { device: Hex; amount: bigint; split?: Address }) {
+      if (opts.split === undefined) await api.ensureSplit(opts.device);
       const order = await api.newOrder(opts);
       const receipt =
         rail === "permit"
@@ -177,8 +176,8 @@ export function createPayments(chain: LocalChain) {
       return { order, receipt };
     },
 
-    /** Account `index` withdraws its claimable amount from split `at` (default the hand-deployed one) to itself. */
-    async withdraw(index: number, at: Address = split): Promise<TransactionReceipt> {
+    /** Account `index` withdraws its claimable amount from split `at` to itself. */
+    async withdraw(index: number, at: Address): Promise<TransactionReceipt> {
       const account = wallet(index);
       return mined(
         await account.writeContract({
@@ -190,26 +189,14 @@ export function createPayments(chain: LocalChain) {
       );
     },
 
-    /** The admin replaces the split's legs. */
-    async setLegs(recipients: readonly [Address, Address, Address], bps: readonly [number, number, number]) {
-      return mined(
-        await wallet(LOCAL_ACCOUNT_INDEX.admin).writeContract({
-          address: split,
-          abi: assetSplitAbi,
-          functionName: "setLegs",
-          args: [recipients, bps],
-        }),
-      );
-    },
-
-    /** The split's current legs, on chain. */
-    async legs() {
-      const [recipients, bps] = await publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "legs" });
+    /** Split `at`'s current legs, on chain. */
+    async legs(at: Address) {
+      const [recipients, bps] = await publicClient.readContract({ address: at, abi: assetSplitAbi, functionName: "legs" });
       return { recipients, bps };
     },
 
-    /** On-chain claimable amount of `recipient` at split `at` (default the hand-deployed one). */
-    claimable(recipient: Address, at: Address = split): Promise<bigint> {
+    /** On-chain claimable amount of `recipient` at split `at`. */
+    claimable(recipient: Address, at: Address): Promise<bigint> {
       return publicClient.readContract({ address: at, abi: assetSplitAbi, functionName: "claimable", args: [recipient] });
     },
 
@@ -236,6 +223,21 @@ export function createPayments(chain: LocalChain) {
       return { split: await api.deviceSplit(device), receipt };
     },
 
+    /** `device`'s split, created first (with the default recipients, as createSplit) unless it exists. Another
+     * process sharing the chain (a test, a relayer) may create it meanwhile: the split it made is used. */
+    async ensureSplit(device: Hex): Promise<Address> {
+      const created = () =>
+        publicClient.readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "isSplitCreated", args: [device] });
+      if (!(await created())) {
+        try {
+          await api.createSplit(device);
+        } catch (error) {
+          if (!(await created())) throw error;
+        }
+      }
+      return api.deviceSplit(device);
+    },
+
     /** The split manager (the agent) replaces the asset-owner and operator recipients of `device`'s split. */
     async setRecipients(device: Hex, assetOwner: Address, operator: Address): Promise<TransactionReceipt> {
       return mined(
@@ -248,7 +250,7 @@ export function createPayments(chain: LocalChain) {
       );
     },
 
-    /** Every split on chain: the hand-deployed one, then those the factory created (its SplitCreated events). */
+    /** Every split on chain: those the factory created (its SplitCreated events), in creation order. */
     async splitAddresses(): Promise<Address[]> {
       const created = await publicClient.getContractEvents({
         address: factory,
@@ -257,29 +259,41 @@ export function createPayments(chain: LocalChain) {
         fromBlock: BigInt(record.contracts.AssetSplitFactory!.startBlock),
         toBlock: "latest",
       });
-      return [split, ...created.map((log) => log.args.split!)];
+      return created.map((log) => log.args.split!);
     },
 
-    /** A batch settlement outside the router: the agent (made a depositor) deposits `gross` under `ref`. */
-    async batchDeposit(ref: Hex, gross: bigint): Promise<TransactionReceipt> {
+    /** A batch settlement outside the router: the agent (made a depositor of the factory) deposits `gross` into
+     * split `at` under `ref`. */
+    async batchDeposit(ref: Hex, gross: bigint, at: Address): Promise<TransactionReceipt> {
       const agent = wallet(LOCAL_ACCOUNT_INDEX.agent);
       const admin = wallet(LOCAL_ACCOUNT_INDEX.admin);
-      const role = await publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "DEPOSITOR_ROLE" });
+      const role = await publicClient.readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "DEPOSITOR_ROLE" });
       const isDepositor = await publicClient.readContract({
-        address: split,
-        abi: assetSplitAbi,
+        address: factory,
+        abi: assetSplitFactoryAbi,
         functionName: "hasRole",
         args: [role, agent.account.address],
       });
       if (!isDepositor) {
         await mined(
-          await admin.writeContract({ address: split, abi: assetSplitAbi, functionName: "grantRole", args: [role, agent.account.address] }),
-        );
-        await mined(
-          await agent.writeContract({ address: token, abi: testStablecoinAbi, functionName: "approve", args: [split, maxUint256] }),
+          await admin.writeContract({
+            address: factory,
+            abi: assetSplitFactoryAbi,
+            functionName: "grantRole",
+            args: [role, agent.account.address],
+          }),
         );
       }
-      return mined(await agent.writeContract({ address: split, abi: assetSplitAbi, functionName: "deposit", args: [ref, gross] }));
+      const allowance = await publicClient.readContract({
+        address: token,
+        abi: testStablecoinAbi,
+        functionName: "allowance",
+        args: [agent.account.address, at],
+      });
+      if (allowance < gross) {
+        await mined(await agent.writeContract({ address: token, abi: testStablecoinAbi, functionName: "approve", args: [at, maxUint256] }));
+      }
+      return mined(await agent.writeContract({ address: at, abi: assetSplitAbi, functionName: "deposit", args: [ref, gross] }));
     },
 
     /** Every OrderPaid of the router on chain, in chain order (the ground truth the indexer must match). */
@@ -295,11 +309,14 @@ export function createPayments(chain: LocalChain) {
 
     /** Every YieldDeposited of every split on chain (splitAddresses), in chain order. */
     async yieldDepositedLogs() {
+      const splits = await api.splitAddresses();
+      // An empty address list would match every contract's events.
+      if (splits.length === 0) return [];
       return publicClient.getContractEvents({
-        address: await api.splitAddresses(),
+        address: splits,
         abi: assetSplitAbi,
         eventName: "YieldDeposited",
-        fromBlock: BigInt(record.contracts.AssetSplit!.startBlock),
+        fromBlock: BigInt(record.contracts.AssetSplitFactory!.startBlock),
         toBlock: "latest",
       });
     },

@@ -1,15 +1,10 @@
 // Names the custom error behind a failed call or gas estimate (e.g. "OrderAlreadyPaid(42)").
 import { BaseError, ContractFunctionRevertedError, type Hex, decodeErrorResult, erc20Abi } from "viem";
-import { assetSplitAbi, assetSplitCloneAbi, assetSplitFactoryAbi, paymentRouterAbi, telemetryAnchorAbi } from "../../../generated/abis.ts";
+import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi, telemetryAnchorAbi } from "../../../generated/abis.ts";
 
-const knownErrors = [
-  ...paymentRouterAbi,
-  ...assetSplitAbi,
-  ...assetSplitFactoryAbi,
-  ...assetSplitCloneAbi,
-  ...telemetryAnchorAbi,
-  ...erc20Abi,
-].filter((item) => item.type === "error");
+const knownErrors = [...paymentRouterAbi, ...assetSplitAbi, ...assetSplitFactoryAbi, ...telemetryAnchorAbi, ...erc20Abi].filter(
+  (item) => item.type === "error",
+);
 const tokenErrors = [
   {
     type: "error",

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { before, describe, it } from "node:test";
 import { type Address, type Hex, createPublicClient, http, keccak256, parseEventLogs, toHex } from "viem";
-import { assetSplitCloneAbi, assetSplitFactoryAbi } from "../../../generated/abis.ts";
+import { assetSplitAbi, assetSplitFactoryAbi } from "../../../generated/abis.ts";
 import { SAMPLE_PARTY_ACCOUNTS, localAccount, otherSampleSeedSpec } from "../../../lib/sample-data.ts";
 import { startRpcProxy } from "../../support/rpc-proxy.ts";
 import { createOrder, pay, waitForOrder } from "../../support/pay.ts";
@@ -69,7 +69,7 @@ export function deviceSplitCases(stack: () => Stack) {
       assert.equal((await pay(s, order, "relayed-permit")).status, 202);
       const done = await waitForOrder(s, order.id, (o) => o.status === "success" && o.split !== null);
       const receipt = await client(s).getTransactionReceipt({ hash: done.payment.transactionHash as Hex });
-      const deposits = parseEventLogs({ abi: assetSplitCloneAbi, eventName: "YieldDeposited", logs: receipt.logs });
+      const deposits = parseEventLogs({ abi: assetSplitAbi, eventName: "YieldDeposited", logs: receipt.logs });
       assert.equal(deposits.length, 1, "one yield-deposited event per payment");
       return { order: done, deposit: deposits[0] };
     }
@@ -203,7 +203,7 @@ export function deviceSplitCases(stack: () => Stack) {
       const split = before.payout.split as Address;
       const deadline = Date.now() + 20_000;
       for (;;) {
-        const [recipients] = await client(s).readContract({ address: split, abi: assetSplitCloneAbi, functionName: "legs" });
+        const [recipients] = await client(s).readContract({ address: split, abi: assetSplitAbi, functionName: "legs" });
         if (same(recipients[0], newOwner)) break;
         assert.ok(Date.now() < deadline, "the split's recipients were not replaced on-chain");
         await sleep(200);
@@ -225,7 +225,7 @@ export function deviceSplitCases(stack: () => Stack) {
       assert.equal(
         (await client(s).readContract({
           address: split,
-          abi: assetSplitCloneAbi,
+          abi: assetSplitAbi,
           functionName: "claimable",
           args: [formerOwner as Address],
         })) >= first.deposit.args.assetOwnerAmount,
@@ -302,7 +302,7 @@ export function deviceSplitCases(stack: () => Stack) {
           }
           assert.equal(sent.length, 1, "the hot wallet sent one transaction for the asset");
           assert.ok(sent[0]!.nonce >= nonceBefore);
-          const [recipients] = await chain.readContract({ address: created[0].args.split, abi: assetSplitCloneAbi, functionName: "legs" });
+          const [recipients] = await chain.readContract({ address: created[0].args.split, abi: assetSplitAbi, functionName: "legs" });
           assert.ok(same(recipients[0], owner));
         } finally {
           await rpcProxy.close();
