@@ -14,7 +14,9 @@
 // reverts, is marked failed and never sent (payg_tx_dropped_total); gas spent on one that reverts all the same
 // is counted (payg_tx_reverted_gas_total).
 //
-// Watching: sent transactions are watched until one of their signed versions is mined. One waiting in the
+// Watching: sent transactions are watched until one of their signed versions is mined. What to do with each at
+// a tick is a pure decision (sent-decision.ts decideSent: the stored row and what the chain says -> wait, final,
+// replace, broadcast again, requeue); this file asks the chain and carries it out. One waiting in the
 // node's pool, or holding the chain's next nonce (a node that forwards to a sequencer shows no pool),
 // unmined for TX_REPLACE_AFTER_BLOCKS blocks, is replaced: the same nonce, gas, target and data, signed with fees
 // raised by at least 12.5% (and at least to the network's current suggestion; fee-bump.ts), stored before it
@@ -58,6 +60,7 @@ import type { Metrics } from "../metrics/registry.ts";
 import { type Fees, cappedFees, replacementFees } from "./fee-bump.ts";
 import type { PaymentsChain } from "./payments-chain.ts";
 import { revertReason } from "./revert-reason.ts";
+import { type ChainView, type SenderSettings, type SentRow, decideSent } from "./sent-decision.ts";
 import { chainClock, expiresTooSoon, relayHorizon, voucherExpiryOf } from "../payments/relay-guard.ts";
 
 export const TX_CHANNEL = "chain_transactions";
@@ -67,10 +70,6 @@ const TICK_MS = 500;
  * once); then back to TICK_MS, so a slow public chain's RPC is not hammered. */
 const WATCH_MS = 50;
 const WATCH_WINDOW_MS = 5_000;
-const REBROADCAST_AFTER_MS = 12_000;
-/** Blocks during which a sent transaction's nonce is seen used with none of its receipts found before it is
- * taken as spent by another transaction (nodes behind one endpoint may be blocks apart). */
-const NONCE_USED_BLOCKS = 3n;
 /** The longest wait after ticks that failed in a row (TICK_MS doubled after each). */
 const MAX_BACKOFF_MS = 10_000;
 const GAS_HEADROOM = 1.25;
@@ -125,6 +124,7 @@ export function createTxSender(deps: {
   const replaceAfterBlocks = BigInt(deps.config.TX_REPLACE_AFTER_BLOCKS);
   const confirmations = BigInt(deps.config.CONFIRMATIONS);
   const feeCeiling = parseGwei(String(deps.config.TX_MAX_FEE_PER_GAS_GWEI));
+  const settings: SenderSettings = { confirmations, replaceAfterBlocks };
   let nextNonce: number | undefined;
   /** Sent transactions whose nonce the chain had used while none of their receipts was found, with the head
    * when that was first seen (this process's own view: a restart only waits longer). */
@@ -249,111 +249,108 @@ export function createTxSender(deps: {
     );
     for (const row of sent) {
       const receipt = await minedReceipt(row);
-      if (receipt) {
-        nonceUsedSince.delete(row.id);
-        // Mined, not yet CONFIRMATIONS deep: nothing to replace or broadcast; final once it is.
-        if (confirmations > 0n && receipt.blockNumber > head - confirmations) continue;
-        const status = receipt.status === "success" ? "mined" : "reverted";
-        let lastError: string | null = null;
-        if (status === "reverted") lastError = await explainRevert(row, receipt.blockNumber);
-        const hash = receipt.transactionHash;
-        const done = await finish(row, {
-          status,
-          blockNumber: Number(receipt.blockNumber),
-          lastError,
-          txHash: hash,
-          replacedHashes: signedHashes(row)
-            .filter((h) => h !== hash)
-            .reverse(),
-        });
-        if (done && status === "reverted") {
-          // The gas the hot wallet paid for nothing: payg_tx_reverted_gas_total (alerted on).
-          metrics.txRevertedGas.inc({ kind: row.kind }, Number(receipt.gasUsed));
-          metrics.txRevertedFees.inc({ kind: row.kind }, Number(receipt.gasUsed * receipt.effectiveGasPrice));
-        }
-        logger.info("transaction final", {
-          id: row.id,
-          kind: row.kind,
-          ref: row.ref,
-          hash,
-          status,
-          block: Number(receipt.blockNumber),
-          versions: row.replacedHashes.length + 1,
-        });
-        continue;
-      }
-      const stale = !row.sentAt || Date.now() - row.sentAt.getTime() > REBROADCAST_AFTER_MS;
-      if (row.nonce === null || !row.rawTransaction) continue;
-      if (confirmedNonce > row.nonce) {
-        // The nonce was used and none of this transaction's versions is the one mined: something else spent
-        // it. Only once stale and seen so for NONCE_USED_BLOCKS blocks: with several RPC URLs, or behind a
-        // load-balanced endpoint, the count and the receipts may come from nodes blocks apart, and a
-        // transaction of ours that was mined must not be taken for a failure.
-        const since = nonceUsedSince.get(row.id) ?? head;
-        nonceUsedSince.set(row.id, since);
-        if (stale && head - since >= NONCE_USED_BLOCKS) {
-          nonceUsedSince.delete(row.id);
+      const view: ChainView = {
+        head,
+        receipt: receipt && { blockNumber: receipt.blockNumber, success: receipt.status === "success" },
+        confirmedNonce,
+        pendingNonce,
+        gap,
+        nonceUsedSince: nonceUsedSince.get(row.id),
+        inPool: "unknown",
+        nowMs: Date.now(),
+      };
+      const stored: SentRow = {
+        nonce: row.nonce,
+        signed: row.rawTransaction !== null,
+        sentAtMs: row.sentAt?.getTime() ?? null,
+        sentBlock: row.sentBlock,
+      };
+      let decision = decideSent(stored, view, settings);
+      if (decision.action === "ask_pool") decision = decideSent(stored, { ...view, inPool: await waitsInPool(row) }, settings);
+      if (decision.action === "nonce_used") nonceUsedSince.set(row.id, decision.since);
+      else nonceUsedSince.delete(row.id);
+      switch (decision.action) {
+        case "wait":
+        case "nonce_used":
+        case "ask_pool":
+          break;
+        case "final":
+          await finalise(row, receipt!, decision.status);
+          break;
+        case "nonce_spent":
           await nonceSpent(row);
+          break;
+        case "count_from_head":
+          await db
+            .update(chainTransactions)
+            .set({ sentBlock: Number(head) })
+            .where(eq(chainTransactions.id, row.id));
+          break;
+        case "resend": {
+          let countFrom = row.sentBlock!;
+          if (decision.replace) {
+            if (await replace(row, head)) break;
+            // At the fee ceiling: replace() counts its blocks again from this one.
+            countFrom = Number(head);
+          }
+          if (decision.rebroadcast) await rebroadcast(row, decision.keepsCount ? countFrom : Number(head));
+          break;
         }
-        continue;
-      }
-      nonceUsedSince.delete(row.id);
-      if (row.sentBlock === null) {
-        // Sent before blocks were counted: count from now.
-        await db
-          .update(chainTransactions)
-          .set({ sentBlock: Number(head) })
-          .where(eq(chainTransactions.id, row.id));
-        continue;
-      }
-      // Only a transaction waiting in the node's pool is left unmined for its fees; one the node dropped, or
-      // stuck above a nonce gap, is broadcast again (or the gap filled) instead. The pending count says so
-      // for one ready to be mined; a node may leave out of it one whose max fee is below the next block's
-      // base fee (Hardhat counts what its next block would hold), which it still returns by hash. Asked only
-      // when it decides something: a replacement now, or whether a broadcast again restarts the count of
-      // blocks (it must not for one waiting in the pool, or on blocks slower than REBROADCAST_AFTER_MS /
-      // TX_REPLACE_AFTER_BLOCKS it would never be replaced).
-      const due = head - BigInt(row.sentBlock) >= replaceAfterBlocks;
-      const aboveGap = gap !== undefined && gap < row.nonce && pendingNonce <= gap;
-      const inPool = pendingNonce > row.nonce || ((due || stale) && !aboveGap && (await waitsInPool(row)));
-      // The chain's next nonce is replaced when due whether the node shows it or not: an RPC node that
-      // forwards transactions to a sequencer keeps no pool (Base's and OP Stack chains' public nodes), so it
-      // never shows one, and one left unmined there may be waiting for its fees all the same.
-      const next = row.nonce === confirmedNonce;
-      let countFrom = row.sentBlock;
-      if ((inPool || next) && due) {
-        if (await replace(row, head)) continue;
-        // At the fee ceiling: replace() counts its blocks again from this one.
-        countFrom = Number(head);
-      }
-      if (stale) {
-        await db
-          .update(chainTransactions)
-          // One the node had lost is back in its pool from now on: its blocks count from here.
-          .set({
-            sentAt: new Date(),
-            sentBlock: inPool || next ? countFrom : Number(head),
-            attempts: row.attempts + 1,
-            updatedAt: new Date(),
-          })
-          .where(and(eq(chainTransactions.id, row.id), eq(chainTransactions.txHash, row.txHash!)));
-        // Usually "already known" when the node still has it; the node's answer is logged either way (an
-        // "underpriced" or "insufficient funds" says why the transaction waits).
-        const refused = await chain.publicClient
-          .sendRawTransaction({ serializedTransaction: row.rawTransaction as Hex })
-          .then(() => undefined)
-          .catch((error: Error) => (error instanceof BaseError ? error.details || error.shortMessage : error.message));
-        metrics.txRebroadcasts.inc();
-        logger.warn("transaction not mined yet; broadcast again", {
-          id: row.id,
-          hash: row.txHash,
-          nonce: row.nonce,
-          attempts: row.attempts + 1,
-          ...(refused ? { nodeAnswer: refused } : {}),
-        });
       }
     }
     await fillNonceGap(head, confirmedNonce, pendingNonce);
+  }
+
+  /** Marks a transaction final, mined or reverted, as its receipt says (CONFIRMATIONS deep). */
+  async function finalise(row: ChainTransaction, receipt: TransactionReceipt, status: "mined" | "reverted") {
+    const lastError = status === "reverted" ? await explainRevert(row, receipt.blockNumber) : null;
+    const hash = receipt.transactionHash;
+    const done = await finish(row, {
+      status,
+      blockNumber: Number(receipt.blockNumber),
+      lastError,
+      txHash: hash,
+      replacedHashes: signedHashes(row)
+        .filter((h) => h !== hash)
+        .reverse(),
+    });
+    if (done && status === "reverted") {
+      // The gas the hot wallet paid for nothing: payg_tx_reverted_gas_total (alerted on).
+      metrics.txRevertedGas.inc({ kind: row.kind }, Number(receipt.gasUsed));
+      metrics.txRevertedFees.inc({ kind: row.kind }, Number(receipt.gasUsed * receipt.effectiveGasPrice));
+    }
+    logger.info("transaction final", {
+      id: row.id,
+      kind: row.kind,
+      ref: row.ref,
+      hash,
+      status,
+      block: Number(receipt.blockNumber),
+      versions: row.replacedHashes.length + 1,
+    });
+  }
+
+  /** Broadcasts the latest signed version again; its blocks count from `countFrom` (a transaction the node had
+   * lost is back in its pool from now on). */
+  async function rebroadcast(row: ChainTransaction, countFrom: number) {
+    await db
+      .update(chainTransactions)
+      .set({ sentAt: new Date(), sentBlock: countFrom, attempts: row.attempts + 1, updatedAt: new Date() })
+      .where(and(eq(chainTransactions.id, row.id), eq(chainTransactions.txHash, row.txHash!)));
+    // Usually "already known" when the node still has it; the node's answer is logged either way (an
+    // "underpriced" or "insufficient funds" says why the transaction waits).
+    const refused = await chain.publicClient
+      .sendRawTransaction({ serializedTransaction: row.rawTransaction as Hex })
+      .then(() => undefined)
+      .catch((error: Error) => (error instanceof BaseError ? error.details || error.shortMessage : error.message));
+    metrics.txRebroadcasts.inc();
+    logger.warn("transaction not mined yet; broadcast again", {
+      id: row.id,
+      hash: row.txHash,
+      nonce: row.nonce,
+      attempts: row.attempts + 1,
+      ...(refused ? { nodeAnswer: refused } : {}),
+    });
   }
 
   /** Replaces a transaction left unmined with the same one at higher fees: signed, stored, then broadcast.
