@@ -52,7 +52,6 @@ export async function createServices(config: Config): Promise<Services> {
     config,
     logger,
     database,
-    db: database.db,
     chain,
     txSender,
     jwt: createJwtSigner(config.JWT_SECRET, config.JWT_TTL_SECONDS),

@@ -3,7 +3,7 @@ import type { JwtSigner } from "./auth/jwt.ts";
 import type { PaymentsChain } from "./chain/payments-chain.ts";
 import type { TxSender } from "./chain/tx-sender.ts";
 import type { Config } from "./config.ts";
-import type { Database, Db } from "./db/client.ts";
+import type { Database } from "./db/client.ts";
 import type { DeviceCloud } from "./devices/device-cloud.ts";
 import type { IndexerClient } from "../../indexer/client.ts";
 import type { OrderEventHub } from "./payments/order-event-hub.ts";
@@ -13,8 +13,8 @@ import type { Metrics } from "./metrics/registry.ts";
 export type Services = {
   config: Config;
   logger: Logger;
+  /** The database: drizzle's query builder (`database.db`), raw transactions, its kind. */
   database: Database;
-  db: Db;
   chain: PaymentsChain;
   txSender: TxSender;
   jwt: JwtSigner;

@@ -16,7 +16,10 @@ const ORDER_ID = /^ord_[0-9A-Z]{26}$/;
 
 export function checkoutPages(services: Services) {
   const app = new Hono<AppEnv>();
-  const { db, config } = services;
+  const {
+    database: { db },
+    config,
+  } = services;
   const assets = staticAssets(path.join(import.meta.dirname, "assets"), [
     "checkout.css",
     "checkout.js",

@@ -33,13 +33,16 @@ export async function enqueuePowerOn(tx: DbOrTx, order: { id: string }, transact
 }
 
 async function loadOrder(services: Services, orderId: string) {
-  const [order] = await services.db.select().from(orders).where(eq(orders.id, orderId));
+  const [order] = await services.database.db.select().from(orders).where(eq(orders.id, orderId));
   if (!order) throw new Error(`order ${orderId} not found`);
   return order;
 }
 
 export function deviceJobHandlers(services: Services): Record<string, JobHandler> {
-  const { db, deviceCloud } = services;
+  const {
+    database: { db },
+    deviceCloud,
+  } = services;
   return {
     "device.power_on": {
       maxAttempts: 12,

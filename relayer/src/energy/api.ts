@@ -60,7 +60,7 @@ export function energyApi(services: Services): SandboxApi {
   );
 
   const tokens = createSandboxTokens(services.config.JWT_SECRET, TOKEN_LIFETIME_SECONDS);
-  const auth = requireToken(services.db, tokens);
+  const auth = requireToken(services.database.db, tokens);
 
   api.openAPIRegistry.registerComponent("securitySchemes", "sandboxToken", {
     type: "oauth2",

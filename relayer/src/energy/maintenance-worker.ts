@@ -15,7 +15,10 @@ const EXPIRY_EVERY_MS = 60_000;
 const CONFIRM_PER_TICK = 500;
 
 export function createEnergyMaintenance(services: Services) {
-  const { db, config } = services;
+  const {
+    database: { db },
+    config,
+  } = services;
   const logger = services.logger.child({ worker: "energy-maintenance" });
   const confirmMs = config.ENERGY_ANOMALY_CONFIRM_SECONDS * 1000;
   let lastExpiry = 0;

@@ -50,16 +50,16 @@ export async function cancelOrder(services: Services, order: OrderRow): Promise<
     status: row.status,
     transactionHash: row.txHash as Hex | null,
   });
-  const active = await activeCancellation(services.db, order.id);
+  const active = await activeCancellation(services.database.db, order.id);
   if (active) return view(active);
   if (order.status === "success") throw errors.conflict("order_already_paid", `order ${order.id} is paid already`);
   if (order.status === "expired" || order.expiresAt.getTime() <= Date.now()) {
     throw errors.conflict("order_expired", `order ${order.id} expired at ${order.expiresAt.toISOString()}: there is nothing to cancel`);
   }
-  await assertPaymentNotUnderWay(services.db, order.id);
-  await assertTenantRevertBudget(services.db, services.config, order.tenantId);
+  await assertPaymentNotUnderWay(services.database.db, order.id);
+  await assertTenantRevertBudget(services.database.db, services.config, order.tenantId);
   const data = encodeFunctionData({ abi: paymentRouterAbi, functionName: "cancelOrder", args: [order.onchainId] });
-  const row = await services.db.transaction(async (tx) => {
+  const row = await services.database.db.transaction(async (tx) => {
     // The order's row orders this against a relay of its payment queued at the same moment (relay.ts holds
     // it too): whichever comes second sees the other's transaction and answers 409.
     await tx.select({ id: orders.id }).from(orders).where(eq(orders.id, order.id)).for("update");

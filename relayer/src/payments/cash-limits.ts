@@ -91,7 +91,7 @@ export async function reserveCash(services: Services, order: OrderRow, keyId: st
   // Paid, expired or past its expiry: the rail answers with the order's own conflict, nothing is counted.
   if (order.status !== "pending" || order.expiresAt.getTime() <= Date.now()) return false;
   const limits = cashLimitsOf(services.config);
-  return services.db.transaction(async (tx) => {
+  return services.database.db.transaction(async (tx) => {
     // Serialises the tenant's cash confirmations across relayer processes: the sums below stay true until commit.
     await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, order.tenantId)).for("update");
     const [counted] = await tx
@@ -131,7 +131,7 @@ export async function reserveCash(services: Services, order: OrderRow, keyId: st
  * (a conflict, a simulation that reverts): unless a cash transaction for the order is queued or under way
  * (a concurrent request of the same order got through), it no longer counts against the limits. */
 export async function releaseCash(services: Services, order: OrderRow): Promise<void> {
-  await services.db.transaction(async (tx) => {
+  await services.database.db.transaction(async (tx) => {
     await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, order.tenantId)).for("update");
     const [active] = await tx
       .select({ status: chainTransactions.status })

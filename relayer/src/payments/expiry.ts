@@ -34,7 +34,12 @@ async function recordExpired(tx: DbOrTx, order: OrderRow, expiredAt: Date, reaso
 }
 
 export function createExpiry(services: Services) {
-  const { db, indexer, chain, config } = services;
+  const {
+    database: { db },
+    indexer,
+    chain,
+    config,
+  } = services;
   const logger = services.logger.child({ worker: "expiry" });
   const graceMs = config.EXPIRY_GRACE_SECONDS * 1000;
 

@@ -38,7 +38,10 @@ export type QuoteInput = { deviceId: string; chain: string; token: string; tier:
 export type OrderInput = { deviceId: string; chain: string; token: string; amountUsd: number; quoteId: string };
 
 export async function createQuote(services: Services, req: QuoteInput) {
-  const { config, db } = services;
+  const {
+    config,
+    database: { db },
+  } = services;
   checkChain(services, req.chain);
   const durationSeconds = config.TIERS.get(req.tier);
   if (durationSeconds === undefined) {
@@ -93,7 +96,11 @@ export async function createQuote(services: Services, req: QuoteInput) {
 /** Creates the order for a quote. A quote makes one order: the same request again returns that order
  * (`created: false`), a different one is a conflict. */
 export async function createOrder(services: Services, req: OrderInput): Promise<{ order: OrderRow; created: boolean }> {
-  const { config, db, chain } = services;
+  const {
+    config,
+    database: { db },
+    chain,
+  } = services;
   const [quote] = await db.select().from(quotes).where(eq(quotes.id, req.quoteId));
   if (!quote) throw errors.notFound(`quote ${req.quoteId}`);
 
@@ -249,7 +256,7 @@ export type OrderRelay = Pick<typeof chainTransactions.$inferSelect, "status" | 
  * the caller read it with the order (findOrderWithRelay); otherwise it is read here. */
 export async function orderView(services: Services, order: OrderRow, relay?: OrderRelay | null) {
   if (relay === undefined) {
-    [relay] = await services.db
+    [relay] = await services.database.db
       .select({ status: chainTransactions.status, txHash: chainTransactions.txHash, lastError: chainTransactions.lastError })
       .from(chainTransactions)
       .where(eq(chainTransactions.ref, order.id));
@@ -385,7 +392,7 @@ function checkOrderId(id: string) {
 
 export async function findOrder(services: Services, id: string): Promise<OrderRow> {
   checkOrderId(id);
-  const [order] = await queriesOf(services.db).byId.execute({ id });
+  const [order] = await queriesOf(services.database.db).byId.execute({ id });
   if (!order) throw errors.notFound(`order ${id}`);
   return order;
 }
@@ -393,7 +400,7 @@ export async function findOrder(services: Services, id: string): Promise<OrderRo
 /** The order and its relayer transaction in one query, for orderView. */
 export async function findOrderWithRelay(services: Services, id: string): Promise<{ order: OrderRow; relay: OrderRelay | null }> {
   checkOrderId(id);
-  const row = await queriesOf(services.db).load(id);
+  const row = await queriesOf(services.database.db).load(id);
   if (!row) throw errors.notFound(`order ${id}`);
   const relay = row.relayStatus === null ? null : { status: row.relayStatus, txHash: row.relayTxHash, lastError: row.relayLastError };
   return { order: row.order, relay };

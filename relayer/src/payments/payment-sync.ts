@@ -73,7 +73,11 @@ export function settlementEventData(order: OrderRow, s: Settlement) {
 }
 
 export function createPaymentSync(services: Services) {
-  const { db, indexer, chain } = services;
+  const {
+    database: { db },
+    indexer,
+    chain,
+  } = services;
   const logger = services.logger.child({ worker: "payment-sync" });
   /** The newest paid order the indexer announced (its checkpoint), to tell a stale read. */
   let announced: string | undefined;

@@ -51,7 +51,10 @@ export function payoutView(row: DeviceRow) {
 export async function requestSplit(services: Services, device: DeviceRow): Promise<DeviceRow> {
   if (!device.assetOwner || !device.operator) return device;
   if (device.splitStatus === "created" || device.splitStatus === "pending") return device;
-  const { chain, db } = services;
+  const {
+    chain,
+    database: { db },
+  } = services;
   const assetKey = device.chainDeviceId as Hex;
   const { split } = await chain.splitOf(assetKey);
   if (await chain.isSplitCreated(assetKey)) return markCreated(db, device.id, split);
@@ -99,7 +102,7 @@ export async function readySplit(services: Services, device: DeviceRow): Promise
   while (current.splitStatus === "pending" && Date.now() < deadline) {
     services.txSender.wake();
     await new Promise((resolve) => setTimeout(resolve, SPLIT_POLL_MS));
-    [current] = await services.db.select().from(devices).where(eq(devices.id, device.id));
+    [current] = await services.database.db.select().from(devices).where(eq(devices.id, device.id));
   }
   if (current.splitStatus === "created" && current.splitAddress) return current.splitAddress as Address;
   throw splitNotReady(device.id, current.splitStatus === "failed" ? "could not be created" : "is being created");
@@ -114,7 +117,10 @@ export async function changePayoutParties(
   deviceId: string,
   parties: { assetOwner: Address; operator: Address },
 ): Promise<{ device: DeviceRow; transactionId: string | null }> {
-  const { db, chain } = services;
+  const {
+    database: { db },
+    chain,
+  } = services;
   return db.transaction(async (tx) => {
     const [device] = await tx
       .select()
@@ -157,7 +163,10 @@ function splitOfCreation(row: ChainTransaction): string {
 /** Registers what follows a split creation, and on start asks for the split of every device with payout
  * parties that has none (the seeded devices' splits are created up front). */
 export function createSplitProvisioner(services: Services) {
-  const { db, txSender } = services;
+  const {
+    database: { db },
+    txSender,
+  } = services;
   const logger = services.logger.child({ worker: "split-provisioner" });
 
   txSender.onFinal(CREATE_SPLIT_TX_KIND, async (row, tx) => {

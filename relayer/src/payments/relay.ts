@@ -34,8 +34,9 @@ async function assertPayable(services: Services, order: OrderRow) {
   if (order.status === "expired" || order.expiresAt.getTime() <= Date.now()) {
     throw errors.conflict("order_expired", `order ${order.id} expired at ${order.expiresAt.toISOString()}`);
   }
-  if (await activeCancellation(services.db, order.id)) throw errors.conflict("order_cancelled", `order ${order.id} is being cancelled`);
-  await assertTenantRevertBudget(services.db, services.config, order.tenantId);
+  if (await activeCancellation(services.database.db, order.id))
+    throw errors.conflict("order_cancelled", `order ${order.id} is being cancelled`);
+  await assertTenantRevertBudget(services.database.db, services.config, order.tenantId);
   // Read from the chain's latest block; when the RPC will not say (a provider's quota on block reads), the
   // sender's own check just before it signs, which costs nothing when it refuses, is the one that counts.
   const clock = await chainClock(services.chain.publicClient, services.config).catch(() => undefined);
@@ -67,7 +68,7 @@ const RAIL_OF: Record<RelayKind, "permit" | "authorization" | "cash"> = {
 };
 
 async function activeRelay(services: Services, order: OrderRow, kind: RelayKind) {
-  const [row] = await services.db.select().from(chainTransactions).where(eq(chainTransactions.ref, order.id));
+  const [row] = await services.database.db.select().from(chainTransactions).where(eq(chainTransactions.ref, order.id));
   if (!row || row.status === "failed" || row.status === "reverted") return undefined;
   if (row.kind !== kind) {
     if (order.status === "success") throw errors.conflict("order_already_paid", `order ${order.id} is paid already`);
@@ -86,7 +87,7 @@ async function enqueue(
   data: Hex,
   actor: Record<string, unknown> & { payer?: Address },
 ) {
-  return services.db.transaction(async (tx) => {
+  return services.database.db.transaction(async (tx) => {
     await tx.select({ id: orders.id }).from(orders).where(eq(orders.id, order.id)).for("update");
     if (await activeCancellation(tx, order.id)) throw errors.conflict("order_cancelled", `order ${order.id} is being cancelled`);
     if (actor.payer) {
@@ -137,7 +138,7 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   if (active) return active;
   await assertPayable(services, order);
   const owner = getAddress(body.owner);
-  await assertPayerRevertBudget(services.db, services.config, owner);
+  await assertPayerRevertBudget(services.database.db, services.config, owner);
   const voucher = voucherOf(order);
   const chain = services.chain;
   const deadline = chain.permitDeadline(voucher);
@@ -183,7 +184,7 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
   if (active) return active;
   await assertPayable(services, order);
   const from = getAddress(body.from);
-  await assertPayerRevertBudget(services.db, services.config, from);
+  await assertPayerRevertBudget(services.database.db, services.config, from);
   const voucher = voucherOf(order);
   const chain = services.chain;
   const token = await tokenOf(services, voucher.token);

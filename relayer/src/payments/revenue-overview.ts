@@ -51,11 +51,15 @@ const RANGES = {
 } as const;
 
 export async function revenueOverview(
-  services: Pick<Services, "db" | "indexer" | "chain">,
+  services: Pick<Services, "database" | "indexer" | "chain">,
   tenantId: string,
   range: keyof typeof RANGES,
 ): Promise<RevenueOverview> {
-  const { db, indexer, chain } = services;
+  const {
+    database: { db },
+    indexer,
+    chain,
+  } = services;
   const spec = RANGES[range];
   const now = Date.now();
   const firstBucket = Math.floor(now / spec.bucketMs) * spec.bucketMs - (spec.buckets - 1) * spec.bucketMs;

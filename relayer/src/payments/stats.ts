@@ -54,7 +54,12 @@ function cached<T>(ttlMs: number, compute: () => Promise<T>) {
 }
 
 export function createStats(services: Services) {
-  const { db, indexer, deviceCloud, config } = services;
+  const {
+    database: { db },
+    indexer,
+    deviceCloud,
+    config,
+  } = services;
   const factor = config.CO2_KG_PER_KWH;
 
   async function onlineDevices(): Promise<Set<string>> {

@@ -27,7 +27,10 @@ function view(row: KeyRow) {
 
 export function apiKeyRoutes(services: Services) {
   const api = createApi();
-  const { db, jwt } = services;
+  const {
+    database: { db },
+    jwt,
+  } = services;
   const portal = requireUser(db, jwt);
 
   api.openapi(

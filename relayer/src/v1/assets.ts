@@ -25,7 +25,10 @@ function assetView(row: DeviceRow) {
 
 export function assetRoutes(services: Services) {
   const api = createApi();
-  const { db, jwt } = services;
+  const {
+    database: { db },
+    jwt,
+  } = services;
   const portal = requireUser(db, jwt);
   /** A payout change sends setRecipients from the hot wallet: limited per tenant (after requireUser). */
   const tenantChainWrites = rateLimit({

@@ -31,7 +31,11 @@ const noQueryString: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 export function authRoutes(services: Services) {
   const api = createApi();
-  const { db, jwt, config } = services;
+  const {
+    database: { db },
+    jwt,
+    config,
+  } = services;
   const passwords = passwordHasher(config.passwordScrypt, { maxWaiting: config.PASSWORD_HASH_QUEUE });
   const throttle = createLoginThrottle(db, {
     secret: config.JWT_SECRET,

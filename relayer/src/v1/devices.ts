@@ -42,7 +42,11 @@ function deviceView(row: DeviceRow, tierSeconds: ReadonlyMap<string, number>) {
 
 export function deviceRoutes(services: Services) {
   const api = createApi();
-  const { db, config, deviceCloud } = services;
+  const {
+    database: { db },
+    config,
+    deviceCloud,
+  } = services;
   const apiKey = requireApiKey(db, ["developer", "agent"]);
   const security = [{ apiKey: ["developer", "agent"] }];
   const statuses = createDeviceStatusCache((id) => deviceCloud.status(id), {

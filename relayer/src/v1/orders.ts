@@ -37,7 +37,9 @@ const RELAY_REFUSALS =
 
 export function orderRoutes(services: Services) {
   const api = createApi();
-  const { db } = services;
+  const {
+    database: { db },
+  } = services;
   /** Cancellations send transactions from the hot wallet: limited per tenant (after requireApiKey). */
   const tenantChainWrites = rateLimit({
     capacity: services.config.TENANT_CHAIN_WRITES_PER_MINUTE,

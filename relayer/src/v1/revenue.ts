@@ -20,7 +20,11 @@ const LATEST_SETTLEMENTS = 20;
 
 export function revenueRoutes(services: Services) {
   const api = createApi();
-  const { db, indexer, chain } = services;
+  const {
+    database: { db },
+    indexer,
+    chain,
+  } = services;
   const apiKey = requireApiKey(db, ["developer"]);
   const security = [{ apiKey: ["developer"] }];
 
@@ -217,7 +221,10 @@ export function revenueRoutes(services: Services) {
  * it after the other groups, where the OpenAPI document lists it. */
 export function revenueOverviewRoutes(services: Services) {
   const api = createApi();
-  const { db, jwt } = services;
+  const {
+    database: { db },
+    jwt,
+  } = services;
 
   api.openapi(
     createRoute({

@@ -16,7 +16,9 @@ import { Ticket, TicketRequest } from "./tickets.schemas.ts";
 
 export function ticketRoutes(services: Services) {
   const api = createApi();
-  const { db } = services;
+  const {
+    database: { db },
+  } = services;
 
   api.openapi(
     createRoute({

@@ -64,7 +64,10 @@ function deliveryView(row: DeliveryRow, attempts: AttemptRow[]) {
 
 export function webhookDeliveryRoutes(services: Services) {
   const api = createApi();
-  const { db, jwt } = services;
+  const {
+    database: { db },
+    jwt,
+  } = services;
   const portal = requireUser(db, jwt);
   const security = [{ bearerJwt: [] }];
   const tags = ["Webhooks"];

@@ -59,7 +59,11 @@ function subscriptionView(row: SubscriptionRow, counts?: DeliveryCounts) {
 
 export function webhookSubscriptionRoutes(services: Services) {
   const api = createApi();
-  const { db, jwt, config } = services;
+  const {
+    database: { db },
+    jwt,
+    config,
+  } = services;
   const portal = requireUser(db, jwt);
   const box = createSecretBox(config.WEBHOOK_SECRET_KEY);
   // Test pings per tenant: each is a delivery to the tenant's endpoint, which may be slow.

@@ -14,7 +14,11 @@ import { createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
 
 export function createDeviceStatusWatcher(services: Services) {
-  const { db, deviceCloud, config } = services;
+  const {
+    database: { db },
+    deviceCloud,
+    config,
+  } = services;
   const logger = services.logger.child({ worker: "device-status" });
   let failures = 0;
   const lease = createLease(db, "device_status_poller", Math.max(5_000, config.DEVICE_STATUS_POLL_MS * 3));

@@ -54,7 +54,8 @@ export function anchorFailure(lastError: string | null, status: string): string 
 }
 
 export function createAnchorWorker(services: Services) {
-  const { db, database, chain, txSender } = services;
+  const { database, chain, txSender } = services;
+  const db = database.db;
   const logger = services.logger.child({ worker: "energy-anchor" });
   const anchorAddress = chain.deployment.contracts.TelemetryAnchor?.address as Address | undefined;
   const merkle = createMerkleBuilder(logger);

@@ -20,7 +20,9 @@ const formOnly: MiddlewareHandler<EnergyEnv> = async (c, next) => {
 
 export function sandboxAuthRoutes(services: Services, tokens: SandboxTokens) {
   const api = createSandboxApi();
-  const { db } = services;
+  const {
+    database: { db },
+  } = services;
   // Every request counts, whatever its answer (as on the payment API's login).
   const limit = rateLimit({
     capacity: TOKEN_RATE_BURST,

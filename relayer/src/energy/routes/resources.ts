@@ -17,7 +17,10 @@ const security = [{ sandboxToken: [] }];
 
 export function sandboxResourceRoutes(services: Services, auth: MiddlewareHandler<EnergyEnv>) {
   const api = createSandboxApi();
-  const { db, config } = services;
+  const {
+    database: { db },
+    config,
+  } = services;
 
   api.openapi(
     createRoute({

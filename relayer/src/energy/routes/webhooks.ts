@@ -32,7 +32,7 @@ export function sandboxWebhookRoutes(services: Services, auth: MiddlewareHandler
     }),
     async (c) => {
       const registration = c.req.valid("json");
-      const [row] = await services.db
+      const [row] = await services.database.db
         .insert(energyWebhooks)
         .values({
           webhookId: newId("whk"),

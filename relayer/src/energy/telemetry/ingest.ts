@@ -46,7 +46,7 @@ export async function ingestTelemetry(services: Services, req: IngestRequest): P
   let duplicates = new Set<string>();
   for (let attempt = 0; ; attempt++) {
     try {
-      const result: IngestResult & Pick<Outcome, "readings"> = await services.db.transaction(async (tx) => {
+      const result: IngestResult & Pick<Outcome, "readings"> = await services.database.db.transaction(async (tx) => {
         if (req.idempotencyKey) {
           const stored = await claimIdempotencyKey(tx, req.clientId, req.idempotencyKey, requestHash);
           if (stored) return { status: stored.status as IngestResult["status"], body: stored.body, replayed: true };
@@ -60,7 +60,7 @@ export async function ingestTelemetry(services: Services, req: IngestRequest): P
     } catch (caught) {
       if (!isDuplicateReadingId(caught) || attempt >= 3) throw caught;
       const known = await acceptedReadingIds(
-        services.db,
+        services.database.db,
         req.batch.device_id,
         req.batch.readings.map((r) => r.reading_id),
       );
