@@ -10,7 +10,7 @@
 // - a budget of reverted relays per payer and per tenant in a window (RELAY_REVERT_WINDOW_SECONDS): past it,
 //   the payer's (the tenant's) relays are refused with 429 `too_many_reverts` until the oldest revert leaves
 //   the window.
-import { and, count, eq, gt, inArray, min, sql } from "drizzle-orm";
+import { and, count, eq, gt, inArray, isNull, min, ne, or, sql } from "drizzle-orm";
 import { type Address, type Hex, type PublicClient, decodeFunctionData } from "viem";
 import { paymentRouterAbi } from "../../../generated/abis.ts";
 import type { Config } from "../config.ts";
@@ -107,14 +107,18 @@ const addressWord = (address: Address) => address.slice(2).toLowerCase().padStar
 /** The payer's relay queued or under way (on either wallet rail), other than for `exceptOrderId`, if any.
  * Called in the enqueuing transaction after the payer's lock (lockPayer). */
 export async function payerRelayInFlight(db: DbOrTx, payer: Address, exceptOrderId: string): Promise<string | undefined> {
+  // A relay whose order the indexer already shows paid is no longer in flight: its transaction was mined, and
+  // with it the permit's nonce (the sender marks the row final a little later, or CONFIRMATIONS blocks deeper).
   const rows = await db
     .select({ ref: chainTransactions.ref, calldata: chainTransactions.calldata })
     .from(chainTransactions)
+    .leftJoin(orders, eq(orders.id, chainTransactions.ref))
     .where(
       and(
         inArray(chainTransactions.status, ["queued", "sent"]),
         inArray(chainTransactions.kind, [...PAYER_RELAY_KINDS]),
         sql`position(${addressWord(payer)} in lower(${chainTransactions.calldata})) > 0`,
+        or(isNull(orders.status), ne(orders.status, "success")),
       ),
     );
   return rows.find((r) => r.ref !== exceptOrderId && payerOf(r.calldata as Hex)?.toLowerCase() === payer.toLowerCase())?.ref;
