@@ -168,7 +168,6 @@ async function files(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true })).map(String).sort();
 }
 
-
 // ---- The schema as the drizzle definitions declare it, in the form describeSchema reads a database in.
 // Expressions (defaults, check conditions, index predicates) are put to the database to be written the way
 // it writes them back, each on the migrated table in a savepoint that is rolled back.

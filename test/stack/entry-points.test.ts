@@ -147,7 +147,7 @@ describe("npm run indexer and npm run relayer on PostgreSQL", { skip, concurrenc
 
     // A payment on the chain, straight through the router: the relayer can only learn of it from the indexer.
     const payments = createPayments(chain!);
-    await payments.payWithPermit(await payments.newOrder({ device: deviceId("entry-points-kiosk"), amount: usdc(5) }));
+    await payments.pay("permit", { device: deviceId("entry-points-kiosk"), amount: usdc(5) });
 
     relayer = npm(["run", "relayer"], {
       ...relayerEnv(
@@ -179,7 +179,7 @@ describe("npm run indexer and npm run relayer on PostgreSQL", { skip, concurrenc
     assert.equal(volume, 5);
 
     assertStoppedBy(await stop(relayer, "SIGINT"), "SIGINT", relayer.output());
-    assert.match(relayer.output(), /"msg":"stopping","service":"relayer","signal":"SIGINT"/);
+    assert.match(relayer.output(), /"service":"relayer","signal":"SIGINT","msg":"stopping"/);
     assert.equal(await isListening(relayerPort), false, "the relayer's port is free");
     assertStoppedBy(await stop(indexer, "SIGTERM"), "SIGTERM", indexer.output());
     // Ponder heard SIGTERM only as the script's SIGINT (on SIGTERM itself, Vite would end it mid-shutdown).
