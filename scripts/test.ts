@@ -116,48 +116,66 @@ if (wanted.includes("postgres")) {
   }
 }
 
-/** The order in which the long files start (each with its seconds from its process's start to its end, and
- * its CPU seconds, from a TEST_TIMELINE run on a 2-core host, six files at a time).
- * Most of these suites wait much of their time (blocks, leases, retry-after windows, expiries), so the order puts
- * busy files beside waiting ones: first the two resilience suites, the payment API's and the three relayers'
- * (busy while the resilience suites generate their bad input, then waiting through their faults), `npm start`'s
- * (the busiest) and the transaction sender's (a quarter of a core for two minutes); then the webhook and metrics
- * suites (waiting for retries, expiries and rebroadcasts) before the indexer's busy files. The files of 5-20 s
- * are listed too, so that the last seconds of a run are the files of one or two seconds, not one of those alone
- * (the new-heads relay's file, 20 s of waiting, ended the runs while it was not listed). Scheduling only: a file
+/** The order in which the long files start, the longest first (each with its seconds from its process's start
+ * to its end, and its CPU seconds, from a TEST_TIMELINE run on a loaded 2-core host, six files at a time): the two
+ * resilience suites, then by duration. Most of these suites wait much of their time (blocks, leases, retry-after
+ * windows, expiries). The files of 5-20 s are listed too, so that the last seconds of a run are the files of one
+ * or two seconds, not one of those alone. Scheduling only: a file
  * missing here runs after them, in path order. (Node's `--test` command line sorts the files it is given by
  * path, whatever their order: the files run through `run()` below, which keeps it.) */
 const LONGEST_FIRST = [
-  "test/resilience/resilience.pglite.test.ts", // 181 s, 52 CPU s
-  "test/resilience/resilience.postgres.test.ts", // 163, 36
-  "test/relayer/api.test.ts", // 114, 25
-  "test/relayer/scale-out.test.ts", // 93, 36
-  "test/stack/start.test.ts", // 94, 43
-  "test/relayer/tx-sender.test.ts", // 146, 29
-  "test/energy/anchoring.test.ts", // 83, 20
-  "test/webhooks/delivery.test.ts", // 54, 16
-  "test/indexer/indexer.backfill.test.ts", // 42, 22
-  "test/relayer/metrics.test.ts", // 54, 13
-  "test/stack/entry-points.test.ts", // 71, 25
-  "test/stack/rehearsal.test.ts", // 78, 2 (and about 30 CPU s in processes the timeline does not see)
-  "test/indexer/indexer.rows.test.ts", // 88, 25
-  "test/portal/browser.test.ts", // 57, 17
-  "test/indexer/indexer.factory-splits.test.ts", // 74, 21
-  "test/webhooks/own-endpoints.test.ts", // 24, 4
-  "test/indexer/indexer.outage.test.ts", // 30, 8
-  "test/indexer/indexer.reorg.test.ts", // 52, 18
-  "test/webhooks/multi-process.test.ts", // 27, 9
-  "test/energy/telemetry.test.ts", // 32, 10
-  "test/relayer/worker.test.ts", // 21, 3
-  "test/indexer/new-heads-relay.test.ts", // 22, 2 (waiting for the relay's checks)
-  SHARED_PROCESS_ENTRY, // 47, 14 (the contract suites in one process)
-  "test/typecheck.test.ts", // 16, 8
-  "test/relayer/migrations.test.ts", // 30, 8
-  "test/stack/hardhat-lock.test.ts", // 22, 6
-  "test/relayer/passwords.test.ts", // 15, 5
-  "test/energy/sandbox.test.ts", // 16, 5
-  "test/stack/hardhat-node.test.ts", // 8, 3
-  "test/contracts/gas-snapshot.test.ts", // 8, 2
+  "test/resilience/resilience.pglite.test.ts", // 250 s, 82 CPU s
+  "test/resilience/resilience.postgres.test.ts", // 240 s, 64 CPU s
+  "test/relayer/scale-out.test.ts", // 315 s, 54 CPU s
+  "test/indexer/indexer.sql-limits.test.ts", // 238 s, 59 CPU s
+  "test/relayer/tx-sender.test.ts", // 193 s, 51 CPU s
+  "test/relayer/api.test.ts", // 168 s, 45 CPU s
+  "test/indexer/indexer.backfill.test.ts", // 159 s, 43 CPU s
+  "test/indexer/indexer.rows.test.ts", // 154 s, 43 CPU s
+  "test/relayer/cash-rail-caps.test.ts", // 135 s, 41 CPU s
+  "test/indexer/indexer.factory-splits.test.ts", // 131 s, 33 CPU s
+  "test/relayer/gas-griefing.test.ts", // 125 s, 24 CPU s
+  "test/stack/start.test.ts", // 119 s, 62 CPU s
+  "test/stack/rehearsal.test.ts", // 116 s, 3 CPU s
+  "test/energy/anchoring.test.ts", // 104 s, 33 CPU s
+  "test/indexer/indexer.reorg.test.ts", // 102 s, 30 CPU s
+  "test/portal/browser.test.ts", // 99 s, 29 CPU s
+  "test/stack/entry-points.test.ts", // 96 s, 42 CPU s
+  SHARED_PROCESS_ENTRY, // 93 s, 21 CPU s
+  "test/relayer/metrics.test.ts", // 91 s, 25 CPU s
+  "test/webhooks/delivery.test.ts", // 83 s, 28 CPU s
+  "test/relayer/reorg-truth.test.ts", // 68 s, 17 CPU s
+  "test/energy/telemetry.test.ts", // 68 s, 17 CPU s
+  "test/webhooks/multi-process.test.ts", // 65 s, 19 CPU s
+  "test/relayer/login-queue.test.ts", // 63 s, 17 CPU s
+  "test/relayer/connection-limits.test.ts", // 63 s, 13 CPU s
+  "test/webhooks/tenant-fairness.test.ts", // 56 s, 27 CPU s
+  "test/webhooks/subscription-cap.test.ts", // 55 s, 28 CPU s
+  "test/webhooks/secret-rotation.test.ts", // 52 s, 8 CPU s
+  "test/relayer/device-status-cache.test.ts", // 51 s, 11 CPU s
+  "test/relayer/docs-headers.test.ts", // 47 s, 11 CPU s
+  "test/indexer/indexer.outage.test.ts", // 47 s, 12 CPU s
+  "test/energy/sandbox.test.ts", // 44 s, 10 CPU s
+  "test/webhooks/own-endpoints.test.ts", // 43 s, 10 CPU s
+  "test/typecheck.test.ts", // 39 s, 12 CPU s
+  "test/portal/webhook-secret-rotation.test.ts", // 38 s, 10 CPU s
+  "test/relayer/client-identity.test.ts", // 31 s, 8 CPU s
+  "test/relayer/passwords.test.ts", // 28 s, 7 CPU s
+  "test/relayer/worker.test.ts", // 28 s, 3 CPU s
+  "test/stack/hardhat-lock.test.ts", // 25 s, 7 CPU s
+  "test/indexer/new-heads-relay.test.ts", // 23 s, 2 CPU s
+  "test/lint.test.ts", // 21 s, 7 CPU s
+  "test/relayer/pglite-settings.test.ts", // 18 s, 4 CPU s
+  "test/relayer/migrations.test.ts", // 15 s, 4 CPU s
+  "test/stack/contract-suites-process.test.ts", // 15 s, 4 CPU s
+  "test/stack/pglite-template-versions.test.ts", // 14 s, 4 CPU s
+  "test/stack/test-timeline.test.ts", // 14 s, 4 CPU s
+  "test/stack/parallel-build.test.ts", // 13 s, 4 CPU s
+  "test/lint-solidity.test.ts", // 12 s, 4 CPU s
+  "test/stack/hardhat-node.test.ts", // 12 s, 4 CPU s
+  "test/contracts/gas-snapshot.test.ts", // 9 s, 2 CPU s
+  "test/stack/abis-up-to-date.test.ts", // 8 s, 2 CPU s
+  "test/relayer/json-shape.test.ts", // 5 s, 1 CPU s
 ];
 
 const args = process.argv.slice(2);
