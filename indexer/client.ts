@@ -544,10 +544,3 @@ function checkPage(page: SettlementPageOptions): { before: string | undefined; l
 export function orderRef(orderId: bigint): Hex {
   return pad(toHex(orderId), { size: 32 });
 }
-
-/** Micro-USD to a decimal string of dollars (exact). */
-export function formatUsdMicro(usdMicro: bigint): string {
-  const sign = usdMicro < 0n ? "-" : "";
-  const abs = usdMicro < 0n ? -usdMicro : usdMicro;
-  return `${sign}${abs / 1_000_000n}.${(abs % 1_000_000n).toString().padStart(6, "0")}`;
-}

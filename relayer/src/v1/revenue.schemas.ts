@@ -26,7 +26,7 @@ export const RevenueSplit = z
     asset: AssetRef,
     token: z.object({ symbol: z.string(), address: z.string() }),
     gross: z.string().openapi({ description: "Token base units" }),
-    grossUsd: z.string().openapi({ description: "Exact decimal string of dollars" }),
+    grossUsd: z.number().openapi({ description: "US dollars, at most 6 decimals (as amountUsd): the gross the split settled" }),
     legs: z.array(SplitLeg),
     transactionHash: z.string(),
     blockNumber: z.number().int(),

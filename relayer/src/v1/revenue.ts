@@ -5,12 +5,13 @@
 import { createRoute } from "@hono/zod-openapi";
 import { and, desc, eq, inArray, isNotNull, lt, or } from "drizzle-orm";
 import type { Hex } from "viem";
-import { type SplitEarnings, formatUsdMicro } from "../../../indexer/client.ts";
+import type { SplitEarnings } from "../../../indexer/client.ts";
 import { requireApiKey, requireUser } from "../auth/middleware.ts";
 import { devices, orders, participants } from "../db/schema.ts";
 import { createApi } from "../http/api.ts";
 import { errorResponses } from "../http/errors.ts";
 import { errors } from "../errors.ts";
+import { usd } from "../payments/pricing.ts";
 import { revenueOverview } from "../payments/revenue-overview.ts";
 import type { Services } from "../services.ts";
 import { Earnings, OverviewQuery, ParticipantParam, RevenueOverview, RevenueSplitPage, SplitsQuery } from "./revenue.schemas.ts";
@@ -97,7 +98,7 @@ export function revenueRoutes(services: Services) {
             asset: { deviceId: order.deviceId, chainDeviceId: order.chainDeviceId },
             token: { symbol: names.get(s.token) ?? order.token, address: s.token },
             gross: s.gross.toString(),
-            grossUsd: formatUsdMicro(s.grossUsdMicro),
+            grossUsd: usd(Number(s.grossUsdMicro)),
             legs: [
               { leg: "assetOwner" as const, recipient: s.assetOwner, amount: s.assetOwnerAmount.toString() },
               { leg: "operator" as const, recipient: s.operator, amount: s.operatorAmount.toString() },

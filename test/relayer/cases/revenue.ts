@@ -35,7 +35,7 @@ export function revenueCases(stack: () => Stack, other: () => { key: string; par
         assert.equal(item.token.symbol, "USDC");
       }
       assert.equal(page.body.data[0].gross, "700000");
-      assert.equal(page.body.data[0].grossUsd, "0.700000");
+      assert.equal(page.body.data[0].grossUsd, 0.7);
       assert.equal(page.body.data[0].legs[0].recipient, s.sample.participants[0].address);
     });
 
