@@ -72,6 +72,24 @@ export function settlementEventData(order: OrderRow, s: Settlement) {
   };
 }
 
+/** The payment of a paid order as payment.confirmed and payment.reverted carry it; undefined when the row lacks
+ * one of its parts (markPaid sets them all: only a row changed by hand lacks one). */
+function paymentOf(order: OrderRow) {
+  const { rail, payer, txHash, blockNumber } = order;
+  if (rail === null || payer === null || txHash === null || blockNumber === null) return undefined;
+  return {
+    orderId: order.id,
+    deviceId: order.deviceId,
+    amountUsd: usd(order.amountUsdMicros),
+    token: order.token,
+    tokenAmount: order.tokenAmount,
+    rail,
+    payer,
+    transactionHash: txHash,
+    blockNumber,
+  };
+}
+
 export function createPaymentSync(services: Services) {
   const {
     database: { db },
@@ -165,21 +183,13 @@ export function createPaymentSync(services: Services) {
         })
         .where(eq(orders.id, order.id));
       await recordOrderEvent(tx, order.id, "payment.reverted", { reason: "chain reorganisation", transactionHash: order.txHash });
-      const { rail, payer, txHash, blockNumber } = order;
-      if (rail === null || payer === null || txHash === null || blockNumber === null) {
+      const payment = paymentOf(order);
+      if (!payment) {
         // A paid order always has its payment (markPaid sets all four): this row was changed by hand.
         logger.error("paid order without its payment; payment.reverted not sent", { orderId: order.id });
       } else {
         await recordWebhookEvent(tx, order.tenantId, "payment.reverted", {
-          orderId: order.id,
-          deviceId: order.deviceId,
-          amountUsd: usd(order.amountUsdMicros),
-          token: order.token,
-          tokenAmount: order.tokenAmount,
-          rail,
-          payer,
-          transactionHash: txHash,
-          blockNumber,
+          ...payment,
           reason: "chain_reorganisation",
           devicePoweredOn: order.poweredOnAt !== null,
           revertedAt: new Date().toISOString(),
@@ -256,26 +266,15 @@ export function createPaymentSync(services: Services) {
         .for("update", { skipLocked: true });
       for (const order of due) {
         await tx.update(orders).set({ confirmedAt: new Date(), updatedAt: new Date() }).where(eq(orders.id, order.id));
-        const { rail, payer, txHash, blockNumber } = order;
-        if (rail === null || payer === null || txHash === null || blockNumber === null) {
+        const payment = paymentOf(order);
+        if (!payment) {
           // A paid order always has its payment (markPaid sets all four): this row was changed by hand.
           logger.error("paid order without its payment; payment.confirmed not sent", { orderId: order.id });
           continue;
         }
-        await recordWebhookEvent(tx, order.tenantId, "payment.confirmed", {
-          orderId: order.id,
-          deviceId: order.deviceId,
-          amountUsd: usd(order.amountUsdMicros),
-          token: order.token,
-          tokenAmount: order.tokenAmount,
-          rail,
-          payer,
-          transactionHash: txHash,
-          blockNumber,
-          confirmations: depth,
-        });
+        await recordWebhookEvent(tx, order.tenantId, "payment.confirmed", { ...payment, confirmations: depth });
         if (!order.poweredOnAt && !(await powersOnAtPayment(tx, services.config, order.tenantId))) {
-          await enqueuePowerOn(tx, order, txHash, "confirmed");
+          await enqueuePowerOn(tx, order, payment.transactionHash, "confirmed");
         }
       }
     });
