@@ -7,12 +7,12 @@
 // counts as created. A change of the parties replaces the split's recipients through the same sender; what
 // the old recipients earned stays theirs (the contract credits each settlement's legs when it settles). A
 // change also closes the cash rail to the device for PAYOUT_CHANGE_DELAY_SECONDS (payments/cash-limits.ts).
-import { and, asc, eq, isNotNull, isNull, ne, or } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { type Address, type Hex, encodeFunctionData } from "viem";
 import { assetSplitFactoryAbi } from "../../../generated/abis.ts";
 import { type ChainTransaction, enqueueTransaction } from "../chain/tx-sender.ts";
 import type { DbOrTx } from "../db/client.ts";
-import { devices } from "../db/schema.ts";
+import { devices, splitDue } from "../db/schema.ts";
 import { ServiceError, errors } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createWorker } from "../jobs/worker.ts";
@@ -160,6 +160,15 @@ function splitOfCreation(row: ChainTransaction): string {
   return row.ref.split(":")[1];
 }
 
+/** How many devices one pass of the provisioner asks splits for. */
+const PROVISION_BATCH = 500;
+
+/** The devices that still need their split asked for (payout parties set, split not requested or its creation
+ * failed), by id: read through the partial index devices_split_due_idx, whose predicate is `splitDue`. */
+export function splitsDue(db: DbOrTx) {
+  return db.select().from(devices).where(splitDue).orderBy(asc(devices.id)).limit(PROVISION_BATCH);
+}
+
 /** Registers what follows a split creation, and on start asks for the split of every device with payout
  * parties that has none (the seeded devices' splits are created up front). */
 export function createSplitProvisioner(services: Services) {
@@ -184,19 +193,7 @@ export function createSplitProvisioner(services: Services) {
   });
 
   async function tick(): Promise<number> {
-    const due = await db
-      .select()
-      .from(devices)
-      .where(
-        and(
-          isNotNull(devices.assetOwner),
-          isNotNull(devices.operator),
-          or(isNull(devices.splitStatus), ne(devices.splitStatus, "created")),
-        ),
-      )
-      .orderBy(asc(devices.id))
-      .limit(500);
-    for (const device of due.filter((d) => d.splitStatus !== "pending")) await requestSplit(services, device);
+    for (const device of await splitsDue(db)) await requestSplit(services, device);
     return PROVISION_INTERVAL_MS;
   }
 

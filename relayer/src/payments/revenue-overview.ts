@@ -3,6 +3,7 @@
 // through the indexer) and what its participants earned. Without the indexer, splits and earnings are empty
 // and `indexerAvailable` is false.
 import { and, desc, eq, gte, sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
 import { orders, participants } from "../db/schema.ts";
 import type { Services } from "../services.ts";
 import { usd } from "./pricing.ts";
@@ -50,6 +51,44 @@ const RANGES = {
   "30d": { bucket: "day", bucketMs: 86_400_000, buckets: 30 },
 } as const;
 
+/** The overview's reads of the tenant's paid orders (from `from` on for the window's buckets and devices;
+ * the latest ten whenever paid), each served by orders_tenant_paid_idx. */
+export function revenueOverviewQueries(db: Db, tenantId: string, range: keyof typeof RANGES, from: Date) {
+  const paidInWindow = and(eq(orders.tenantId, tenantId), eq(orders.status, "success"), gte(orders.paidAt, from));
+  const bucketSeconds = RANGES[range].bucketMs / 1000;
+  // The bucket size is inlined (a constant of RANGES, not input): GROUP BY must see the same expression.
+  const seconds = sql.raw(String(Math.trunc(bucketSeconds)));
+  const bucketExpr = sql<string>`(floor(extract(epoch from ${orders.paidAt}) / ${seconds}) * ${seconds})::bigint`;
+  return {
+    perBucket: db
+      .select({
+        bucket: bucketExpr,
+        orders: sql<string>`count(*)`,
+        micros: sql<string>`coalesce(sum(${orders.amountUsdMicros}), 0)`,
+      })
+      .from(orders)
+      .where(paidInWindow)
+      .groupBy(bucketExpr),
+    perDevice: db
+      .select({
+        deviceId: orders.deviceId,
+        orders: sql<string>`count(*)`,
+        micros: sql<string>`coalesce(sum(${orders.amountUsdMicros}), 0)`,
+      })
+      .from(orders)
+      .where(paidInWindow)
+      .groupBy(orders.deviceId)
+      .orderBy(desc(sql`coalesce(sum(${orders.amountUsdMicros}), 0)`))
+      .limit(10),
+    latest: db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.tenantId, tenantId), eq(orders.status, "success")))
+      .orderBy(desc(orders.paidAt), desc(orders.id))
+      .limit(10),
+  };
+}
+
 export async function revenueOverview(
   services: Pick<Services, "database" | "indexer" | "chain">,
   tenantId: string,
@@ -64,38 +103,11 @@ export async function revenueOverview(
   const now = Date.now();
   const firstBucket = Math.floor(now / spec.bucketMs) * spec.bucketMs - (spec.buckets - 1) * spec.bucketMs;
   const from = new Date(firstBucket);
-  const paidInWindow = and(eq(orders.tenantId, tenantId), eq(orders.status, "success"), gte(orders.paidAt, from));
-  const bucketSeconds = spec.bucketMs / 1000;
-  // The bucket size is inlined (a constant of RANGES, not input): GROUP BY must see the same expression.
-  const seconds = sql.raw(String(Math.trunc(bucketSeconds)));
-  const bucketExpr = sql<string>`(floor(extract(epoch from ${orders.paidAt}) / ${seconds}) * ${seconds})::bigint`;
+  const queries = revenueOverviewQueries(db, tenantId, range, from);
   const [perBucket, perDevice, latest, people] = await Promise.all([
-    db
-      .select({
-        bucket: bucketExpr,
-        orders: sql<string>`count(*)`,
-        micros: sql<string>`coalesce(sum(${orders.amountUsdMicros}), 0)`,
-      })
-      .from(orders)
-      .where(paidInWindow)
-      .groupBy(bucketExpr),
-    db
-      .select({
-        deviceId: orders.deviceId,
-        orders: sql<string>`count(*)`,
-        micros: sql<string>`coalesce(sum(${orders.amountUsdMicros}), 0)`,
-      })
-      .from(orders)
-      .where(paidInWindow)
-      .groupBy(orders.deviceId)
-      .orderBy(desc(sql`coalesce(sum(${orders.amountUsdMicros}), 0)`))
-      .limit(10),
-    db
-      .select()
-      .from(orders)
-      .where(and(eq(orders.tenantId, tenantId), eq(orders.status, "success")))
-      .orderBy(desc(orders.paidAt), desc(orders.id))
-      .limit(10),
+    queries.perBucket,
+    queries.perDevice,
+    queries.latest,
     db.select().from(participants).where(eq(participants.tenantId, tenantId)).orderBy(participants.name),
   ]);
 

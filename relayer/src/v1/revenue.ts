@@ -3,7 +3,7 @@
 // its business), not the portal's JWT. GET /v1/revenue/overview: the portal JWT only (the portal's revenue
 // page is drawn from it); an API key reads the same data through the other two.
 import { createRoute } from "@hono/zod-openapi";
-import { and, desc, eq, inArray, isNotNull, lt, or } from "drizzle-orm";
+import { and, eq, inArray, isNotNull } from "drizzle-orm";
 import type { Hex } from "viem";
 import type { SplitEarnings } from "../../../indexer/client.ts";
 import { requireApiKey, requireUser } from "../auth/middleware.ts";
@@ -13,6 +13,7 @@ import { errorResponses } from "../http/errors.ts";
 import { errors } from "../errors.ts";
 import { usd } from "../payments/pricing.ts";
 import { revenueOverview } from "../payments/revenue-overview.ts";
+import { paidOrderCursor, paidOrdersPage } from "../payments/revenue-splits.ts";
 import type { Services } from "../services.ts";
 import { Earnings, OverviewQuery, ParticipantParam, RevenueOverview, RevenueSplitPage, SplitsQuery } from "./revenue.schemas.ts";
 
@@ -47,6 +48,7 @@ export function revenueRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/revenue/splits",
+      operationId: "listRevenueSplits",
       tags: ["Revenue"],
       summary: "The 50/40/10 settlements of the tenant's paid orders, newest first",
       security,
@@ -63,23 +65,11 @@ export function revenueRoutes(services: Services) {
     async (c) => {
       const q = c.req.valid("query");
       const tenantId = c.get("identity").tenantId;
-      const conditions = [eq(orders.tenantId, tenantId), eq(orders.status, "success")];
-      if (q.deviceId) conditions.push(eq(orders.deviceId, q.deviceId));
-      if (q.cursor) {
-        const [at] = await db
-          .select()
-          .from(orders)
-          .where(and(eq(orders.id, q.cursor), eq(orders.tenantId, tenantId)));
-        if (!at?.paidAt) throw errors.invalid("unknown cursor", [{ path: "cursor", message: "not a cursor of this list" }]);
-        const cursorCondition = or(lt(orders.paidAt, at.paidAt), and(eq(orders.paidAt, at.paidAt), lt(orders.id, at.id)));
-        if (cursorCondition) conditions.push(cursorCondition);
+      const cursor = q.cursor === undefined ? undefined : await paidOrderCursor(db, tenantId, q.cursor);
+      if (q.cursor !== undefined && !cursor) {
+        throw errors.invalid("unknown cursor", [{ path: "cursor", message: "not a cursor of this list" }]);
       }
-      const rows = await db
-        .select()
-        .from(orders)
-        .where(and(...conditions))
-        .orderBy(desc(orders.paidAt), desc(orders.id))
-        .limit(q.limit + 1);
+      const rows = await paidOrdersPage(db, tenantId, { limit: q.limit, deviceId: q.deviceId || undefined, cursor });
       const page = rows.slice(0, q.limit);
       const settlements = await indexer.settlementsByOrderIds(page.map((o) => o.onchainId)).catch(() => {
         throw errors.unavailable("the indexer is not reachable; retry shortly");
@@ -118,6 +108,7 @@ export function revenueRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/participants/{id}/earnings",
+      operationId: "getParticipantEarnings",
       tags: ["Revenue"],
       summary: "Earnings of one of the tenant's participants (split recipients): credited, withdrawn, claimable",
       description:
@@ -231,6 +222,7 @@ export function revenueOverviewRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/revenue/overview",
+      operationId: "getRevenueOverview",
       tags: ["Revenue"],
       summary: "Revenue over time, latest splits and participants' earnings (portal JWT: the portal's revenue page)",
       security: [{ bearerJwt: [] }],

@@ -2,12 +2,13 @@
 // compares each registered device's state with the last one stored (table device_status). A change is
 // stored and its event written to the outbox in one transaction. One relayer process polls at a time (a
 // lease in sync_state, taken over when its holder stops renewing it), so answers of concurrent polls can
-// never be applied out of order and a change is recorded once; the rows are also locked, and a state
-// read before a newer stored one is ignored. The first observation of a device is stored without an
-// event. A device the device cloud no longer lists counts as offline. When the device cloud cannot be
-// reached nothing changes.
-import { eq } from "drizzle-orm";
-import { deviceStatus, devices } from "../db/schema.ts";
+// never be applied out of order and a change is recorded once; a state read before a newer stored one is
+// ignored. Each poll is set-based: one statement stores the first observation of new devices (without an
+// event), one updates only the devices whose state changed (locking those rows only, never every device's)
+// and returns them for their events. A device the device cloud no longer lists counts as offline. When the
+// device cloud cannot be reached nothing changes.
+import { type SQL, sql } from "drizzle-orm";
+import type { DbOrTx } from "../db/client.ts";
 import { recordWebhookEvent } from "../events/record.ts";
 import { createLease } from "../jobs/lease.ts";
 import { createWorker } from "../jobs/worker.ts";
@@ -37,30 +38,9 @@ export function createDeviceStatusWatcher(services: Services) {
         logger.warn("device cloud unreachable; device states unchanged", { error: (error as Error).message, failures });
       return 0;
     }
-    return db.transaction(async (tx) => {
-      const registry = await tx.select({ id: devices.id, tenantId: devices.tenantId }).from(devices);
-      const known = new Map((await tx.select().from(deviceStatus).for("update")).map((row) => [row.deviceId, row]));
-      let changes = 0;
-      for (const device of registry) {
-        const online = live.get(device.id) ?? false;
-        const previous = known.get(device.id);
-        if (!previous) {
-          await tx.insert(deviceStatus).values({ deviceId: device.id, online, observedAt, changedAt: observedAt }).onConflictDoNothing();
-          continue;
-        }
-        if (previous.online === online || previous.observedAt.getTime() > observedAt.getTime()) continue;
-        await tx.update(deviceStatus).set({ online, observedAt, changedAt: observedAt }).where(eq(deviceStatus.deviceId, device.id));
-        await recordWebhookEvent(tx, device.tenantId, online ? "device.online" : "device.offline", {
-          deviceId: device.id,
-          online,
-          observedAt: observedAt.toISOString(),
-          previousChangeAt: previous.changedAt.toISOString(),
-        });
-        changes++;
-        logger.info(online ? "device online" : "device offline", { deviceId: device.id });
-      }
-      return changes;
-    });
+    const changed = await db.transaction((tx) => applyDeviceStates(tx, live, observedAt));
+    for (const change of changed) logger.info(change.online ? "device online" : "device offline", { deviceId: change.deviceId });
+    return changed.length;
   }
 
   return createWorker({
@@ -75,4 +55,65 @@ export function createDeviceStatusWatcher(services: Services) {
     },
     lease: { lease, retryMs: config.DEVICE_STATUS_POLL_MS },
   });
+}
+
+/** A device whose state changed in a poll. */
+export type DeviceStateChange = { deviceId: string; tenantId: string; online: boolean; previousChangeAt: Date };
+
+/** The registered devices with the state the device cloud reported (absent: offline), as a relation
+ * `observed(device_id, tenant_id, online)` for the statements below. */
+function observedDevices(live: Map<string, boolean>): SQL {
+  const reported = JSON.stringify([...live].map(([id, online]) => ({ id, online })));
+  return sql`select d.id as device_id, d.tenant_id, coalesce(l.online, false) as online
+    from devices d left join json_to_recordset(${reported}::json) as l(id text, online boolean) on l.id = d.id`;
+}
+
+/** Stores the first observation of registered devices that have none (no event). */
+export function insertFirstObservations(live: Map<string, boolean>, observedAt: Date): SQL {
+  const at = observedAt.toISOString();
+  return sql`insert into device_status (device_id, online, observed_at, changed_at)
+    select o.device_id, o.online, ${at}::timestamptz, ${at}::timestamptz
+    from (${observedDevices(live)}) o
+    where not exists (select 1 from device_status s where s.device_id = o.device_id)
+    on conflict (device_id) do nothing`;
+}
+
+/** Stores the new state of the devices whose state differs from the stored one (unless the stored one was
+ * observed later), and returns them with when their state had last changed. Only those rows are locked. */
+export function updateChangedStates(live: Map<string, boolean>, observedAt: Date): SQL {
+  const at = observedAt.toISOString();
+  return sql`update device_status s
+    set online = o.online, observed_at = ${at}::timestamptz, changed_at = ${at}::timestamptz
+    from (${observedDevices(live)}) o, device_status previous
+    where s.device_id = o.device_id and previous.device_id = s.device_id
+      and s.online <> o.online and s.observed_at <= ${at}::timestamptz
+    returning s.device_id, o.tenant_id, o.online,
+      (extract(epoch from previous.changed_at) * 1000)::float8 as previous_changed_ms`;
+}
+
+/** Applies one poll's answer (`live`: device id → online) in `tx`: first observations stored, changes stored
+ * with their device.online / device.offline events. Returns the changes. */
+export async function applyDeviceStates(tx: DbOrTx, live: Map<string, boolean>, observedAt: Date): Promise<DeviceStateChange[]> {
+  await tx.execute(insertFirstObservations(live, observedAt));
+  const result = await tx.execute(updateChangedStates(live, observedAt));
+  const rows = (
+    result as unknown as { rows: Array<{ device_id: string; tenant_id: string; online: boolean; previous_changed_ms: number | string }> }
+  ).rows;
+  const changes = rows
+    .map((r) => ({
+      deviceId: r.device_id,
+      tenantId: r.tenant_id,
+      online: r.online,
+      previousChangeAt: new Date(Number(r.previous_changed_ms)),
+    }))
+    .sort((a, b) => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : 0));
+  for (const change of changes) {
+    await recordWebhookEvent(tx, change.tenantId, change.online ? "device.online" : "device.offline", {
+      deviceId: change.deviceId,
+      online: change.online,
+      observedAt: observedAt.toISOString(),
+      previousChangeAt: change.previousChangeAt.toISOString(),
+    });
+  }
+  return changes;
 }

@@ -138,16 +138,7 @@ export function queueTestPing(db: Db, tenantId: string, subscriptionId: string, 
 export async function deliveryCounts(db: Db, ids: string[]): Promise<Map<string, DeliveryCounts>> {
   const out = new Map<string, DeliveryCounts>();
   if (ids.length === 0) return out;
-  const rows = await db
-    .select({
-      subscriptionId: webhookDeliveries.subscriptionId,
-      status: webhookDeliveries.status,
-      n: count(),
-      last: max(webhookDeliveries.updatedAt),
-    })
-    .from(webhookDeliveries)
-    .where(inArray(webhookDeliveries.subscriptionId, ids))
-    .groupBy(webhookDeliveries.subscriptionId, webhookDeliveries.status);
+  const rows = await deliveryCountsQuery(db, ids);
   for (const row of rows) {
     const counts = out.get(row.subscriptionId) ?? { pending: 0, succeeded: 0, failed: 0, lastActivityAt: null };
     counts[row.status] = Number(row.n);
@@ -158,12 +149,22 @@ export async function deliveryCounts(db: Db, ids: string[]): Promise<Map<string,
   return out;
 }
 
+/** The statement of deliveryCounts: per subscription and status, how many and the latest change. */
+export function deliveryCountsQuery(db: Db, ids: string[]) {
+  return db
+    .select({
+      subscriptionId: webhookDeliveries.subscriptionId,
+      status: webhookDeliveries.status,
+      n: count(),
+      last: max(webhookDeliveries.updatedAt),
+    })
+    .from(webhookDeliveries)
+    .where(inArray(webhookDeliveries.subscriptionId, ids))
+    .groupBy(webhookDeliveries.subscriptionId, webhookDeliveries.status);
+}
+
 /** A page of a subscription's deliveries, newest first: up to `limit + 1` rows (one more says a next page). */
-export function listDeliveries(
-  db: Db,
-  subscriptionId: string,
-  page: { limit: number; cursor?: string; status?: DeliveryRow["status"] },
-): Promise<DeliveryRow[]> {
+export function listDeliveries(db: Db, subscriptionId: string, page: { limit: number; cursor?: string; status?: DeliveryRow["status"] }) {
   const conditions = [eq(webhookDeliveries.subscriptionId, subscriptionId)];
   if (page.status) conditions.push(eq(webhookDeliveries.status, page.status));
   if (page.cursor) conditions.push(lt(webhookDeliveries.id, page.cursor));
@@ -178,6 +179,11 @@ export function listDeliveries(
 /** The attempts of these deliveries, in no particular order. */
 export async function attemptsOf(db: Db, deliveryIds: string[]): Promise<AttemptRow[]> {
   if (deliveryIds.length === 0) return [];
+  return attemptsQuery(db, deliveryIds);
+}
+
+/** The statement of attemptsOf (`deliveryIds` not empty). */
+export function attemptsQuery(db: Db, deliveryIds: string[]) {
   return db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, deliveryIds));
 }
 

@@ -8,6 +8,11 @@ import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 
 export const splitStatuses = ["pending", "created", "failed"] as const;
 
+/** The devices whose split still has to be asked for: payout parties set, split not requested yet or its
+ * creation failed. The predicate of devices_split_due_idx, and the split provisioner's query
+ * (payments/payout-parties.ts splitsDue), so that the query reads through that partial index. */
+export const splitDue = sql`asset_owner is not null and operator is not null and (split_status is null or split_status = 'failed')`;
+
 export const devices = pgTable(
   "devices",
   {
@@ -40,6 +45,7 @@ export const devices = pgTable(
     index("devices_tenant_idx").on(t.tenantId, t.id),
     checkOneOf("devices", t.splitStatus, splitStatuses),
     unique("devices_split_address_key").on(t.splitAddress),
+    index("devices_split_due_idx").on(t.id).where(splitDue),
   ],
 );
 
@@ -111,6 +117,14 @@ export const orders = pgTable(
     checkOneOf("orders", t.status, orderStatuses),
     checkOneOf("orders", t.rail, orderRails),
     index("orders_tenant_idx").on(t.tenantId, t.createdAt),
+    // The tenant's paid orders newest first (GET /v1/revenue/splits, the revenue overview's window and latest
+    // splits), and those of one device (?deviceId=): the list's order and filters, no sort.
+    index("orders_tenant_paid_idx")
+      .on(t.tenantId, t.paidAt.desc().nullsFirst(), t.id.desc().nullsFirst())
+      .where(sql`status = 'success'`),
+    index("orders_tenant_device_paid_idx")
+      .on(t.tenantId, t.deviceId, t.paidAt.desc().nullsFirst(), t.id.desc().nullsFirst())
+      .where(sql`status = 'success'`),
     index("orders_pending_expiry_idx")
       .on(t.expiresAt)
       .where(sql`status = 'pending'`),

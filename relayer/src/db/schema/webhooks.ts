@@ -84,7 +84,10 @@ export const webhookDeliveries = pgTable(
     index("webhook_deliveries_tenant_due_idx")
       .on(t.tenantId, t.nextAttemptAt)
       .where(sql`status = 'pending'`),
-    index("webhook_deliveries_subscription_idx").on(t.subscriptionId, t.createdAt),
+    // A subscription's deliveries newest first (msg_ ids are ULIDs), all or of one status
+    // (GET /v1/webhooks/subscriptions/{id}/deliveries), and its counts by status.
+    index("webhook_deliveries_subscription_idx").on(t.subscriptionId, t.id),
+    index("webhook_deliveries_subscription_status_idx").on(t.subscriptionId, t.status, t.id),
   ],
 );
 
