@@ -46,7 +46,7 @@ export function capabilities(services: Services) {
     { name: "public_routes", description: "GET /health, GET /version (specification 0.2.0) and GET /capabilities, without a token." },
     {
       name: "oauth_client_credentials",
-      description: `POST /auth/token, form-urlencoded client_credentials grant. Access tokens are HS256 JWTs valid ${TOKEN_LIFETIME_SECONDS} s. Client secrets are stored as SHA-256 hashes.`,
+      description: `POST /auth/token, form-urlencoded client_credentials grant; the client authenticates with client_id and client_secret in the form or by HTTP Basic (client_secret_basic), one of the two. Access tokens are HS256 JWTs valid ${TOKEN_LIFETIME_SECONDS} s. Client secrets are stored as SHA-256 hashes.`,
     },
     {
       name: "bearer_authentication",

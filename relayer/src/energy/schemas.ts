@@ -216,14 +216,26 @@ export const BatchAccepted = z
   })
   .openapi("BatchAccepted");
 
+export const MAX_CLIENT_SECRET_LENGTH = 256;
+
+// client_id and client_secret are optional here only because a client may send them by HTTP Basic instead
+// (auth/client-authentication.ts): without Basic credentials, both are required.
 export const TokenRequest = z
   .object({
     grant_type: z.literal("client_credentials").openapi({ description: "Only client_credentials." }),
-    client_id: Identifier,
-    client_secret: z.string().min(1).max(256),
+    client_id: Identifier.optional().openapi({
+      description:
+        "Required, with client_secret, unless the client authenticates with HTTP Basic; then it may be left out " +
+        "(if sent, it must be the Basic credentials' client).",
+    }),
+    client_secret: z.string().min(1).max(MAX_CLIENT_SECRET_LENGTH).optional().openapi({
+      description: "Required unless the client authenticates with HTTP Basic; never both (400 invalid_request).",
+    }),
   })
   .openapi("TokenRequest", {
-    description: "Other form fields (such as `scope`) are ignored: the sandbox has no scopes.",
+    description:
+      "Without an `Authorization: Basic` header, grant_type, client_id and client_secret are all required. Other form " +
+      "fields (such as `scope`) are ignored: the sandbox has no scopes.",
   });
 
 export const TokenResponse = z

@@ -104,16 +104,21 @@ export async function createOrder(services: Services, req: OrderInput): Promise<
   const [quote] = await db.select().from(quotes).where(eq(quotes.id, req.quoteId));
   if (!quote) throw errors.notFound(`quote ${req.quoteId}`);
 
-  const mismatches = [
-    ["deviceId", req.deviceId !== quote.deviceId],
-    ["chain", req.chain !== quote.chain],
-    ["token", req.token !== quote.token],
-    ["amountUsd", !sameAmount(req.amountUsd, quote.amountUsdMicros)],
-  ].filter(([, differs]) => differs);
+  // Each field that differs from the quote is named, with the quote's value (the quote's own answer showed it).
+  const mismatches = (
+    [
+      ["deviceId", req.deviceId !== quote.deviceId, JSON.stringify(quote.deviceId)],
+      ["chain", req.chain !== quote.chain, JSON.stringify(quote.chain)],
+      ["token", req.token !== quote.token, JSON.stringify(quote.token)],
+      ["amountUsd", !sameAmount(req.amountUsd, quote.amountUsdMicros), String(usd(quote.amountUsdMicros))],
+    ] as const
+  ).filter(([, differs]) => differs);
   if (mismatches.length > 0) {
+    const fields = mismatches.map(([field, , quoted]) => `${field} (the quote's is ${quoted})`);
+    const locked = mismatches.some(([field]) => field === "amountUsd") ? "; the amount is locked by the server" : "";
     throw errors.invalid(
-      "the order must match its quote: the amount is locked by the server",
-      mismatches.map(([field]) => ({ path: field as string, message: `differs from quote ${quote.id}` })),
+      `the order must match quote ${quote.id}: ${fields.join(", ")} ${mismatches.length === 1 ? "differs" : "differ"}${locked}`,
+      mismatches.map(([field, , quoted]) => ({ path: field, message: `differs from quote ${quote.id}, which has ${quoted}` })),
     );
   }
 

@@ -37,6 +37,7 @@ export function apiKeyRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/api-keys",
+      operationId: "createApiKey",
       tags: ["Portal"],
       summary: "Create an API key; the response is the only time the key is shown",
       security: [{ bearerJwt: [] }],
@@ -76,6 +77,7 @@ export function apiKeyRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/api-keys",
+      operationId: "listApiKeys",
       tags: ["Portal"],
       summary: "List the tenant's API keys (never the keys themselves)",
       security: [{ bearerJwt: [] }],
@@ -99,6 +101,7 @@ export function apiKeyRoutes(services: Services) {
     createRoute({
       method: "delete",
       path: "/api-keys/{id}",
+      operationId: "revokeApiKey",
       tags: ["Portal"],
       summary: "Revoke an API key: it is rejected from the next request on",
       security: [{ bearerJwt: [] }],

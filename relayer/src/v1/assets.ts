@@ -41,6 +41,7 @@ export function assetRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/assets",
+      operationId: "listAssets",
       tags: ["Portal"],
       summary: "The tenant's assets (devices) with their payout parties and own split, by device id",
       security: [{ bearerJwt: [] }],
@@ -64,6 +65,7 @@ export function assetRoutes(services: Services) {
     createRoute({
       method: "put",
       path: "/assets/{id}/payout",
+      operationId: "setAssetPayout",
       tags: ["Portal"],
       summary:
         "Change a device's payout parties (asset owner and operator): later payments credit the new recipients, " +

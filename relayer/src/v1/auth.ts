@@ -48,6 +48,7 @@ export function authRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/auth/login",
+      operationId: "login",
       tags: ["Authentication"],
       summary: "Exchange email and password for a short-lived JWT (portal use)",
       description:
@@ -122,6 +123,7 @@ export function authRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/auth/logout",
+      operationId: "logout",
       tags: ["Authentication"],
       summary: "Sign out: end the session of the bearer JWT",
       description:
@@ -149,6 +151,7 @@ export function authRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/auth/me",
+      operationId: "getCurrentIdentity",
       tags: ["Authentication"],
       summary: "The identity behind the bearer credential (a portal JWT or an API key)",
       security: [{ bearerJwt: [] }, { apiKey: ["developer", "agent"] }],

@@ -58,6 +58,7 @@ export function deviceRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/devices",
+      operationId: "listDevices",
       tags: ["Devices"],
       summary: "List the tenant's devices (paginated, filterable by region and class)",
       security,
@@ -95,6 +96,7 @@ export function deviceRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/devices/{id}",
+      operationId: "getDevice",
       tags: ["Devices"],
       summary: "One of the tenant's devices (another tenant's device is 404)",
       security,
@@ -120,6 +122,7 @@ export function deviceRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/devices/{id}/status",
+      operationId: "getDeviceStatus",
       tags: ["Devices"],
       summary: "Live online state of a device, from the device cloud (504 if it does not answer in time)",
       description:

@@ -14,6 +14,7 @@ export function healthRoutes(services: Services, version: string) {
     createRoute({
       method: "get",
       path: "/health",
+      operationId: "getHealth",
       tags: ["Operations"],
       summary: "Liveness of the service",
       responses: {
@@ -27,6 +28,7 @@ export function healthRoutes(services: Services, version: string) {
     createRoute({
       method: "get",
       path: "/health/ready",
+      operationId: "getReadiness",
       tags: ["Operations"],
       summary: "Readiness: the database, the chain's RPC, the indexer and the device cloud answer",
       description:

@@ -33,6 +33,7 @@ export function orderEventRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/orders/{id}/events",
+      operationId: "streamOrderEvents",
       tags: ["Payments"],
       summary: "Server-Sent Events of the order",
       description:

@@ -60,6 +60,7 @@ export function orderRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/orders",
+      operationId: "createOrder",
       tags: ["Payments"],
       summary: "Create an order from a quote (201); the same request again returns the same order (200)",
       middleware: [rateLimit({ capacity: 60, perSecond: 20 })] as const,
@@ -81,6 +82,7 @@ export function orderRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/orders/{id}",
+      operationId: "getOrder",
       tags: ["Payments"],
       summary: "Order status: pending, success or expired (poll every few seconds as a fallback to webhooks)",
       request: { params: OrderIdParam },
@@ -99,6 +101,7 @@ export function orderRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/orders/{id}/receipt",
+      operationId: "getOrderReceipt",
       tags: ["Payments"],
       summary: "Proof of payment: the paid order with its on-chain payment and 50/40/10 split (409 while unpaid)",
       request: { params: OrderIdParam },
@@ -114,6 +117,7 @@ export function orderRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/orders/{id}/permit",
+      operationId: "relayPermit",
       tags: ["Payments"],
       summary: "Relay a wallet's EIP-2612 permit: the relayer submits payWithPermit and pays the gas",
       description:
@@ -141,6 +145,7 @@ export function orderRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/orders/{id}/authorization",
+      operationId: "relayAuthorization",
       tags: ["Payments"],
       summary: "Relay a wallet's EIP-3009 receive authorization (USDC): the relayer submits payWithAuthorization and pays the gas",
       description:
@@ -169,6 +174,7 @@ export function orderRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/orders/{id}/cash",
+      operationId: "confirmCashPayment",
       tags: ["Payments"],
       summary: "Confirm a cash payment (agent API key): the relayer pays the order from its float",
       description:
@@ -213,6 +219,7 @@ export function orderRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/orders/{id}/cancel",
+      operationId: "cancelOrder",
       tags: ["Payments"],
       summary: "Cancel an unpaid order (developer API key): its voucher is voided on-chain",
       description:

@@ -7,8 +7,26 @@ import { DeviceId } from "./shared-schemas.ts";
 export const QuoteRequest = z
   .object({
     deviceId: DeviceId,
-    chain: z.string().min(1).max(32).openapi({ description: "Chain identifier (see GET /v1/config)", example: "local" }),
-    token: z.string().min(1).max(16).openapi({ description: "Stablecoin symbol", example: "USDC" }),
+    chain: z
+      .string()
+      .min(1)
+      .max(32)
+      .openapi({
+        description:
+          "The chain's name: the relayer's CHAIN_NAME setting (`local` on a local stack). Any other value is 422 " +
+          "`invalid_parameters`, whose message lists the allowed one.",
+        example: "local",
+      }),
+    token: z
+      .string()
+      .min(1)
+      .max(16)
+      .openapi({
+        description:
+          "Stablecoin symbol: one the deployment's splits settle in, read from the chain (`USDC`). Any other value is 422 " +
+          "`invalid_parameters`, whose message lists the allowed ones.",
+        example: "USDC",
+      }),
     tier: z.string().min(1).max(32).openapi({ description: "Session duration tier", example: "1h" }),
   })
   .strict()

@@ -14,6 +14,7 @@ export function quoteRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/quote",
+      operationId: "createQuote",
       tags: ["Payments"],
       summary: "Price a session: the server locks the amount for the quote's lifetime (QUOTE_TTL_SECONDS)",
       middleware: [rateLimit({ capacity: 60, perSecond: 20 })] as const,

@@ -15,6 +15,7 @@ export function statsRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/public/stats",
+      operationId: "getPublicStats",
       tags: ["Public"],
       summary: "Network statistics",
       responses: {
@@ -33,6 +34,7 @@ export function statsRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/impact",
+      operationId: "getImpact",
       tags: ["Public"],
       summary: "Impact: active devices, power sessions and a breakdown by region",
       responses: {

@@ -24,6 +24,7 @@ export function ticketRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/devices/{id}/tickets",
+      operationId: "reportDeviceProblem",
       tags: ["Devices"],
       summary: "Report a problem on a device (public); the device's tenant gets a ticket.created webhook",
       middleware: [rateLimit({ capacity: 5, perSecond: 1 / 12 })] as const,

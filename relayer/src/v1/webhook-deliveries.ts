@@ -76,6 +76,7 @@ export function webhookDeliveryRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/webhooks/subscriptions/{id}/deliveries",
+      operationId: "listWebhookDeliveries",
       tags,
       summary: "The delivery log of a subscription: each delivery with its attempts, newest first",
       security,
@@ -106,6 +107,7 @@ export function webhookDeliveryRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/webhooks/deliveries/{id}",
+      operationId: "getWebhookDelivery",
       tags,
       summary: "One delivery: its attempts and the envelope delivered",
       security,
@@ -130,6 +132,7 @@ export function webhookDeliveryRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/webhooks/deliveries/{id}/redeliver",
+      operationId: "redeliverWebhook",
       tags,
       summary: "Redeliver by hand: one more attempt at once, with the same id (for failed or succeeded deliveries)",
       security,

@@ -14,6 +14,7 @@ export function webhookEventTypeRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/webhooks/event-types",
+      operationId: "listWebhookEventTypes",
       tags: ["Webhooks"],
       summary: "The webhook event types, when each fires, and the delivery policy",
       description: "The `data` of each event is documented under `webhooks` in this document.",

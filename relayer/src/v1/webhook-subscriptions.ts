@@ -97,6 +97,7 @@ export function webhookSubscriptionRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/webhooks/subscriptions",
+      operationId: "createWebhookSubscription",
       tags,
       summary: "Subscribe a callback URL to event types; the response is the only time the signing secret is shown",
       security,
@@ -133,6 +134,7 @@ export function webhookSubscriptionRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/webhooks/subscriptions",
+      operationId: "listWebhookSubscriptions",
       tags,
       summary: "List the tenant's webhook subscriptions (never their secrets)",
       security,
@@ -156,6 +158,7 @@ export function webhookSubscriptionRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/webhooks/subscriptions/{id}",
+      operationId: "getWebhookSubscription",
       tags,
       summary: "One webhook subscription",
       security,
@@ -173,6 +176,7 @@ export function webhookSubscriptionRoutes(services: Services) {
     createRoute({
       method: "patch",
       path: "/webhooks/subscriptions/{id}",
+      operationId: "updateWebhookSubscription",
       tags,
       summary: "Change a subscription's URL, event types or description, or disable or re-enable it",
       security,
@@ -207,6 +211,7 @@ export function webhookSubscriptionRoutes(services: Services) {
     createRoute({
       method: "delete",
       path: "/webhooks/subscriptions/{id}",
+      operationId: "deleteWebhookSubscription",
       tags,
       summary: "Disable a subscription: no more deliveries, pending ones fail; its delivery log is kept",
       security,
@@ -232,6 +237,7 @@ export function webhookSubscriptionRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/webhooks/subscriptions/{id}/test",
+      operationId: "sendTestWebhook",
       tags,
       summary: "Send a test: queues a test.ping event for this subscription only",
       description:
@@ -259,6 +265,7 @@ export function webhookSubscriptionRoutes(services: Services) {
     createRoute({
       method: "post",
       path: "/webhooks/subscriptions/{id}/rotate-secret",
+      operationId: "rotateWebhookSecret",
       tags,
       summary:
         "Issue a new signing secret; the old one keeps signing for a grace period. The response is the only time the new secret is shown",

@@ -282,6 +282,8 @@ export function registerWebhookDocs(registry: OpenAPIRegistry) {
     registry.registerWebhook({
       method: "post",
       path: type,
+      // receivePaymentSucceededEvent: the method a generated client gives the receiver of this event.
+      operationId: `receive${name}`,
       tags: ["Webhooks"],
       summary: entry.summary,
       description:

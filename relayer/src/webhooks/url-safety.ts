@@ -54,6 +54,14 @@ export type UrlPolicy = {
 
 const MAX_URL_LENGTH = 2048;
 
+/** The setting that lets a callback reach a private host, or use plain http: named by the refusals it lifts. */
+const ALLOWLIST = "WEBHOOK_ALLOWED_PRIVATE_HOSTS";
+
+/** The end of a refusal the allowlist would lift: `hostPort` as a URL writes it (IPv6 in brackets). */
+function notAllowlisted(hostPort: string): string {
+  return `${hostPort} is not in ${ALLOWLIST} (an entry \`host\` allows the host on every port, \`host:port\` on that port only)`;
+}
+
 const blockedV4 = new net.BlockList();
 for (const [network, prefix] of [
   ["0.0.0.0", 8], // "this network"
@@ -190,6 +198,11 @@ function portOf(url: URL): number {
   return url.port ? Number(url.port) : (defaultPort(url.protocol) ?? 0);
 }
 
+/** host:port of a URL, with the scheme's default port written out ("localhost:443"). */
+function hostPortOf(url: URL): string {
+  return `${url.hostname}:${portOf(url)}`;
+}
+
 /** Whether the URL's host (as written: a name or an IP literal) and port are in the allowlist. */
 export function isAllowlisted(url: URL, policy: UrlPolicy): boolean {
   const port = portOf(url);
@@ -257,7 +270,11 @@ export async function checkAddresses(
   if (addresses.length === 0) throw new UnsafeUrlError(`${host} has no addresses`);
   if (!allowlisted) {
     const bad = addresses.find((a) => !isPublicAddress(a.address));
-    if (bad) throw new UnsafeUrlError(`${host} resolves to ${bad.address}, which is not a public address`);
+    if (bad) {
+      throw new UnsafeUrlError(
+        `${host} resolves to ${bad.address}, which is not a public address; ${notAllowlisted(`${bracketed(host)}:${port}`)}`,
+      );
+    }
   }
   for (const endpoint of policy.ownEndpoints ?? []) {
     if (endpoint.port !== port) continue;
@@ -277,23 +294,27 @@ export function parseCallbackUrl(raw: string, policy: UrlPolicy): URL {
   } catch {
     throw new UnsafeUrlError("not an absolute URL");
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new UnsafeUrlError("the URL must be https");
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new UnsafeUrlError(`the URL must be https (or http to a host of ${ALLOWLIST})`);
+  }
   if (url.username || url.password) throw new UnsafeUrlError("the URL must not contain credentials");
   if (url.hash) throw new UnsafeUrlError("the URL must not contain a #fragment");
   const allowlisted = isAllowlisted(url, policy);
-  if (url.protocol === "http:" && !allowlisted) throw new UnsafeUrlError("the URL must be https");
+  if (url.protocol === "http:" && !allowlisted) {
+    throw new UnsafeUrlError(`the URL must be https: plain http is only for hosts of ${ALLOWLIST}; ${notAllowlisted(hostPortOf(url))}`);
+  }
   if (ownEndpointByName(url, policy)) throw ownEndpointError(url.hostname, portOf(url));
   if (allowlisted) return url;
   const host = unbracket(url.hostname);
   if (net.isIP(host)) {
-    if (!isPublicAddress(host)) throw new UnsafeUrlError(`${host} is not a public address`);
+    if (!isPublicAddress(host)) throw new UnsafeUrlError(`${host} is not a public address; ${notAllowlisted(hostPortOf(url))}`);
     return url;
   }
   const name = host.endsWith(".") ? host.slice(0, -1) : host;
   const lastLabel = name.slice(name.lastIndexOf(".") + 1);
   const localSuffix = [".localhost", ".local", ".internal", ".localdomain", ".home.arpa"].some((suffix) => name.endsWith(suffix));
   if (!name.includes(".") || !lastLabel || localSuffix || name === "localhost") {
-    throw new UnsafeUrlError(`${host} is not a public host name`);
+    throw new UnsafeUrlError(`${host} is not a public host name; ${notAllowlisted(hostPortOf(url))}`);
   }
   return url;
 }

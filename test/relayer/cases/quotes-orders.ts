@@ -178,6 +178,20 @@ export function quoteOrderCases(stack: () => Stack) {
       expectError(await s.api("POST", "/v1/orders", { body: { ...base, amountUsd: "0.5" } }), 422, "invalid_parameters");
     });
 
+    it("names in the 422's message the field that differs from the quote, not the amount lock", async () => {
+      const s = stack();
+      const q = await quote(s);
+      const base = { deviceId: q.deviceId, chain: "local", token: "USDC", amountUsd: 0.5, quoteId: q.quoteId };
+      const otherDevice = await s.api("POST", "/v1/orders", { body: { ...base, deviceId: "kiosk-nbo-002" } });
+      expectError(otherDevice, 422, "invalid_parameters");
+      assert.match(otherDevice.body.error.message, /\bdeviceId\b/);
+      assert.ok(otherDevice.body.error.message.includes(q.deviceId), otherDevice.body.error.message);
+      assert.doesNotMatch(otherDevice.body.error.message, /amount/);
+      const cheaper = await s.api("POST", "/v1/orders", { body: { ...base, token: "DAI", amountUsd: 0.01 } });
+      expectError(cheaper, 422, "invalid_parameters");
+      assert.match(cheaper.body.error.message, /\btoken\b.*\bamountUsd\b.*the amount is locked by the server/);
+    });
+
     it("answers an unknown quote, and an unknown order id of any shape, with 404 on every order route", async () => {
       const s = stack();
       const body = { deviceId: "kiosk-nbo-001", chain: "local", token: "USDC", amountUsd: 0.5, quoteId: "qt_00000000000000000000000000" };

@@ -16,6 +16,8 @@ export function sandboxPublicRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/health",
+      operationId: "getHealth",
+      security: [],
       tags: ["Operations"],
       summary: "Liveness: 200 when the service is alive",
       responses: { 200: { description: "Alive", content: { "application/json": { schema: Health } } } },
@@ -27,6 +29,8 @@ export function sandboxPublicRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/version",
+      operationId: "getVersion",
+      security: [],
       tags: ["Operations"],
       summary: "The specification version this sandbox implements",
       responses: { 200: { description: "Versions", content: { "application/json": { schema: Version } } } },
@@ -38,6 +42,8 @@ export function sandboxPublicRoutes(services: Services) {
     createRoute({
       method: "get",
       path: "/capabilities",
+      operationId: "getCapabilities",
+      security: [],
       tags: ["Operations"],
       summary: "What this environment implements, simulates and omits, its limits and its sample data",
       responses: {

@@ -26,6 +26,7 @@ export function sandboxResourceRoutes(services: Services, auth: MiddlewareHandle
     createRoute({
       method: "get",
       path: "/projects/{project_id}",
+      operationId: "getProject",
       tags: ["Projects"],
       summary: "A project",
       security,
@@ -50,6 +51,7 @@ export function sandboxResourceRoutes(services: Services, auth: MiddlewareHandle
     createRoute({
       method: "get",
       path: "/devices/{device_id}",
+      operationId: "getDevice",
       tags: ["Devices"],
       summary: "A device's record, as its accepted readings left it",
       security,
@@ -73,6 +75,7 @@ export function sandboxResourceRoutes(services: Services, auth: MiddlewareHandle
     createRoute({
       method: "get",
       path: "/distributions/{distribution_id}",
+      operationId: "getDistribution",
       tags: ["Distributions"],
       summary: "A distribution and its waterfall",
       security,
@@ -96,6 +99,7 @@ export function sandboxResourceRoutes(services: Services, auth: MiddlewareHandle
     createRoute({
       method: "get",
       path: "/evidence/{evidence_ref}",
+      operationId: "getEvidence",
       tags: ["Evidence"],
       summary: "Evidence resolved from an evidence reference, in four clusters",
       security,

@@ -65,6 +65,7 @@ export function sandboxTelemetryRoutes(services: Services, auth: MiddlewareHandl
     createRoute({
       method: "post",
       path: "/telemetry:batch",
+      operationId: "ingestTelemetryBatch",
       tags: ["Telemetry"],
       summary: "Ingest a batch of meter readings for a registered device",
       description:

@@ -15,6 +15,7 @@ export function sandboxWebhookRoutes(services: Services, auth: MiddlewareHandler
     createRoute({
       method: "post",
       path: "/webhooks",
+      operationId: "registerWebhook",
       tags: ["Webhooks"],
       summary: "Register a webhook (echoed back; never delivered)",
       security: [{ sandboxToken: [] }],
