@@ -4,26 +4,16 @@ import { getAddress, zeroAddress } from "viem";
 import {
   USDC,
   deployPayments,
+  deployWithCredits,
   makeOrder,
   networkHelpers,
   pauseFixtureSplit,
   payOnRail,
   setFixtureRecipients,
   splitAs,
+  tokenBalance,
   viem,
-  type Payments,
 } from "./fixture.ts";
-
-/** The fixture after one 100 USDC cash payment: 50 / 40 / 10 USDC claimable. */
-async function deployWithCredits() {
-  const p = await deployPayments();
-  await payOnRail(p, "cash", await makeOrder(p, USDC(100)));
-  return p;
-}
-
-async function balance(p: Payments, address: `0x${string}`) {
-  return p.token.read.balanceOf([address]);
-}
 
 describe("AssetSplit.release", () => {
   it("lets anyone push a recipient's credit to the recipient", async () => {
@@ -37,8 +27,8 @@ describe("AssetSplit.release", () => {
       getAddress(protocol.account.address),
       USDC(10),
     ]);
-    assert.equal(await balance(p, protocol.account.address), USDC(10));
-    assert.equal(await balance(p, stranger.account.address), 0n, "the caller gets nothing");
+    assert.equal(await tokenBalance(p, protocol.account.address), USDC(10));
+    assert.equal(await tokenBalance(p, stranger.account.address), 0n, "the caller gets nothing");
     assert.equal(await p.split.read.claimable([protocol.account.address]), 0n);
   });
 
@@ -78,8 +68,8 @@ describe("AssetSplit.release", () => {
     await payOnRail(p, "cash", await makeOrder(p, 12_345n));
     assert.equal(await p.split.read.claimable([only]), 12_345n);
     await (await splitAs(p, p.accounts.stranger)).write.release([only]);
-    assert.equal(await balance(p, only), 12_345n);
-    assert.equal(await balance(p, p.split.address), 0n);
+    assert.equal(await tokenBalance(p, only), 12_345n);
+    assert.equal(await tokenBalance(p, p.split.address), 0n);
     assert.equal(await p.split.read.claimable([only]), 0n);
   });
 
@@ -87,6 +77,6 @@ describe("AssetSplit.release", () => {
     const p = await networkHelpers.loadFixture(deployWithCredits);
     await pauseFixtureSplit(p);
     await (await splitAs(p, p.accounts.stranger)).write.release([p.accounts.assetOwner.account.address]);
-    assert.equal(await balance(p, p.accounts.assetOwner.account.address), USDC(50));
+    assert.equal(await tokenBalance(p, p.accounts.assetOwner.account.address), USDC(50));
   });
 });

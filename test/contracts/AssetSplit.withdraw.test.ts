@@ -4,26 +4,16 @@ import { getAddress, zeroAddress } from "viem";
 import {
   USDC,
   deployPayments,
+  deployWithCredits,
   makeOrder,
   networkHelpers,
   pauseFixtureSplit,
   payOnRail,
   setFixtureRecipients,
   splitAs,
+  tokenBalance,
   viem,
-  type Payments,
 } from "./fixture.ts";
-
-/** The fixture after one 100 USDC cash payment: 50 / 40 / 10 USDC claimable. */
-async function deployWithCredits() {
-  const p = await deployPayments();
-  await payOnRail(p, "cash", await makeOrder(p, USDC(100)));
-  return p;
-}
-
-async function balance(p: Payments, address: `0x${string}`) {
-  return p.token.read.balanceOf([address]);
-}
 
 describe("AssetSplit.withdraw", () => {
   describe("withdraw(to)", () => {
@@ -38,9 +28,9 @@ describe("AssetSplit.withdraw", () => {
         getAddress(stranger.account.address),
         USDC(50),
       ]);
-      assert.equal(await balance(p, stranger.account.address), USDC(50));
-      assert.equal(await balance(p, assetOwner.account.address), 0n);
-      assert.equal(await balance(p, p.split.address), USDC(50));
+      assert.equal(await tokenBalance(p, stranger.account.address), USDC(50));
+      assert.equal(await tokenBalance(p, assetOwner.account.address), 0n);
+      assert.equal(await tokenBalance(p, p.split.address), USDC(50));
       assert.equal(await p.split.read.claimable([assetOwner.account.address]), 0n);
       assert.equal(await p.split.read.claimable([operator.account.address]), USDC(40), "others keep their credit");
     });
@@ -53,7 +43,7 @@ describe("AssetSplit.withdraw", () => {
         getAddress(operator.account.address),
         USDC(40),
       ]);
-      assert.equal(await balance(p, operator.account.address), USDC(40));
+      assert.equal(await tokenBalance(p, operator.account.address), USDC(40));
     });
 
     it("reverts with NothingToWithdraw for a caller with no credit, and for a second withdrawal", async () => {
@@ -73,7 +63,7 @@ describe("AssetSplit.withdraw", () => {
         "NothingToWithdraw",
         [getAddress(protocol.account.address)],
       );
-      assert.equal(await balance(p, protocol.account.address), USDC(10));
+      assert.equal(await tokenBalance(p, protocol.account.address), USDC(10));
     });
 
     it("reverts with NothingToWithdraw on an empty split", async () => {
@@ -95,7 +85,7 @@ describe("AssetSplit.withdraw", () => {
       }
       assert.equal(await p.split.read.claimable([p.accounts.assetOwner.account.address]), USDC(50));
       assert.equal(await p.split.read.surplus(), 0n);
-      assert.equal(await balance(p, p.split.address), USDC(100));
+      assert.equal(await tokenBalance(p, p.split.address), USDC(100));
     });
 
     it("works while the split is paused", async () => {
@@ -110,8 +100,8 @@ describe("AssetSplit.withdraw", () => {
         [getAddress(assetOwner.account.address), getAddress(assetOwner.account.address), USDC(50)],
       );
       await (await splitAs(p, stranger)).write.release([p.accounts.operator.account.address]);
-      assert.equal(await balance(p, assetOwner.account.address), USDC(50));
-      assert.equal(await balance(p, p.accounts.operator.account.address), USDC(40));
+      assert.equal(await tokenBalance(p, assetOwner.account.address), USDC(50));
+      assert.equal(await tokenBalance(p, p.accounts.operator.account.address), USDC(40));
     });
   });
 
@@ -132,10 +122,10 @@ describe("AssetSplit.withdraw", () => {
         "Withdrawn",
         [getAddress(assetOwner.account.address), getAddress(assetOwner.account.address), USDC(9) + 7n],
       );
-      assert.equal(await balance(p, assetOwner.account.address), USDC(9) + 7n);
+      assert.equal(await tokenBalance(p, assetOwner.account.address), USDC(9) + 7n);
       assert.equal(await p.split.read.claimable([assetOwner.account.address]), 0n);
       assert.equal(await p.split.read.claimable([protocol.account.address]), USDC(1));
-      assert.equal(await balance(p, p.split.address), USDC(1));
+      assert.equal(await tokenBalance(p, p.split.address), USDC(1));
     });
   });
 
@@ -150,9 +140,9 @@ describe("AssetSplit.withdraw", () => {
     await asOwner.write.withdraw([assetOwner.account.address]);
     await (await splitAs(p, operator)).write.withdraw([operator.account.address]);
     await (await splitAs(p, protocol)).write.withdraw([protocol.account.address]);
-    assert.equal(await balance(p, assetOwner.account.address), USDC(60));
-    assert.equal(await balance(p, operator.account.address), USDC(48));
-    assert.equal(await balance(p, protocol.account.address), USDC(12));
-    assert.equal(await balance(p, p.split.address), 0n);
+    assert.equal(await tokenBalance(p, assetOwner.account.address), USDC(60));
+    assert.equal(await tokenBalance(p, operator.account.address), USDC(48));
+    assert.equal(await tokenBalance(p, protocol.account.address), USDC(12));
+    assert.equal(await tokenBalance(p, p.split.address), 0n);
   });
 });

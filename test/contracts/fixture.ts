@@ -325,3 +325,15 @@ export async function prepareRail(p: Payments, rail: RailName, order: PaymentOrd
 export async function payOnRail(p: Payments, rail: RailName, order: PaymentOrder, voucher?: Hex): Promise<Hex> {
   return (await prepareRail(p, rail, order, voucher))();
 }
+
+/** The fixture after one 100 USDC cash payment through the device's split: 50 / 40 / 10 USDC claimable. */
+export async function deployWithCredits() {
+  const p = await deployPayments();
+  await payOnRail(p, "cash", await makeOrder(p, USDC(100)));
+  return p;
+}
+
+/** `address`'s balance of the fixture's token. */
+export async function tokenBalance(p: Payments, address: Address) {
+  return p.token.read.balanceOf([address]);
+}
