@@ -22,10 +22,12 @@ import {
   FIXTURE_DEVICE,
   MAX_UINT256,
   USDC,
+  RECIPIENT_CHANGE_DELAY,
   assetKey,
   authorizationPayment,
   deployPayments,
   deployUsdcRail,
+  deviceKey,
   factoryAs,
   makeOrder,
   networkHelpers,
@@ -49,6 +51,10 @@ export const AUTHORIZATION_REPEAT_PAYER = "payWithAuthorization in RehearsalUsdc
 export const USDC_PERMIT_REPEAT_PAYER = "payWithPermit in RehearsalUsdc, repeat payer";
 /** Creating a device's split. */
 export const CREATE_SPLIT = "AssetSplitFactory.createSplit";
+
+/** The two steps of a recipient change. */
+export const PROPOSE_RECIPIENTS = "AssetSplitFactory.proposeRecipients";
+export const EXECUTE_RECIPIENTS = "AssetSplitFactory.executeRecipients";
 
 /** The figures with a target: name -> the most gas it may take. */
 export const GAS_TARGETS: Readonly<Record<string, number>> = {
@@ -78,7 +84,7 @@ export async function measureGas(): Promise<GasFigure[]> {
 
 async function measure(): Promise<GasFigure[]> {
   const p = await deployPayments();
-  const { payer, relayer, agent, stranger, assetOwner, operator, admin, pauser } = p.accounts;
+  const { payer, relayer, agent, stranger, assetOwner, operator, admin, pauser, manager } = p.accounts;
   const key = assetKey(FIXTURE_DEVICE);
   const asRelayer = await routerAs(p, relayer);
   const figures: GasFigure[] = [];
@@ -165,10 +171,23 @@ async function measure(): Promise<GasFigure[]> {
     await gasOf(p.factory.write.recoverSurplus([key, admin.account.address])),
     "admin; a split's tokens sent directly, owed to no one",
   );
+  // A recipient change: proposed by the split manager, executed by anyone after the factory's delay.
   record(
-    "AssetSplitFactory.setRecipients",
-    await gasOf((await factoryAs(p, relayer)).write.setRecipients([key, stranger.account.address, operator.account.address])),
-    "split manager; checkpoints the split's accruals, then replaces the asset owner",
+    PROPOSE_RECIPIENTS,
+    await gasOf((await factoryAs(p, manager)).write.proposeRecipients([key, stranger.account.address, operator.account.address])),
+    "split manager; records the change and when it may be executed",
+  );
+  await networkHelpers.time.increase(RECIPIENT_CHANGE_DELAY);
+  record(
+    EXECUTE_RECIPIENTS,
+    await gasOf((await factoryAs(p, stranger)).write.executeRecipients([key])),
+    "anyone, after the delay; checkpoints the split's accruals, then replaces the asset owner",
+  );
+  await (await factoryAs(p, manager)).write.proposeRecipients([key, assetOwner.account.address, operator.account.address]);
+  record(
+    "AssetSplitFactory.cancelRecipients",
+    await gasOf((await factoryAs(p, stranger)).write.cancelRecipients([key])),
+    "the split's asset-owner recipient (here after the change above) or the split manager",
   );
   const factoryAsPauser = await factoryAs(p, pauser);
   record("AssetSplitFactory.pauseSplit", await gasOf(factoryAsPauser.write.pauseSplit([key])), "pauser");
@@ -185,11 +204,11 @@ async function measure(): Promise<GasFigure[]> {
 
   // Another device's split, created.
   const createHash = (await factoryAs(p, relayer)).write.createSplit([
-    assetKey("device-2"),
+    deviceKey("device-2"),
     assetOwner.account.address,
     operator.account.address,
   ]);
-  record(CREATE_SPLIT, await gasOf(createHash), `split creator; an EIP-1167 clone, initialised; ${targetNote(CREATE_SPLIT)}`);
+  record(CREATE_SPLIT, await gasOf(createHash), `anyone (the relayer); an EIP-1167 clone, initialised; ${targetNote(CREATE_SPLIT)}`);
   const cancelled = await order(USDC(1));
   record(
     "PaymentRouter.cancelOrder",

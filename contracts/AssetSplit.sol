@@ -15,8 +15,9 @@ import {SplitLedger} from "./base/SplitLedger.sol";
 /// factory's roles.
 /// - The payment router settles (it is fixed at the factory's deployment); the factory's depositor role may
 ///   settle and deposit too (batch settlement of revenue collected elsewhere).
-/// - The factory's split manager replaces the asset-owner and operator recipients; amounts accrued before stay
-///   with the recipients of the time.
+/// - The factory replaces the asset-owner and operator recipients when a change its split manager proposed is
+///   executed after the factory's delay (the asset owner may cancel it, or lock the recipients for good);
+///   amounts accrued before stay with the recipients of the time.
 /// - The protocol recipient and the shares are the factory's, fixed when the factory was deployed: no role can
 ///   change them for an existing split.
 /// - The factory's pauser pauses new settlements, its default admin recovers the surplus (tokens sent here
@@ -89,7 +90,7 @@ contract AssetSplit is SplitLedger {
     }
 
     /// @notice Replaces the asset-owner and operator recipients; the protocol leg and the shares stay. Amounts
-    /// accrued before stay with their recipients. Only for the factory (its split manager).
+    /// accrued before stay with their recipients. Only for the factory (an executed recipient change).
     /// @param assetOwner Recipient of the asset-owner leg.
     /// @param operator Recipient of the operator leg.
     function setRecipients(address assetOwner, address operator) external onlyFactory {

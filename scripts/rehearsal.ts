@@ -75,8 +75,9 @@ const rehearsalChain = defineChain({
 
 const deployerKey = (process.env.REHEARSAL_DEPLOYER_PRIVATE_KEY as Hex | undefined) ?? localPrivateKey(0);
 const deployer = privateKeyToAccount(deployerKey);
-/** The local node's accounts, as in the local stack: 1 quote signer, 2 the relayer's hot wallet (agent,
- * anchorer, split creator and manager), 6 the protocol recipient, 7 the paying wallet. */
+/** The local node's accounts, as in the local stack: 1 quote signer, 2 the relayer's hot wallet (agent and
+ * anchorer; it holds no split factory role, creation needs none), 6 the protocol recipient, 7 the paying wallet,
+ * 13 the split manager (an offline signer in production). */
 const quoteSignerKey = localPrivateKey(1);
 const hotWalletKey = localPrivateKey(2);
 const hotWallet = localAccount(2).address;
@@ -153,8 +154,8 @@ async function writeParameters(token: Address): Promise<string> {
       quoteSigner: localAccount(1).address,
       agent: hotWallet,
       anchorer: hotWallet,
-      splitCreator: hotWallet,
-      splitManager: hotWallet,
+      splitManager: localAccount(13).address,
+      recipientChangeDelay: 60,
       pauser: deployer.address,
     },
   };

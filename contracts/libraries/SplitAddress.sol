@@ -19,11 +19,27 @@ import {Clones} from "@openzeppelin/contracts/proxy/Clones.sol";
 /// The implementation is the factory's first contract creation (CREATE with the factory's nonce 1, in its
 /// constructor), the split an EIP-1167 clone of it deployed with CREATE2. The token is in the salt so that an
 /// address derived for one token is never the split of another.
+///
+/// The asset key commits to the split's first recipients:
+///
+///     assetKey       = keccak256(abi.encode(deviceKey, assetOwner, operator))
+///
+/// so anyone may create a split ({AssetSplitFactory-createSplit}) and nobody can take a device's address for
+/// recipients of their own: other recipients give another asset key, hence another split.
 library SplitAddress {
     /// @notice The implementation a factory deployed in its constructor: its first CREATE (nonce 1).
     /// @param factory The factory.
     function implementationOf(address factory) internal pure returns (address) {
         return address(uint160(uint256(keccak256(abi.encodePacked(bytes2(0xd694), factory, bytes1(0x01))))));
+    }
+
+    /// @notice The asset key of the split of `deviceKey` created with `assetOwner` and `operator` as its first
+    /// recipients (the device id of the router's orders).
+    /// @param deviceKey The device's own key (keccak256 of its id in the relayer).
+    /// @param assetOwner First recipient of the asset-owner leg.
+    /// @param operator First recipient of the operator leg.
+    function assetKeyOf(bytes32 deviceKey, address assetOwner, address operator) internal pure returns (bytes32) {
+        return keccak256(abi.encode(deviceKey, assetOwner, operator));
     }
 
     /// @notice The CREATE2 salt of the split of `assetKey` settling in `token`.

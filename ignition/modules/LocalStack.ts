@@ -1,8 +1,9 @@
 // The local chain's deployment: a test stablecoin, the payment router, the split factory (one AssetSplit per
 // device), and funded test accounts. Accounts are the local node's: 0 admin and pauser, 1 quote signer, 2 relayer
 // (agent), 3 spare, 4-5 asset owners and operators of the sample data, 6 the protocol recipient of every split,
-// 7 a funded test wallet. The relayer (2) also anchors telemetry batch roots, creates each device's split and
-// manages its recipients.
+// 7 a funded test wallet, 13 the split manager (proposes recipient changes: `npm run splits`). The relayer (2)
+// also anchors telemetry batch roots and creates each device's split (which anyone may); it holds no split
+// factory role.
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
 import { definePayments } from "./define-payments.ts";
 import { defineSplitFactory } from "./define-split-factory.ts";
@@ -47,8 +48,9 @@ export default buildModule("LocalStack", (m) => {
     adminTransferDelay: 0,
     protocolRecipient: m.getAccount(6),
     bps,
-    splitCreator: agent,
-    splitManager: agent,
+    splitManager: m.getAccount(13),
+    // Short on the local stack (a minute), so that a recipient change can be tried end to end.
+    recipientChangeDelay: m.getParameter("recipientChangeDelay", 60),
     pauser: admin,
     after: [telemetryAnchor],
   });

@@ -28,8 +28,8 @@ export default buildModule("Payments", (m) => {
     adminTransferDelay: m.getParameter("adminTransferDelay", 86_400),
     protocolRecipient: m.getParameter("protocolRecipient"),
     bps: m.getParameter("bps", [5000, 4000, 1000]),
-    splitCreator: m.getParameter("splitCreator"),
     splitManager: m.getParameter("splitManager"),
+    recipientChangeDelay: m.getParameter("recipientChangeDelay", 172_800),
     pauser: m.getParameter("pauser"),
     after: [telemetryAnchor],
   });

@@ -17,10 +17,11 @@ export type SplitFactoryParams = {
   protocolRecipient: Arg;
   /** Shares of the asset-owner, operator and protocol legs in basis points (fixed for the factory's splits). */
   bps: Arg;
-  /** Creates each asset's split (the relayer's hot wallet). */
-  splitCreator: Arg;
-  /** Replaces a split's asset-owner and operator recipients on behalf of the asset's tenant. */
+  /** Proposes changes of a split's asset-owner and operator recipients on behalf of the asset's tenant: an offline
+   * signer (hardware key, KMS or multisig), never the relayer's hot wallet. Creation needs no role. */
   splitManager: Arg;
+  /** Delay between a recipient change's proposal and its execution, in seconds (fixed for the factory). */
+  recipientChangeDelay: Arg;
   /** May pause a split's settlements. */
   pauser: Arg;
   /** Futures to deploy after (keeps the addresses of the modules' other contracts unchanged). */
@@ -31,14 +32,12 @@ export type SplitFactoryParams = {
 export function defineSplitFactory(m: IgnitionModuleBuilder, p: SplitFactoryParams) {
   const assetSplitFactory = m.contract(
     "AssetSplitFactory",
-    [p.token, p.paymentRouter, p.protocolRecipient, p.bps, p.admin, p.adminTransferDelay],
+    [p.token, p.paymentRouter, p.protocolRecipient, p.bps, p.admin, p.adminTransferDelay, p.recipientChangeDelay],
     { after: p.after ?? [] },
   );
 
-  const creatorRole = m.staticCall(assetSplitFactory, "SPLIT_CREATOR_ROLE", [], 0);
   const managerRole = m.staticCall(assetSplitFactory, "SPLIT_MANAGER_ROLE", [], 0);
   const pauserRole = m.staticCall(assetSplitFactory, "PAUSER_ROLE", [], 0, { id: "AssetSplitFactory_PAUSER_ROLE" });
-  m.call(assetSplitFactory, "grantRole", [creatorRole, p.splitCreator], { id: "grantSplitCreator" });
   m.call(assetSplitFactory, "grantRole", [managerRole, p.splitManager], { id: "grantSplitManager" });
   m.call(assetSplitFactory, "grantRole", [pauserRole, p.pauser], { id: "grantSplitFactoryPauser" });
   const splitFactorySet = m.call(p.paymentRouter, "setSplitFactory", [assetSplitFactory], { id: "setSplitFactory" });

@@ -6,18 +6,19 @@ import { getAddress, parseEventLogs } from "viem";
 import {
   LEG_BPS,
   USDC,
-  assetKey,
+  deviceKey,
   createFactorySplit,
   deployPayments,
   expectedLegs,
   factoryAs,
   networkHelpers,
   publicClient,
+  splitAssetKey,
   viem,
   type Wallet,
 } from "./fixture.ts";
 
-const KEY = assetKey("device-initialised");
+const DEVICE = deviceKey("device-initialised");
 
 function splitAt(address: `0x${string}`, wallet?: Wallet) {
   return viem.getContractAt("AssetSplit", address, wallet ? { client: { wallet } } : undefined);
@@ -27,8 +28,9 @@ describe("AssetSplit.initialize", () => {
   it("sets the asset owner and operator beside the factory's protocol recipient, shares, token and router; emits LegsUpdated", async () => {
     const p = await networkHelpers.loadFixture(deployPayments);
     const { assetOwner, operator, protocol, relayer } = p.accounts;
-    const address = await p.factory.read.predictSplit([KEY]);
-    const hash = await (await factoryAs(p, relayer)).write.createSplit([KEY, operator.account.address, assetOwner.account.address]);
+    const key = splitAssetKey(DEVICE, operator.account.address, assetOwner.account.address);
+    const address = await p.factory.read.predictSplit([key]);
+    const hash = await (await factoryAs(p, relayer)).write.createSplit([DEVICE, operator.account.address, assetOwner.account.address]);
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
     const split = await splitAt(address);
     const recipients = [operator, assetOwner, protocol].map((w) => getAddress(w.account.address));
@@ -54,7 +56,7 @@ describe("AssetSplit.initialize", () => {
       "OnlyFactory",
       [getAddress(admin.account.address)],
     );
-    const split = await createFactorySplit(p, KEY);
+    const split = await createFactorySplit(p, DEVICE);
     await viem.assertions.revertWithCustomErrorWithArgs(
       (await splitAt(split.address, admin)).write.initialize([admin.account.address, admin.account.address]),
       split,

@@ -8,6 +8,7 @@ import {
   USDC,
   assetKey,
   createFactorySplit,
+  deviceKey,
   deployPayments,
   factoryAs,
   makeOrder,
@@ -40,7 +41,7 @@ describe("AssetSplit.pause and unpause", () => {
     assert.equal(await p.router.read.isPaid([order.orderId]), false);
 
     const device2 = assetKey("device-2");
-    const other = await createFactorySplit(p, device2);
+    const other = await createFactorySplit(p, deviceKey("device-2"));
     await viem.assertions.emit(
       payOnRail(p, "cash", await makeOrder(p, USDC(1), { split: other.address, deviceId: device2 })),
       other,

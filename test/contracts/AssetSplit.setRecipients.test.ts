@@ -1,15 +1,13 @@
-// AssetSplit.setRecipients: the split manager of the factory replaces a split's asset-owner and operator recipients
-// (AssetSplitFactory.setRecipients); the protocol leg and the shares are the factory's, fixed for good.
+// AssetSplit.setRecipients: the factory replaces a split's asset-owner and operator recipients when a change its
+// split manager proposed is executed (AssetSplitFactory.proposeRecipients, executeRecipients); the protocol leg and
+// the shares are the factory's, fixed for good.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, zeroAddress, type Address } from "viem";
 import {
-  FIXTURE_DEVICE,
   LEG_BPS,
   USDC,
-  assetKey,
   deployPayments,
-  factoryAs,
   makeOrder,
   networkHelpers,
   pauseFixtureSplit,
@@ -19,8 +17,6 @@ import {
   viem,
   type Payments,
 } from "./fixture.ts";
-
-const KEY = assetKey(FIXTURE_DEVICE);
 
 /** The fixture after one 100 USDC cash payment: 50 / 40 / 10 USDC accrued. */
 async function deployWithAccruals() {
@@ -65,18 +61,21 @@ describe("AssetSplit.setRecipients", () => {
     );
   });
 
-  it("reverts with InvalidRecipient(leg) for address zero or the split itself, the asset owner checked first", async () => {
+  it("a change to address zero or to the split itself is refused when proposed (InvalidProposedRecipients)", async () => {
     const p = await networkHelpers.loadFixture(deployPayments);
     const valid = p.accounts.stranger.account.address;
     const split = p.split.address;
-    for (const [owner, op, leg] of [
-      [zeroAddress, valid, 0n],
-      [valid, zeroAddress, 1n],
-      [split, valid, 0n],
-      [valid, split, 1n],
-      [zeroAddress, split, 0n],
+    for (const [owner, op] of [
+      [zeroAddress, valid],
+      [valid, zeroAddress],
+      [split, valid],
+      [valid, split],
+      [zeroAddress, split],
     ] as const) {
-      await viem.assertions.revertWithCustomErrorWithArgs(setFixtureRecipients(p, owner, op), p.split, "InvalidRecipient", [leg]);
+      await viem.assertions.revertWithCustomErrorWithArgs(setFixtureRecipients(p, owner, op), p.factory, "InvalidProposedRecipients", [
+        getAddress(owner),
+        getAddress(op),
+      ]);
     }
     assert.equal((await p.split.read.legs())[0][0], getAddress(p.accounts.assetOwner.account.address));
   });
@@ -122,8 +121,8 @@ describe("AssetSplit.setRecipients", () => {
         "OnlyFactory",
         who,
       );
-      // The factory's own setRecipients names the asset owner and operator only.
-      await (await factoryAs(p, p.accounts.relayer)).write.setRecipients([KEY, caller.account.address, caller.account.address]);
+      // The factory's own recipient change names the asset owner and operator only.
+      await setFixtureRecipients(p, caller.account.address, caller.account.address);
     }
     const [recipients, bps] = await p.split.read.legs();
     assert.equal(recipients[2], getAddress(p.accounts.protocol.account.address));

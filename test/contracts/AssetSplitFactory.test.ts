@@ -1,6 +1,7 @@
-// AssetSplitFactory: where a split is (the documented CREATE2 formula), who creates it and only once, and which
-// role may call each of the factory's operations on a split. What each operation does to the split is tested in
-// the AssetSplit.<operation> files.
+// AssetSplitFactory: where a split is (the documented CREATE2 formula over an asset key that commits to the first
+// recipients), that anyone creates it, once, and that nobody can squat it, and which role may call each of the
+// factory's other operations on a split. The recipient changes are tested in the AssetSplitFactory.<operation>
+// files, what each operation does to the split in the AssetSplit.<operation> files.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
@@ -20,6 +21,7 @@ import {
   USDC,
   assetKey,
   createFactorySplit,
+  deviceKey,
   deployPayments,
   expectedLegs,
   factoryAs,
@@ -27,11 +29,14 @@ import {
   networkHelpers,
   payOnRail,
   publicClient,
+  splitAssetKey,
   viem,
   type Payments,
   type Wallet,
 } from "./fixture.ts";
 
+const DEVICE = deviceKey("device-of-the-factory-tests");
+/** The asset key of DEVICE's split with the fixture's asset owner and operator. */
 const KEY = assetKey("device-of-the-factory-tests");
 
 /** The documented formula (contracts/libraries/SplitAddress.sol), computed without asking the chain. */
@@ -49,7 +54,7 @@ function splitAt(address: Address, wallet?: Wallet) {
 /** The fixture with the split of device-1 created and paid 100 USDC (cash rail): 50 / 40 / 10 accrued. */
 async function deployWithPaidSplit() {
   const p = await deployPayments();
-  const split = await createFactorySplit(p, KEY);
+  const split = await createFactorySplit(p, DEVICE);
   await payOnRail(p, "cash", await makeOrder(p, USDC(100), { split: split.address, deviceId: KEY }));
   return { ...p, keySplit: split };
 }
@@ -65,7 +70,10 @@ describe("AssetSplitFactory", () => {
   describe("where a split is", () => {
     it("predictSplit follows the documented formula, and createSplit deploys exactly there", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
-      for (const key of [KEY, assetKey("another device"), `0x${"00".repeat(32)}` as Hex, `0x${"ff".repeat(32)}` as Hex]) {
+      const { assetOwner, operator } = p.accounts;
+      for (const device of [DEVICE, deviceKey("another device"), `0x${"00".repeat(32)}` as Hex, `0x${"ff".repeat(32)}` as Hex]) {
+        const key = splitAssetKey(device, assetOwner.account.address, operator.account.address);
+        assert.equal(await p.factory.read.assetKeyOf([device, assetOwner.account.address, operator.account.address]), key);
         const expected = predictedSplit(p.factory.address, p.token.address, key);
         assert.equal(await p.factory.read.implementation(), expected.implementation);
         assert.equal(await p.factory.read.predictSplit([key]), expected.split);
@@ -73,7 +81,7 @@ describe("AssetSplitFactory", () => {
         assert.equal(await publicClient.getCode({ address: expected.split }), undefined);
         await (
           await factoryAs(p, p.accounts.relayer)
-        ).write.createSplit([key, p.accounts.assetOwner.account.address, p.accounts.operator.account.address]);
+        ).write.createSplit([device, p.accounts.assetOwner.account.address, p.accounts.operator.account.address]);
         assert.equal(await p.factory.read.isSplitCreated([key]), true);
         assert.equal(await (await splitAt(expected.split)).read.factory(), getAddress(p.factory.address));
       }
@@ -81,7 +89,7 @@ describe("AssetSplitFactory", () => {
 
     it("a split is a 45-byte EIP-1167 clone of the implementation", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
-      const split = await createFactorySplit(p, KEY);
+      const split = await createFactorySplit(p, DEVICE);
       const implementation = (await p.factory.read.implementation()).slice(2).toLowerCase();
       assert.equal(
         await publicClient.getCode({ address: split.address }),
@@ -99,6 +107,7 @@ describe("AssetSplitFactory", () => {
         [...LEG_BPS],
         p.accounts.admin.account.address,
         0,
+        0,
       ]);
       assert.notEqual(await otherFactory.read.predictSplit([KEY]), await p.factory.read.predictSplit([KEY]));
       assert.equal(await otherFactory.read.predictSplit([KEY]), predictedSplit(otherFactory.address, other.address, KEY).split);
@@ -110,7 +119,7 @@ describe("AssetSplitFactory", () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { assetOwner, operator, protocol, relayer } = p.accounts;
       const split = await p.factory.read.predictSplit([KEY]);
-      const hash = await (await factoryAs(p, relayer)).write.createSplit([KEY, assetOwner.account.address, operator.account.address]);
+      const hash = await (await factoryAs(p, relayer)).write.createSplit([DEVICE, assetOwner.account.address, operator.account.address]);
       const receipt = await publicClient.waitForTransactionReceipt({ hash });
       const [created] = parseEventLogs({ abi: assetSplitFactoryAbi, logs: receipt.logs, eventName: "SplitCreated" });
       assert.deepEqual(created.args, {
@@ -139,102 +148,58 @@ describe("AssetSplitFactory", () => {
       const { assetOwner, operator, relayer } = p.accounts;
       const { result } = await (
         await factoryAs(p, relayer)
-      ).simulate.createSplit([KEY, assetOwner.account.address, operator.account.address], {
+      ).simulate.createSplit([DEVICE, assetOwner.account.address, operator.account.address], {
         account: relayer.account.address,
       });
       assert.equal(result, await p.factory.read.predictSplit([KEY]));
     });
 
-    it("reverts with SplitAlreadyCreated for a key created before, whoever the recipients", async () => {
+    it("reverts with SplitAlreadyCreated for the same device and recipients created before, whoever sends it", async () => {
       // Checked before CREATE2, which would fail only after burning the call's gas (FailedDeployment).
       const p = await networkHelpers.loadFixture(deployPayments);
       const { assetOwner, operator, stranger, relayer } = p.accounts;
-      const asCreator = await factoryAs(p, relayer);
-      await asCreator.write.createSplit([KEY, assetOwner.account.address, operator.account.address]);
+      await (await factoryAs(p, relayer)).write.createSplit([DEVICE, assetOwner.account.address, operator.account.address]);
       const split = await p.factory.read.predictSplit([KEY]);
       await viem.assertions.revertWithCustomErrorWithArgs(
-        asCreator.write.createSplit([KEY, stranger.account.address, stranger.account.address]),
+        (await factoryAs(p, stranger)).write.createSplit([DEVICE, assetOwner.account.address, operator.account.address]),
         p.factory,
         "SplitAlreadyCreated",
         [KEY, split],
       );
-      const recipients = [assetOwner, operator, p.accounts.protocol].map((w) => getAddress(w.account.address));
-      assert.deepEqual((await (await splitAt(split)).read.legs())[0], recipients, "the first creation's recipients stay");
     });
 
-    it("is only for the split creator: nobody else can take an asset key for recipients of their own", async () => {
+    it("is open to anyone, and a creation with other recipients lands elsewhere: a device's split cannot be squatted", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
-      const role = await p.factory.read.SPLIT_CREATOR_ROLE();
-      for (const caller of [p.accounts.stranger, p.accounts.admin, p.accounts.pauser, p.accounts.quoteSigner]) {
-        await roleError(
-          p,
-          (await factoryAs(p, caller)).write.createSplit([KEY, caller.account.address, caller.account.address]),
-          caller,
-          role,
-        );
-      }
-      assert.equal(await p.factory.read.isSplitCreated([KEY]), false);
+      const { assetOwner, operator, protocol, stranger } = p.accounts;
+      // A stranger creates DEVICE's split first, for itself: it gets a split of its own, at another asset key.
+      const asStranger = await factoryAs(p, stranger);
+      await asStranger.write.createSplit([DEVICE, stranger.account.address, stranger.account.address]);
+      const squatKey = splitAssetKey(DEVICE, stranger.account.address, stranger.account.address);
+      assert.notEqual(await p.factory.read.predictSplit([squatKey]), await p.factory.read.predictSplit([KEY]));
+      assert.equal(await p.factory.read.isSplitCreated([KEY]), false, "the device's own split is still free");
+      // The device's split, created later by anyone, has the device's recipients.
+      await asStranger.write.createSplit([DEVICE, assetOwner.account.address, operator.account.address]);
+      const recipients = [assetOwner, operator, protocol].map((w) => getAddress(w.account.address));
+      assert.deepEqual((await (await splitAt(await p.factory.read.predictSplit([KEY]))).read.legs())[0], recipients);
     });
 
-    it("reverts with InvalidRecipient(leg) for a recipient of address zero or the split itself", async () => {
+    it("reverts with InvalidRecipient(leg) for a recipient of address zero", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const asCreator = await factoryAs(p, p.accounts.relayer);
-      const split = await p.factory.read.predictSplit([KEY]);
       const valid = p.accounts.assetOwner.account.address;
-      const clone = await splitAt(split);
-      for (const [owner, op, leg] of [
+      const cases: Array<[Address, Address, bigint]> = [
         [zeroAddress, valid, 0n],
         [valid, zeroAddress, 1n],
-        [split, valid, 0n],
-        [valid, split, 1n],
-      ] as const) {
-        await viem.assertions.revertWithCustomErrorWithArgs(asCreator.write.createSplit([KEY, owner, op]), clone, "InvalidRecipient", [
+      ];
+      // The split itself can no longer be named: its address hashes the recipients (no fixed point to find).
+      for (const [owner, op, leg] of cases) {
+        const key = splitAssetKey(DEVICE, owner, op);
+        const clone = await splitAt(await p.factory.read.predictSplit([key]));
+        await viem.assertions.revertWithCustomErrorWithArgs(asCreator.write.createSplit([DEVICE, owner, op]), clone, "InvalidRecipient", [
           leg,
         ]);
+        assert.equal(await p.factory.read.isSplitCreated([key]), false);
       }
-      assert.equal(await p.factory.read.isSplitCreated([KEY]), false);
-    });
-  });
-
-  describe("setRecipients", () => {
-    it("is only for the split manager (the creator, the admin and recipients cannot)", async () => {
-      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
-      const role = await p.factory.read.SPLIT_MANAGER_ROLE();
-      const creatorOnly = p.accounts.agent;
-      await p.factory.write.grantRole([await p.factory.read.SPLIT_CREATOR_ROLE(), creatorOnly.account.address]);
-      for (const caller of [creatorOnly, p.accounts.admin, p.accounts.assetOwner, p.accounts.operator, p.accounts.protocol]) {
-        await roleError(
-          p,
-          (await factoryAs(p, caller)).write.setRecipients([KEY, caller.account.address, caller.account.address]),
-          caller,
-          role,
-        );
-      }
-    });
-
-    it("reverts with SplitNotFound for a key without a split, and InvalidRecipient for zero or the split", async () => {
-      const p = await networkHelpers.loadFixture(deployWithPaidSplit);
-      const asManager = await factoryAs(p, p.accounts.relayer);
-      const other = assetKey("device-without-split");
-      const valid = p.accounts.stranger.account.address;
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        asManager.write.setRecipients([other, valid, valid]),
-        p.factory,
-        "SplitNotFound",
-        [other, await p.factory.read.predictSplit([other])],
-      );
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        asManager.write.setRecipients([KEY, zeroAddress, valid]),
-        p.keySplit,
-        "InvalidRecipient",
-        [0n],
-      );
-      await viem.assertions.revertWithCustomErrorWithArgs(
-        asManager.write.setRecipients([KEY, valid, p.keySplit.address]),
-        p.keySplit,
-        "InvalidRecipient",
-        [1n],
-      );
     });
   });
 
@@ -249,11 +214,13 @@ describe("AssetSplitFactory", () => {
         [7000, 2000, 1000],
         admin.account.address,
         0,
+        172_800,
       ]);
       assert.equal(await factory.read.token(), getAddress(p.token.address));
       assert.equal(await factory.read.router(), getAddress(p.router.address));
       assert.equal(await factory.read.protocolRecipient(), getAddress(stranger.account.address));
       assert.deepEqual(await factory.read.legShares(), [7000, 2000, 1000]);
+      assert.equal(await factory.read.recipientChangeDelay(), 172_800);
       assert.equal(await factory.read.implementation(), predictedSplit(factory.address, p.token.address, KEY).implementation);
       // The fixture's factory: the deployment's protocol recipient and 50/40/10.
       assert.equal(await p.factory.read.protocolRecipient(), getAddress(protocol.account.address));
@@ -264,7 +231,7 @@ describe("AssetSplitFactory", () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { admin, protocol } = p.accounts;
       const deploy = (router: Address, recipient: Address, bps: [number, number, number]) =>
-        viem.deployContract("AssetSplitFactory", [p.token.address, router, recipient, bps, admin.account.address, 0]);
+        viem.deployContract("AssetSplitFactory", [p.token.address, router, recipient, bps, admin.account.address, 0, 0]);
       await assert.rejects(deploy(p.router.address, protocol.account.address, [5000, 4000, 1001]), /InvalidBasisPoints/);
       await assert.rejects(deploy(zeroAddress, protocol.account.address, [...LEG_BPS]), /InvalidRouter/);
       await assert.rejects(deploy(p.router.address, zeroAddress, [...LEG_BPS]), /InvalidRecipient/);
@@ -275,6 +242,7 @@ describe("AssetSplitFactory", () => {
           protocol.account.address,
           [...LEG_BPS],
           admin.account.address,
+          0,
           0,
         ]),
         /InvalidAsset/,

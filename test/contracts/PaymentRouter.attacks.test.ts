@@ -12,6 +12,7 @@ import {
   assetKey,
   chainId,
   createFactorySplit,
+  deviceKey,
   deployPayments,
   deploySplitFor,
   expectedLegs,
@@ -38,10 +39,10 @@ import {
 
 /** A genuine order for `amount` of the attacker's own device, through that device's split (created here). */
 async function attackerOrder(p: Payments, amount: bigint) {
-  const deviceId = keccak256(toHex("attacker-device"));
+  const deviceId = assetKey("attacker-device");
   const split = (await p.factory.read.isSplitCreated([deviceId]))
     ? await p.factory.read.predictSplit([deviceId])
-    : (await createFactorySplit(p, deviceId)).address;
+    : (await createFactorySplit(p, deviceKey("attacker-device"))).address;
   return makeOrder(p, amount, { deviceId, split });
 }
 

@@ -12,6 +12,7 @@ import {
   USDC,
   assetKey,
   createFactorySplit,
+  deviceKey,
   deployPayments,
   deploySplitFor,
   expectedLegs,
@@ -25,13 +26,14 @@ import {
 } from "./fixture.ts";
 
 const DEVICE_1 = assetKey(FIXTURE_DEVICE);
-const DEVICE_2 = assetKey("device-2");
+const DEVICE_2_ASSET_OWNER = (await viem.getWalletClients())[9].account.address; // the fixture's stranger
+const DEVICE_2 = assetKey("device-2", { assetOwner: DEVICE_2_ASSET_OWNER });
 
 /** The fixture (device-1's split created) with device-2's split created too, for another asset owner. */
 async function deployWithFactorySplits() {
   const p = await deployPayments();
   const split1 = p.split;
-  const split2 = await createFactorySplit(p, DEVICE_2, { assetOwner: p.accounts.stranger.account.address });
+  const split2 = await createFactorySplit(p, deviceKey("device-2"), { assetOwner: DEVICE_2_ASSET_OWNER });
   return { ...p, split1, split2 };
 }
 
@@ -90,7 +92,7 @@ describe("PaymentRouter and factory splits", () => {
     const order = await makeOrder(p, USDC(1), { split, deviceId: device });
     await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "SplitNotCreated", [split]);
     assert.equal(await p.router.read.isPaid([order.orderId]), false);
-    await createFactorySplit(p, device);
+    await createFactorySplit(p, deviceKey("device-3"));
     await viem.assertions.emit(payOnRail(p, "cash", order), p.router, "OrderPaid");
   });
 
@@ -188,8 +190,8 @@ describe("PaymentRouter and factory splits", () => {
         [...LEG_BPS],
         admin.account.address,
         0,
+        0,
       ]);
-      await next.write.grantRole([await next.read.SPLIT_CREATOR_ROLE(), relayer.account.address]);
       await p.router.write.setSplitFactory([next.address]);
       const order = await makeOrder(p, USDC(1), { split: p.split1.address, deviceId: DEVICE_1 });
       await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "TokenNotAllowed", [
@@ -197,7 +199,11 @@ describe("PaymentRouter and factory splits", () => {
         getAddress(p.split1.address),
       ]);
       const asCreator = await viem.getContractAt("AssetSplitFactory", next.address, { client: { wallet: relayer } });
-      await asCreator.write.createSplit([DEVICE_1, p.accounts.assetOwner.account.address, p.accounts.operator.account.address]);
+      await asCreator.write.createSplit([
+        deviceKey(FIXTURE_DEVICE),
+        p.accounts.assetOwner.account.address,
+        p.accounts.operator.account.address,
+      ]);
       const split = await next.read.predictSplit([DEVICE_1]);
       await viem.assertions.emit(payOnRail(p, "cash", await makeOrder(p, USDC(1), { split, deviceId: DEVICE_1 })), p.router, "OrderPaid");
       await (
@@ -215,6 +221,7 @@ describe("PaymentRouter and factory splits", () => {
         p.accounts.protocol.account.address,
         [...LEG_BPS],
         p.accounts.admin.account.address,
+        0,
         0,
       ]);
       await viem.assertions.revertWithCustomErrorWithArgs(

@@ -215,8 +215,8 @@ for (const rail of RAILS) {
         const signed = await makeOrder(p, USDC(5));
         const voucher = await signVoucher(p, signed);
         // Another device with a split of its own: the device and the split changed together pass the split check.
-        const otherDevice: Hex = `0x${"ab".repeat(32)}`;
-        const otherSplit = await createFactorySplit(p, otherDevice);
+        const otherSplit = await createFactorySplit(p, `0x${"ab".repeat(32)}`);
+        const otherDevice: Hex = otherSplit.assetKey;
         const tampered: PaymentOrder[] = [
           { ...signed, amount: USDC(0.01) },
           { ...signed, orderId: signed.orderId + 1_000_000n },

@@ -1,6 +1,6 @@
 // Shared deployment and signing helpers of the contract tests.
 import { network } from "hardhat";
-import { keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex, type LocalAccount } from "viem";
+import { encodeAbiParameters, keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex, type LocalAccount } from "viem";
 import {
   orderTypedData,
   permitSignatureParts,
@@ -22,12 +22,17 @@ export const MAX_UINT256 = 2n ** 256n - 1n;
 /** The device of the fixture's orders ({@link makeOrder}) and of its split, `split`. */
 export const FIXTURE_DEVICE = "device-1";
 
+/** Delay of the fixture factory's recipient changes (proposal to execution), in seconds. */
+export const RECIPIENT_CHANGE_DELAY = 86_400n;
+
 /** Deploys token, router and split factory, wires the roles as the Ignition modules do, creates the split of
  * {@link FIXTURE_DEVICE} (the fixture's asset owner and operator; the protocol recipient is the factory's) and
- * funds a payer. The relayer account creates the factory's splits and manages their recipients; the pauser
- * pauses them; the admin is the factory's default admin (surplus recovery). */
+ * funds a payer. The relayer account (the hot wallet) holds no factory role: it creates splits, which anyone may.
+ * The split manager (a distinct account, offline in production) proposes recipient changes; the pauser pauses
+ * splits; the admin is the factory's default admin (surplus recovery). */
 export async function deployPayments() {
-  const [admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger] = await viem.getWalletClients();
+  const [admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger, manager] =
+    await viem.getWalletClients();
   const token = await viem.deployContract("TestStablecoin", ["USD Coin (test)", "USDC", admin.account.address]);
   const router = await viem.deployContract("PaymentRouter", [admin.account.address, 0]);
 
@@ -36,7 +41,15 @@ export async function deployPayments() {
   await router.write.grantRole([await router.read.PAUSER_ROLE(), pauser.account.address]);
   await router.write.grantRole([await router.read.ORDER_CANCELLER_ROLE(), relayer.account.address]);
 
-  const { factory, split } = await deployFactory(token.address, router.address, { admin, relayer, pauser, assetOwner, operator, protocol });
+  const { factory, split } = await deployFactory(token.address, router.address, {
+    admin,
+    relayer,
+    manager,
+    pauser,
+    assetOwner,
+    operator,
+    protocol,
+  });
   await router.write.setSplitFactory([factory.address]);
 
   await token.write.mint([payer.account.address, USDC(1_000)]);
@@ -49,15 +62,28 @@ export async function deployPayments() {
     split,
     router,
     factory,
-    accounts: { admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger },
+    accounts: { admin, quoteSigner, agent, pauser, assetOwner, operator, protocol, payer, relayer, stranger, manager },
   };
 }
 
 export type Payments = Awaited<ReturnType<typeof deployPayments>>;
 export type Wallet = Awaited<ReturnType<typeof viem.getWalletClients>>[number];
 
-/** The asset key of a device: keccak256 of its id, as the relayer puts it in orders (`deviceId`). */
-export const assetKey = (deviceId: string): Hex => keccak256(toHex(deviceId));
+/** The fixture's asset owner and operator (accounts 4 and 5): the default first recipients of its splits. */
+const [FIXTURE_ASSET_OWNER, FIXTURE_OPERATOR] = (await viem.getWalletClients()).slice(4, 6).map((w) => w.account.address);
+
+/** The device key of a device: keccak256 of its id, as the relayer keeps it (`chainDeviceId`). */
+export const deviceKey = (deviceId: string): Hex => keccak256(toHex(deviceId));
+
+/** The split's asset key of a device key and its first recipients (SplitAddress.assetKeyOf): the device id of the
+ * router's orders. */
+export const splitAssetKey = (key: Hex, assetOwner: Address, operator: Address): Hex =>
+  keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "address" }, { type: "address" }], [key, assetOwner, operator]));
+
+/** The asset key of a device's split created with the fixture's asset owner and operator (unless given others),
+ * as the relayer puts it in orders (`deviceId`). */
+export const assetKey = (deviceId: string, recipients: { assetOwner?: Address; operator?: Address } = {}): Hex =>
+  splitAssetKey(deviceKey(deviceId), recipients.assetOwner ?? FIXTURE_ASSET_OWNER, recipients.operator ?? FIXTURE_OPERATOR);
 
 let nextOrderId = 1n;
 
@@ -184,23 +210,30 @@ export function routerAs(p: Payments, wallet: Wallet) {
   return viem.getContractAt("PaymentRouter", p.router.address, { client: { wallet } });
 }
 
-/** Creates the factory split of `key` (as the relayer, the split creator) for the fixture's asset owner and
- * operator unless given others; returns the split. */
+/** Creates the factory split of the device key `key` (as the relayer, though anyone may) for the fixture's asset
+ * owner and operator unless given others; returns the split and its asset key (the device id of its orders). */
 export async function createFactorySplit(p: Payments, key: Hex, recipients: { assetOwner?: Address; operator?: Address } = {}) {
   const factory = await factoryAs(p, p.accounts.relayer);
-  await factory.write.createSplit([
-    key,
-    recipients.assetOwner ?? p.accounts.assetOwner.account.address,
-    recipients.operator ?? p.accounts.operator.account.address,
-  ]);
-  return viem.getContractAt("AssetSplit", await p.factory.read.predictSplit([key]));
+  const assetOwner = recipients.assetOwner ?? p.accounts.assetOwner.account.address;
+  const operator = recipients.operator ?? p.accounts.operator.account.address;
+  await factory.write.createSplit([key, assetOwner, operator]);
+  const splitKey = splitAssetKey(key, assetOwner, operator);
+  const split = await viem.getContractAt("AssetSplit", await p.factory.read.predictSplit([splitKey]));
+  return Object.assign(split, { assetKey: splitKey });
 }
 
-/** Replaces the asset owner and operator of the fixture device's split, as the split manager (the relayer) does
- * through the factory. */
+/** Proposes a change of `key`'s split recipients as the split manager; resolves to the transaction hash. */
+export async function proposeRecipients(p: Payments, key: Hex, assetOwner: Address, operator: Address) {
+  return (await factoryAs(p, p.accounts.manager)).write.proposeRecipients([key, assetOwner, operator]);
+}
+
+/** Replaces the asset owner and operator of the fixture device's split as the factory allows it: proposed by the
+ * split manager, executed (by a stranger: anyone may) once the delay has passed. Resolves to the execution's
+ * transaction hash. */
 export async function setFixtureRecipients(p: Payments, assetOwner: Address, operator: Address) {
-  const factory = await factoryAs(p, p.accounts.relayer);
-  return factory.write.setRecipients([assetKey(FIXTURE_DEVICE), assetOwner, operator]);
+  await proposeRecipients(p, assetKey(FIXTURE_DEVICE), assetOwner, operator);
+  await networkHelpers.time.increase(RECIPIENT_CHANGE_DELAY);
+  return (await factoryAs(p, p.accounts.stranger)).write.executeRecipients([assetKey(FIXTURE_DEVICE)]);
 }
 
 /** Pauses the fixture device's split, as the pauser does through the factory. */
@@ -256,16 +289,16 @@ export async function deploySplitFor(
   return split;
 }
 
-/** Deploys a split factory of `token` and `router` (the admin its default admin, the relayer its split creator
- * and manager, the pauser its pauser; the protocol recipient's leg and the shares fixed) and creates the split of
- * {@link FIXTURE_DEVICE} for the asset owner and operator. */
+/** Deploys a split factory of `token` and `router` (the admin its default admin, the manager its split manager,
+ * the pauser its pauser; the protocol recipient's leg, the shares and the recipient-change delay fixed) and
+ * creates the split of {@link FIXTURE_DEVICE} for the asset owner and operator, as the relayer (no role needed). */
 async function deployFactory(
   token: Address,
   router: Address,
-  accounts: Record<"admin" | "relayer" | "pauser" | "assetOwner" | "operator" | "protocol", Wallet>,
+  accounts: Record<"admin" | "relayer" | "manager" | "pauser" | "assetOwner" | "operator" | "protocol", Wallet>,
   bps: readonly [number, number, number] = LEG_BPS,
 ) {
-  const { admin, relayer, pauser, assetOwner, operator, protocol } = accounts;
+  const { admin, relayer, manager, pauser, assetOwner, operator, protocol } = accounts;
   const factory = await viem.deployContract("AssetSplitFactory", [
     token,
     router,
@@ -273,14 +306,13 @@ async function deployFactory(
     [...bps],
     admin.account.address,
     0,
+    RECIPIENT_CHANGE_DELAY,
   ]);
-  await factory.write.grantRole([await factory.read.SPLIT_CREATOR_ROLE(), relayer.account.address]);
-  await factory.write.grantRole([await factory.read.SPLIT_MANAGER_ROLE(), relayer.account.address]);
+  await factory.write.grantRole([await factory.read.SPLIT_MANAGER_ROLE(), manager.account.address]);
   await factory.write.grantRole([await factory.read.PAUSER_ROLE(), pauser.account.address]);
-  const key = assetKey(FIXTURE_DEVICE);
-  const asCreator = await viem.getContractAt("AssetSplitFactory", factory.address, { client: { wallet: relayer } });
-  await asCreator.write.createSplit([key, assetOwner.account.address, operator.account.address]);
-  const split = await viem.getContractAt("AssetSplit", await factory.read.predictSplit([key]));
+  const asRelayer = await viem.getContractAt("AssetSplitFactory", factory.address, { client: { wallet: relayer } });
+  await asRelayer.write.createSplit([deviceKey(FIXTURE_DEVICE), assetOwner.account.address, operator.account.address]);
+  const split = await viem.getContractAt("AssetSplit", await factory.read.predictSplit([assetKey(FIXTURE_DEVICE)]));
   return { factory, split };
 }
 

@@ -36,7 +36,9 @@ contract AssetSplitFuzzTest {
     address private constant PROTOCOL = address(0xC4A7);
     address private constant NEW_OWNER = address(0xD00D);
     address private constant NEW_OPERATOR = address(0xE7E);
-    bytes32 private constant ASSET_KEY = keccak256("device");
+    bytes32 private constant DEVICE_KEY = keccak256("device");
+    /// @dev The split's asset key: the device key bound to its first recipients (SplitAddress.assetKeyOf).
+    bytes32 private constant ASSET_KEY = keccak256(abi.encode(DEVICE_KEY, OWNER, OPERATOR));
 
     TestStablecoin private token;
     PaymentRouter private router;
@@ -49,17 +51,23 @@ contract AssetSplitFuzzTest {
         _useShares([uint16(5000), 4000, 1000]);
     }
 
-    /// @dev Replaces the factory with one of shares `bps` (this contract its admin, split creator and manager,
-    /// and depositor) and the split with that factory's split of the asset key, for the original recipients.
+    /// @dev Replaces the factory with one of shares `bps` (this contract its admin, split manager and depositor;
+    /// no recipient-change delay) and the split with that factory's split of the asset key, for the original recipients.
     function _useShares(uint16[3] memory bps) private {
-        factory = new AssetSplitFactory(IERC20(address(token)), address(router), PROTOCOL, bps, address(this), 0);
-        factory.grantRole(factory.SPLIT_CREATOR_ROLE(), address(this));
+        factory = new AssetSplitFactory(IERC20(address(token)), address(router), PROTOCOL, bps, address(this), 0, 0);
         factory.grantRole(factory.SPLIT_MANAGER_ROLE(), address(this));
         factory.grantRole(factory.DEPOSITOR_ROLE(), address(this));
-        split = AssetSplit(factory.createSplit(ASSET_KEY, OWNER, OPERATOR));
+        split = AssetSplit(factory.createSplit(DEVICE_KEY, OWNER, OPERATOR));
     }
 
     // ---------------------------------------------------------------- helpers
+
+    /// @dev A recipient change through the factory: proposed (this contract is the split manager) and executed at
+    /// once (the factory has no delay).
+    function _setRecipients(address assetOwner, address operator) private {
+        factory.proposeRecipients(ASSET_KEY, assetOwner, operator);
+        factory.executeRecipients(ASSET_KEY);
+    }
 
     function _bound(uint256 x, uint256 min, uint256 max) private pure returns (uint256) {
         return min + x % (max - min + 1);
@@ -186,7 +194,7 @@ contract AssetSplitFuzzTest {
         uint256[3] memory legs2 = _expectedLegs(gross2, bps);
 
         _settle(bytes32(uint256(1)), gross1);
-        factory.setRecipients(ASSET_KEY, NEW_OWNER, NEW_OPERATOR);
+        _setRecipients(NEW_OWNER, NEW_OPERATOR);
         _settle(bytes32(uint256(2)), gross2);
 
         _eq(split.claimable(OWNER), legs1[0], "old owner keeps its accrual");
@@ -219,7 +227,7 @@ contract AssetSplitFuzzTest {
         uint256 gross = _bound(grossSeed, 1, MAX_OWED);
         uint16[3] memory bps = _bps(operatorSeed, protocolSeed);
         _useShares(bps);
-        factory.setRecipients(ASSET_KEY, OWNER, OWNER);
+        _setRecipients(OWNER, OWNER);
         uint256[3] memory legs = _expectedLegs(gross, bps);
         _settle(bytes32(0), gross);
 
@@ -345,7 +353,7 @@ contract AssetSplitFuzzTest {
         ];
         _settle(bytes32(uint256(1)), gross[0]);
         _settle(bytes32(uint256(2)), gross[1]);
-        factory.setRecipients(ASSET_KEY, NEW_OWNER, NEW_OPERATOR);
+        _setRecipients(NEW_OWNER, NEW_OPERATOR);
         _settle(bytes32(uint256(3)), gross[2]);
 
         uint256[3] memory legs1 = _expectedLegs(gross[0], bps);
@@ -368,7 +376,7 @@ contract AssetSplitFuzzTest {
         _settle(bytes32(uint256(2)), 1); // the operator's accrual would need 73 bits
         _eq(split.claimable(OPERATOR), maxAccrual + 1, "accrued, then credited at once");
         _settle(bytes32(uint256(3)), 5); // accrues again from zero
-        factory.setRecipients(ASSET_KEY, OWNER, NEW_OPERATOR);
+        _setRecipients(OWNER, NEW_OPERATOR);
         _eq(split.claimable(OPERATOR), maxAccrual + 6, "the old operator keeps what accrued before the change");
         _eq(split.claimable(NEW_OPERATOR), 0, "the new operator gets nothing of it");
         _assertBacked(0);
@@ -399,7 +407,7 @@ contract AssetSplitFuzzTest {
 
     function test_factoryRejectsAssetZero() public {
         vm.expectRevert(abi.encodeWithSelector(IAssetSplit.InvalidAsset.selector));
-        new AssetSplitFactory(IERC20(address(0)), address(router), PROTOCOL, [uint16(5000), 4000, 1000], address(this), 0);
+        new AssetSplitFactory(IERC20(address(0)), address(router), PROTOCOL, [uint16(5000), 4000, 1000], address(this), 0, 0);
     }
 
     function test_settleOfZeroReverts() public {
@@ -444,7 +452,7 @@ contract PaymentRouterFuzzTest {
     function _order(uint256 orderId, uint256 amount) private view returns (PaymentRouter.PaymentOrder memory) {
         return PaymentRouter.PaymentOrder({
             orderId: orderId,
-            deviceId: keccak256("device"),
+            deviceId: keccak256(abi.encode(keccak256("device"), address(0xA11CE), address(0xB0B))),
             token: address(token),
             split: address(split),
             amount: amount,
@@ -504,10 +512,9 @@ contract PaymentRouterFuzzTest {
         require(token.balanceOf(address(split)) == amount + donation, "balance == owed + surplus");
     }
 
-    /// @dev A factory of this token and router (the split creator is this contract).
+    /// @dev A factory of this token and router.
     function _factory() private returns (AssetSplitFactory f) {
-        f = new AssetSplitFactory(IERC20(address(token)), address(router), address(0xC4A7), [uint16(5000), 4000, 1000], address(this), 0);
-        f.grantRole(f.SPLIT_CREATOR_ROLE(), address(this));
+        f = new AssetSplitFactory(IERC20(address(token)), address(router), address(0xC4A7), [uint16(5000), 4000, 1000], address(this), 0, 0);
     }
 
     /// @dev The same device's split from a factory the router was not pointed at (same token, same router, same

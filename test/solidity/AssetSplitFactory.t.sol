@@ -12,14 +12,17 @@ import {SplitAddress} from "../../contracts/libraries/SplitAddress.sol";
 /// @dev The few cheatcodes these tests use (no forge-std in this project).
 interface Vm {
     function expectRevert(bytes calldata revertData) external;
+    function prank(address sender) external;
+    function warp(uint256 timestamp) external;
     function assume(bool condition) external pure;
     function addr(uint256 privateKey) external pure returns (address);
     function sign(uint256 privateKey, bytes32 digest) external pure returns (uint8 v, bytes32 r, bytes32 s);
 }
 
-/// @notice Fuzz tests of the factory splits: for any asset key the split is created exactly where the factory and
-/// the router derive it, the router pays an order only through the split of the order's own device, and
-/// recipient changes keep what was accrued with the recipients of the time.
+/// @notice Fuzz tests of the factory splits: for any device key and recipients the split is created exactly where
+/// the factory and the router derive it, other recipients never land on it (no squat), the router pays an order
+/// only through the split of the order's own device, recipient changes wait for the delay, can be cancelled by the
+/// asset owner and locked, and keep what was accrued with the recipients of the time.
 contract AssetSplitFactoryFuzzTest {
     Vm private constant vm = Vm(0x7109709ECfa91a80626fF3989D68f67F5b1DD12D);
     uint256 private constant QUOTE_SIGNER_KEY = 0x5157;
@@ -27,6 +30,8 @@ contract AssetSplitFactoryFuzzTest {
     address private constant OPERATOR = address(0xB0B);
     address private constant PROTOCOL = address(0xC4A7);
     address private constant NEW_OWNER = address(0xD00D);
+    address private constant MANAGER = address(0x3A9A);
+    uint48 private constant DELAY = 2 days;
 
     TestStablecoin private token;
     PaymentRouter private router;
@@ -35,9 +40,10 @@ contract AssetSplitFactoryFuzzTest {
     function setUp() public {
         token = new TestStablecoin("USD Coin (test)", "USDC", address(this));
         router = new PaymentRouter(address(this), 0);
-        factory = new AssetSplitFactory(IERC20(address(token)), address(router), PROTOCOL, [uint16(5000), 4000, 1000], address(this), 0);
-        factory.grantRole(factory.SPLIT_CREATOR_ROLE(), address(this));
-        factory.grantRole(factory.SPLIT_MANAGER_ROLE(), address(this));
+        factory = new AssetSplitFactory(
+            IERC20(address(token)), address(router), PROTOCOL, [uint16(5000), 4000, 1000], address(this), 0, DELAY
+        );
+        factory.grantRole(factory.SPLIT_MANAGER_ROLE(), MANAGER);
         router.grantRole(router.QUOTE_SIGNER_ROLE(), vm.addr(QUOTE_SIGNER_KEY));
         router.setSplitFactory(factory);
         token.mint(address(this), type(uint128).max);
@@ -64,11 +70,22 @@ contract AssetSplitFactoryFuzzTest {
         router.pay(order, abi.encodePacked(r, s, v));
     }
 
-    function testFuzz_createSplitDeploysWhereFactoryAndRouterDeriveIt(bytes32 assetKey) public {
+    /// @dev Proposes (as the manager), waits for the delay and executes (as anyone) a recipient change.
+    function _changeRecipients(bytes32 assetKey, address assetOwner, address operator) private {
+        vm.prank(MANAGER);
+        factory.proposeRecipients(assetKey, assetOwner, operator);
+        vm.warp(block.timestamp + DELAY);
+        factory.executeRecipients(assetKey);
+    }
+
+    function testFuzz_createSplitDeploysWhereFactoryAndRouterDeriveIt(bytes32 deviceKey, address creator) public {
+        bytes32 assetKey = factory.assetKeyOf(deviceKey, OWNER, OPERATOR);
+        require(assetKey == keccak256(abi.encode(deviceKey, OWNER, OPERATOR)), "documented asset key");
         address predicted = factory.predictSplit(assetKey);
         require(predicted == SplitAddress.predict(address(factory), address(token), assetKey), "library formula");
         require(!factory.isSplitCreated(assetKey), "not created yet");
-        address split = factory.createSplit(assetKey, OWNER, OPERATOR);
+        vm.prank(creator); // anyone may create
+        address split = factory.createSplit(deviceKey, OWNER, OPERATOR);
         require(split == predicted, "created at the predicted address");
         require(split.code.length == 45, "an EIP-1167 clone");
         require(factory.isSplitCreated(assetKey), "created");
@@ -76,7 +93,60 @@ contract AssetSplitFactoryFuzzTest {
         require(recipients[0] == OWNER && recipients[1] == OPERATOR && recipients[2] == PROTOCOL, "recipients");
         require(bps[0] == 5000 && bps[1] == 4000 && bps[2] == 1000, "shares");
         vm.expectRevert(abi.encodeWithSelector(IAssetSplitFactory.SplitAlreadyCreated.selector, assetKey, split));
-        factory.createSplit(assetKey, NEW_OWNER, NEW_OWNER);
+        factory.createSplit(deviceKey, OWNER, OPERATOR);
+    }
+
+    /// @dev A squatter who creates a device's split first with recipients of its own lands at another address:
+    /// the device's split, created later with its own recipients, pays them.
+    function testFuzz_aSquatterNeverTakesTheSplitOfOtherRecipients(bytes32 deviceKey, address squatOwner, address squatOperator)
+        public
+    {
+        vm.assume(squatOwner != address(0) && squatOperator != address(0));
+        vm.assume(squatOwner != OWNER || squatOperator != OPERATOR);
+        address squat = factory.createSplit(deviceKey, squatOwner, squatOperator);
+        bytes32 assetKey = factory.assetKeyOf(deviceKey, OWNER, OPERATOR);
+        require(squat != factory.predictSplit(assetKey), "the squat is elsewhere");
+        require(!factory.isSplitCreated(assetKey), "the device's split is still free");
+        address split = factory.createSplit(deviceKey, OWNER, OPERATOR);
+        (address[3] memory recipients,) = AssetSplit(split).legs();
+        require(recipients[0] == OWNER && recipients[1] == OPERATOR, "the device's own recipients");
+    }
+
+    /// @dev A proposed change takes effect only after the delay, executed by anyone; the asset owner cancels it
+    /// before; once locked, the manager can propose nothing.
+    function testFuzz_recipientChangesWaitAndCanBeCancelledOrLocked(bytes32 deviceKey, uint48 early, address executor)
+        public
+    {
+        address split = factory.createSplit(deviceKey, OWNER, OPERATOR);
+        bytes32 assetKey = factory.assetKeyOf(deviceKey, OWNER, OPERATOR);
+        vm.prank(MANAGER);
+        uint48 executableAt = factory.proposeRecipients(assetKey, NEW_OWNER, NEW_OWNER);
+        require(executableAt == block.timestamp + DELAY, "executable after the delay");
+        vm.warp(block.timestamp + early % DELAY);
+        vm.expectRevert(
+            abi.encodeWithSelector(IAssetSplitFactory.RecipientsChangeNotReady.selector, assetKey, executableAt)
+        );
+        factory.executeRecipients(assetKey);
+
+        vm.prank(OWNER);
+        factory.cancelRecipients(assetKey);
+        vm.warp(executableAt);
+        vm.expectRevert(abi.encodeWithSelector(IAssetSplitFactory.NoPendingRecipients.selector, assetKey));
+        factory.executeRecipients(assetKey);
+
+        vm.prank(MANAGER);
+        factory.proposeRecipients(assetKey, NEW_OWNER, OPERATOR);
+        vm.warp(block.timestamp + DELAY);
+        vm.prank(executor);
+        factory.executeRecipients(assetKey);
+        (address[3] memory recipients,) = AssetSplit(split).legs();
+        require(recipients[0] == NEW_OWNER && recipients[1] == OPERATOR, "changed");
+
+        vm.prank(NEW_OWNER);
+        factory.lockRecipients(assetKey);
+        vm.prank(MANAGER);
+        vm.expectRevert(abi.encodeWithSelector(IAssetSplitFactory.RecipientsAreLocked.selector, assetKey));
+        factory.proposeRecipients(assetKey, OWNER, OPERATOR);
     }
 
     function testFuzz_routerPaysOnlyThroughTheOrdersOwnDeviceSplit(
@@ -89,13 +159,14 @@ contract AssetSplitFactoryFuzzTest {
         uint256 amount = 1 + amountSeed % type(uint96).max;
         address splitA = factory.createSplit(deviceA, OWNER, OPERATOR);
         address splitB = factory.createSplit(deviceB, NEW_OWNER, OPERATOR);
+        bytes32 keyA = factory.assetKeyOf(deviceA, OWNER, OPERATOR);
 
-        PaymentRouter.PaymentOrder memory wrong = _order(orderId, deviceA, splitB, amount);
+        PaymentRouter.PaymentOrder memory wrong = _order(orderId, keyA, splitB, amount);
         (uint8 v, bytes32 r, bytes32 s) = vm.sign(QUOTE_SIGNER_KEY, router.hashOrder(wrong));
         vm.expectRevert(abi.encodeWithSelector(PaymentRouter.TokenNotAllowed.selector, address(token), splitB));
         router.pay(wrong, abi.encodePacked(r, s, v));
 
-        _pay(_order(orderId, deviceA, splitA, amount));
+        _pay(_order(orderId, keyA, splitA, amount));
         require(token.balanceOf(splitA) == amount && token.balanceOf(splitB) == 0, "only device A's split is paid");
         uint256[3] memory legs = AssetSplit(splitA).previewSplit(amount);
         require(AssetSplit(splitA).claimable(OWNER) == legs[0], "owner credited");
@@ -104,15 +175,16 @@ contract AssetSplitFactoryFuzzTest {
         require(AssetSplit(splitA).surplus() == 0, "no surplus");
     }
 
-    function testFuzz_recipientChangesKeepWhatWasAccrued(bytes32 assetKey, uint256 grossSeed1, uint256 grossSeed2)
+    function testFuzz_recipientChangesKeepWhatWasAccrued(bytes32 deviceKey, uint256 grossSeed1, uint256 grossSeed2)
         public
     {
         uint256 gross1 = 1 + grossSeed1 % (type(uint96).max / 2);
         uint256 gross2 = 1 + grossSeed2 % (type(uint96).max / 2);
-        address split = factory.createSplit(assetKey, OWNER, OPERATOR);
+        address split = factory.createSplit(deviceKey, OWNER, OPERATOR);
+        bytes32 assetKey = factory.assetKeyOf(deviceKey, OWNER, OPERATOR);
         _pay(_order(1, assetKey, split, gross1));
         uint256[3] memory legs1 = AssetSplit(split).previewSplit(gross1);
-        factory.setRecipients(assetKey, NEW_OWNER, OPERATOR);
+        _changeRecipients(assetKey, NEW_OWNER, OPERATOR);
         _pay(_order(2, assetKey, split, gross2));
         uint256[3] memory legs2 = AssetSplit(split).previewSplit(gross2);
 
