@@ -2,22 +2,22 @@
 // the quote signer, transactions signed locally with explicit nonces, sent raw), percentiles, the
 // machine's description and command-line options.
 import os from "node:os";
-import { type Address, type Hex, encodeFunctionData, keccak256, toHex } from "viem";
+import { type Address, type Hex, encodeFunctionData } from "viem";
 import { paymentRouterAbi } from "../generated/abis.ts";
 import { orderTypedData, type PaymentOrder } from "../sdk/payment-order.ts";
 import { selectedDatabaseKinds, type DatabaseKind } from "../test/support/databases.ts";
 import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "../test/support/local-chain.ts";
-import { createPayments } from "../test/support/payments.ts";
+import { createPayments, deviceId } from "../test/support/payments.ts";
 
 /** Pays cash orders from the agent's float as fast as the node takes them, for 50 devices, each through its own
- * split (created here first, by the agent, the split creator). */
+ * split (created here first, by the agent: creation needs no role). */
 export async function createCashPayer(chain: LocalChain) {
   const { record } = chain;
   const router = record.contracts.PaymentRouter!.address;
   const token = record.contracts.TestStablecoin!.address;
   const agent = localAccount(LOCAL_ACCOUNT_INDEX.agent);
   const quoteSigner = localAccount(LOCAL_ACCOUNT_INDEX.quoteSigner);
-  const devices = Array.from({ length: 50 }, (_, i) => keccak256(toHex(`bench-device-${i}`)));
+  const devices = Array.from({ length: 50 }, (_, i) => deviceId(`bench-device-${i}`));
   const payments = createPayments(chain);
   const splits = new Map<Hex, Address>();
   for (const device of devices) splits.set(device, await payments.ensureSplit(device));

@@ -27,10 +27,10 @@ const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
 for (const variant of testDatabases("factory-splits")) {
   describe(`indexer and factory splits (${variant.name})`, { timeout: 300_000 }, () => {
     let stack: Stack;
-    const early = deviceId(`factory-early-${variant.name}`);
+    const early = deviceId(`factory-early-${variant.name}`, { assetOwner: spare });
     const one = deviceId(`factory-one-${variant.name}`);
-    const two = deviceId(`factory-two-${variant.name}`);
-    const forked = deviceId(`factory-forked-${variant.name}`);
+    const two = deviceId(`factory-two-${variant.name}`, { assetOwner: spare, operator: testWallet });
+    const forked = deviceId(`factory-forked-${variant.name}`, { assetOwner: testWallet });
     let earlySplit: { split: Address; block: bigint; orderId: bigint };
     let split1: Hex;
     let split2: Hex;
@@ -41,7 +41,7 @@ for (const variant of testDatabases("factory-splits")) {
         label: "factory-splits",
         // Before the indexer starts: the backfill must find this split through the factory's event.
         history: async (payments) => {
-          const { split, receipt } = await payments.createSplit(early, { assetOwner: spare });
+          const { split, receipt } = await payments.createSplit(early);
           const { order } = await payments.pay("cash", { device: early, amount: usdc(2.5), split });
           earlySplit = { split, block: receipt.blockNumber, orderId: order.orderId };
           // Deeper than Ponder's finality depth on a local chain (30 blocks): indexed by the backfill, not live.
@@ -88,9 +88,10 @@ for (const variant of testDatabases("factory-splits")) {
 
     test("splits created while the indexer runs are indexed, and each device's payments credit its own split", async () => {
       const { client, payments } = stack;
-      // Device one: the default recipients. Device two: other asset-owner and operator recipients.
+      // Device one: the default recipients. Device two: other asset-owner and operator recipients (bound into its
+      // asset key by deviceId()).
       const created1 = await payments.createSplit(one);
-      const created2 = await payments.createSplit(two, { assetOwner: spare, operator: testWallet });
+      const created2 = await payments.createSplit(two);
       [split1, split2] = [lower(created1.split), lower(created2.split)];
       split1CreatedBlock = created1.receipt.blockNumber;
       await client.waitForBlock(created2.receipt.blockNumber);
@@ -261,7 +262,7 @@ for (const variant of testDatabases("factory-splits")) {
       const networkBefore = await client.networkStats();
 
       const snapshot = await chain.rpc<string>("evm_snapshot");
-      const { split, receipt } = await payments.createSplit(forked, { assetOwner: testWallet });
+      const { split, receipt } = await payments.createSplit(forked);
       const paid = await payments.pay("cash", { device: forked, amount: usdc(9), split });
       await client.waitForBlock(paid.receipt.blockNumber);
       const oldHead = await payments.blockNumber();
@@ -287,7 +288,7 @@ for (const variant of testDatabases("factory-splits")) {
       assert.deepEqual(await client.networkStats(), networkBefore);
 
       // Created again on this fork, later: indexed again from its new creation block.
-      const again = await payments.createSplit(forked, { assetOwner: testWallet });
+      const again = await payments.createSplit(forked);
       assert.equal(again.split, split, "the same address (CREATE2 of the asset key)");
       assert.ok(again.receipt.blockNumber > receipt.blockNumber);
       const repaid = await payments.pay("approval", { device: forked, amount: usdc(0.5), split });

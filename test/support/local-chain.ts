@@ -5,7 +5,8 @@
 //
 // Accounts are the node's well-known ones (Hardhat's default mnemonic): 0 admin and pauser, 1 quote signer,
 // 2 agent (relayer) with an approved float, 3 spare, 4-5 the asset owner and operator of the splits tests
-// create, 6 the protocol recipient of every split, 7 a funded test wallet.
+// create, 6 the protocol recipient of every split, 7 a funded test wallet, 13 the split manager (proposes
+// recipient changes; the agent holds no split factory role).
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import path from "node:path";
@@ -27,6 +28,7 @@ export const LOCAL_ACCOUNT_INDEX = {
   operator: 5,
   protocol: 6,
   testWallet: 7,
+  splitManager: 13,
 } as const;
 
 export type LocalChain = {

@@ -1,8 +1,10 @@
 // Paying orders on a local chain through every rail, as the service and its users would: the quote signer
 // (account 1) signs each order's voucher, a payer signs a permit bound to the order, and the transactions go
-// to the node. An order settles through its device's split, created by the split factory (the agent, account 2,
-// creates those and manages their recipients; pay() creates a device's split the first time it is paid). Typed data comes from sdk/payment-order.ts,
-// ABIs from generated/abis.ts, addresses from the deployment record.
+// to the node. An order settles through its device's split, created by the split factory at the device's asset
+// key, which commits to the split's first recipients (deviceId() below; anyone may create a split: the agent,
+// account 2, does, and pay() creates a device's split the first time it is paid). Recipient changes go through
+// the split manager (account 13) and the factory's delay (setRecipients). Typed data comes from
+// sdk/payment-order.ts, ABIs from generated/abis.ts, addresses from the deployment record.
 import { randomBytes } from "node:crypto";
 import {
   type Address,
@@ -11,6 +13,7 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  encodeAbiParameters,
   hashTypedData,
   http,
   keccak256,
@@ -28,9 +31,20 @@ export function usdc(dollars: number): bigint {
   return BigInt(Math.round(dollars * 1_000_000));
 }
 
-/** A device id (bytes32) from a name. */
-export function deviceId(name: string): Hex {
-  return keccak256(toHex(name));
+/** The device key and first recipients of every asset key deviceId() gave, to create its split. */
+const assetKeys = new Map<Hex, { deviceKey: Hex; assetOwner: Address; operator: Address }>();
+
+/** The device id (bytes32) of the orders of device `name`: the asset key of its split (keccak256 of the name,
+ * bound to the split's first recipients, default the asset-owner and operator accounts). */
+export function deviceId(name: string, recipients: { assetOwner?: Address; operator?: Address } = {}): Hex {
+  const deviceKey = keccak256(toHex(name));
+  const assetOwner = recipients.assetOwner ?? localAccount(LOCAL_ACCOUNT_INDEX.assetOwner).address;
+  const operator = recipients.operator ?? localAccount(LOCAL_ACCOUNT_INDEX.operator).address;
+  const key = keccak256(
+    encodeAbiParameters([{ type: "bytes32" }, { type: "address" }, { type: "address" }], [deviceKey, assetOwner, operator]),
+  );
+  assetKeys.set(key, { deviceKey, assetOwner, operator });
+  return key;
 }
 
 export type Payments = ReturnType<typeof createPayments>;
@@ -205,19 +219,18 @@ export function createPayments(chain: LocalChain) {
       return publicClient.readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "predictSplit", args: [device] });
     },
 
-    /** The split creator (the agent) creates `device`'s split with these recipients (default the asset-owner and
-     * operator accounts); the protocol leg and the shares are the factory's (account 6, 50/40/10). */
-    async createSplit(device: Hex, opts: { assetOwner?: Address; operator?: Address } = {}) {
+    /** The agent (anyone may) creates the split of asset key `device`, which deviceId() gave, with the first
+     * recipients deviceId() bound into it; the protocol leg and the shares are the factory's (account 6,
+     * 50/40/10). */
+    async createSplit(device: Hex) {
+      const known = assetKeys.get(device);
+      if (!known) throw new Error(`asset key ${device} was not made by deviceId(): its device key and recipients are unknown`);
       const receipt = await mined(
         await wallet(LOCAL_ACCOUNT_INDEX.agent).writeContract({
           address: factory,
           abi: assetSplitFactoryAbi,
           functionName: "createSplit",
-          args: [
-            device,
-            opts.assetOwner ?? localAccount(LOCAL_ACCOUNT_INDEX.assetOwner).address,
-            opts.operator ?? localAccount(LOCAL_ACCOUNT_INDEX.operator).address,
-          ],
+          args: [known.deviceKey, known.assetOwner, known.operator],
         }),
       );
       return { split: await api.deviceSplit(device), receipt };
@@ -238,14 +251,26 @@ export function createPayments(chain: LocalChain) {
       return api.deviceSplit(device);
     },
 
-    /** The split manager (the agent) replaces the asset-owner and operator recipients of `device`'s split. */
+    /** Replaces the asset-owner and operator recipients of `device`'s split as the factory allows: the split
+     * manager proposes, the chain's clock is moved past the factory's delay, and the agent (anyone may)
+     * executes. Resolves to the execution's receipt. */
     async setRecipients(device: Hex, assetOwner: Address, operator: Address): Promise<TransactionReceipt> {
+      await mined(
+        await wallet(LOCAL_ACCOUNT_INDEX.splitManager).writeContract({
+          address: factory,
+          abi: assetSplitFactoryAbi,
+          functionName: "proposeRecipients",
+          args: [device, assetOwner, operator],
+        }),
+      );
+      const delay = await publicClient.readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "recipientChangeDelay" });
+      await chain.rpc("evm_increaseTime", [Number(delay)]);
       return mined(
         await wallet(LOCAL_ACCOUNT_INDEX.agent).writeContract({
           address: factory,
           abi: assetSplitFactoryAbi,
-          functionName: "setRecipients",
-          args: [device, assetOwner, operator],
+          functionName: "executeRecipients",
+          args: [device],
         }),
       );
     },

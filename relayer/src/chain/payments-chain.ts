@@ -23,7 +23,7 @@ import {
   zeroHash,
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import { assetSplitFactoryAbi, paymentRouterAbi } from "../../../generated/abis.ts";
+import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../../../generated/abis.ts";
 import { type DeploymentRecord, loadDeploymentRecord, waitForDeploymentRecord } from "../../../ignition/deployment-records.ts";
 import { type PaymentOrder, orderTypedData } from "../../../sdk/payment-order.ts";
 import { type Config, rpcUrls } from "../config.ts";
@@ -187,11 +187,17 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     return { quoteSigner: hasSigner, agent: hasAgent };
   }
 
-  /** The split of the device whose on-chain id is `chainDeviceId`, for the factory's token (predicted
-   * off-chain: the address is the same before and after its creation). */
-  async function splitOf(chainDeviceId: Hex): Promise<{ split: Address; token: StablecoinInfo }> {
+  /** The split of asset key `assetKey` (splitAssetKey of a device and its first recipients), for the factory's
+   * token (predicted off-chain: the address is the same before and after its creation). */
+  async function splitOf(assetKey: Hex): Promise<{ split: Address; token: StablecoinInfo }> {
     const [token] = [...(await stablecoins()).values()];
-    return { split: predictSplitAddress(splitFactory!, token.address, chainDeviceId), token };
+    return { split: predictSplitAddress(splitFactory!, token.address, assetKey), token };
+  }
+
+  /** The asset-owner and operator recipients `split` pays now (its legs() on-chain). */
+  async function splitRecipients(split: Address): Promise<{ assetOwner: Address; operator: Address }> {
+    const [recipients] = await publicClient.readContract({ address: split, abi: assetSplitAbi, functionName: "legs" });
+    return { assetOwner: recipients[0], operator: recipients[1] };
   }
 
   /** Whether block `blockNumber` on the chain is the one with hash `blockHash` (false: another block, or none
@@ -205,9 +211,9 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     }
   }
 
-  /** Whether the split of `chainDeviceId` exists on-chain (the factory's isSplitCreated). */
-  const isSplitCreated = (chainDeviceId: Hex): Promise<boolean> =>
-    publicClient.readContract({ address: splitFactory, abi: assetSplitFactoryAbi, functionName: "isSplitCreated", args: [chainDeviceId] });
+  /** Whether the split of `assetKey` exists on-chain (the factory's isSplitCreated). */
+  const isSplitCreated = (assetKey: Hex): Promise<boolean> =>
+    publicClient.readContract({ address: splitFactory, abi: assetSplitFactoryAbi, functionName: "isSplitCreated", args: [assetKey] });
 
   return {
     deployment,
@@ -216,6 +222,7 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     router,
     splitFactory,
     splitOf,
+    splitRecipients,
     isSplitCreated,
     isCanonicalBlock,
     publicClient,

@@ -1,7 +1,14 @@
 // Where AssetSplitFactory puts an asset's split, computed off-chain with the factory's formula
 // (contracts/libraries/SplitAddress.sol): the implementation is the factory's first CREATE (nonce 1), the
-// split an EIP-1167 clone of it at CREATE2 with salt keccak256(abi.encode(token, assetKey)).
+// split an EIP-1167 clone of it at CREATE2 with salt keccak256(abi.encode(token, assetKey)), where the asset key
+// commits to the split's first recipients: keccak256(abi.encode(deviceKey, assetOwner, operator)).
 import { type Address, type Hex, concatHex, encodeAbiParameters, getContractAddress, keccak256 } from "viem";
+
+/** The asset key of the split of `deviceKey` (a device's chainDeviceId) created with `assetOwner` and `operator`
+ * as its first recipients: the device id of the router's orders (SplitAddress.assetKeyOf). */
+export function splitAssetKey(deviceKey: Hex, assetOwner: Address, operator: Address): Hex {
+  return keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "address" }, { type: "address" }], [deviceKey, assetOwner, operator]));
+}
 
 /** The implementation `factory` deployed in its constructor. */
 export function splitImplementationOf(factory: Address): Address {

@@ -88,7 +88,11 @@ export function registerCollectedGauges(metrics: Metrics, deps: Deps) {
         (select count(*) from chain_transactions where status = 'sent') as tx_sent,
         (select extract(epoch from now() - min(created_at)) from chain_transactions where status in ('queued', 'sent')) as tx_oldest_age,
         (select count(*) from energy_batches where attestation_status = 'pending' and merkle_root is null)
-          + (select count(*) from chain_transactions where kind = 'anchor' and status in ('queued', 'sent')) as anchoring_backlog`);
+          + (select count(*) from chain_transactions where kind = 'anchor' and status in ('queued', 'sent')) as anchoring_backlog,
+        (select count(*) from devices where (pending_asset_owner is not null or split_status = 'mismatch') and split_status = 'mismatch')
+          as splits_mismatched,
+        (select count(*) from devices where (pending_asset_owner is not null or split_status = 'mismatch') and pending_asset_owner is not null)
+          as payout_changes_pending`);
     const [row] = (result as unknown as { rows: Array<Record<string, string | number | null>> }).rows;
     const n = (key: string) => Number(row[key] ?? 0);
     return {
@@ -100,6 +104,8 @@ export function registerCollectedGauges(metrics: Metrics, deps: Deps) {
       txSent: n("tx_sent"),
       txOldestAge: Math.max(0, n("tx_oldest_age")),
       anchoringBacklog: n("anchoring_backlog"),
+      splitsMismatched: n("splits_mismatched"),
+      payoutChangesPending: n("payout_changes_pending"),
     };
   });
   gauge(
@@ -140,6 +146,19 @@ export function registerCollectedGauges(metrics: Metrics, deps: Deps) {
     "Attested telemetry batches not anchored yet (no Merkle root yet, or their anchor transaction not final)",
     queues,
     (q) => q.anchoringBacklog,
+  );
+
+  gauge(
+    "payg_split_recipients_mismatched_devices",
+    "Devices whose split pays recipients other than their payout parties (their quotes and orders are refused: 409 split_recipients_mismatch)",
+    queues,
+    (q) => q.splitsMismatched,
+  );
+  gauge(
+    "payg_payout_changes_pending",
+    "Payout changes of devices with a split, waiting for the split manager to propose and execute them (npm run splits)",
+    queues,
+    (q) => q.payoutChangesPending,
   );
 
   // --- The hot wallet: gas, and the float cash orders are paid from. ---

@@ -106,6 +106,12 @@ export function createMetrics() {
       registers,
     }),
 
+    splitRecipientsMismatch: new Counter({
+      name: "payg_split_recipients_mismatch_total",
+      help: "Times a device's split was found paying recipients other than the device's payout parties (its payments are refused until resolved; payg_split_recipients_mismatched_devices counts those devices now)",
+      registers,
+    }),
+
     txFinished: new Counter({
       name: "payg_tx_finished_total",
       help: "Relayer transactions that reached a final state, by kind and status (mined, reverted, failed: would revert, or a nonce-gap filler whose nonce another transaction used)",

@@ -130,7 +130,7 @@ export async function createOrder(services: Services, req: OrderInput): Promise<
 
   const [device] = await db.select().from(devices).where(eq(devices.id, quote.deviceId));
   const token = await stablecoin(services, quote.token);
-  const split = await readySplit(services, device);
+  const { split, assetKey } = await readySplit(services, device);
   const expiresAt = new Date(Date.now() + config.ORDER_TTL_SECONDS * 1000);
   const id = newId("ord");
 
@@ -139,7 +139,8 @@ export async function createOrder(services: Services, req: OrderInput): Promise<
     const onchainId = BigInt((seq as unknown as { rows: Array<{ id: string | number }> }).rows[0].id);
     const voucher = {
       orderId: onchainId,
-      deviceId: device.chainDeviceId as Hex,
+      // The split's asset key: the router derives the split from it (AssetSplitFactory.assetKeyOf).
+      deviceId: assetKey,
       token: token.address,
       split,
       amount: BigInt(quote.tokenAmount),
@@ -165,6 +166,7 @@ export async function createOrder(services: Services, req: OrderInput): Promise<
         tokenAmount: quote.tokenAmount,
         onchainId,
         chainDeviceId: device.chainDeviceId,
+        assetKey,
         voucherSignature,
         expiresAt,
       })
@@ -186,7 +188,8 @@ export async function createOrder(services: Services, req: OrderInput): Promise<
 export function voucherOf(order: OrderRow) {
   return {
     orderId: order.onchainId,
-    deviceId: order.chainDeviceId as Hex,
+    // Orders made before splits had asset keys carried the device's chainDeviceId.
+    deviceId: (order.assetKey ?? order.chainDeviceId) as Hex,
     token: order.tokenAddress as Address,
     split: order.splitAddress as Address,
     amount: BigInt(order.tokenAmount),

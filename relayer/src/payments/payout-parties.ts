@@ -1,25 +1,38 @@
 // Each device's payout parties (the recipients of its asset-owner and operator legs) and its own split: an
-// AssetSplitFactory clone at an address predicted from the device's on-chain id. The split is created on
-// demand (a quote for the device, or the provisioner's pass over the devices when a relayer starts) through
-// the durable transaction sender, once: the creation's ref is the split's address, so a second request or a
-// second relayer finds the same transaction, a crash between signing and broadcasting sends the same signed
-// transaction again, and a split that exists already (isSplitCreated, or the factory's SplitAlreadyCreated)
-// counts as created. A change of the parties replaces the split's recipients through the same sender; what
-// the old recipients earned stays theirs (the contract credits each settlement's legs when it settles). A
-// change also closes the cash rail to the device for PAYOUT_CHANGE_DELAY_SECONDS (payments/cash-limits.ts).
+// AssetSplitFactory clone at the address of the device's asset key, which commits to the split's first
+// recipients (splitAssetKey of the device's chainDeviceId, asset owner and operator), so that nobody can create
+// the device's split for recipients of their own. Creation needs no factory role: the split is created on demand
+// (a quote for the device, or the provisioner's pass over the devices) through the durable transaction sender,
+// once: the creation's ref is the split's address, so a second request or a second relayer finds the same
+// transaction, and a crash between signing and broadcasting sends the same signed transaction again.
+//
+// A split is never taken as created on the strength of a receipt or of SplitAlreadyCreated alone: its recipients
+// are read on-chain (legs()) and compared with the device's payout parties. A split that pays anyone else is a
+// mismatch: an alert (payg_split_recipients_mismatch_total, payg_split_recipients_mismatched_devices and an error
+// line), and the device's quotes and orders are refused (409 split_recipients_mismatch) until the split pays the
+// device's parties again.
+//
+// The hot wallet cannot change a split's recipients (it holds no factory role). A payout change of a device whose
+// split exists is recorded as pending; the split manager (an offline key) proposes it with `npm run splits --
+// propose`, anyone executes it after the factory's delay, and the provisioner's watch of such devices moves it to
+// the device's parties once the split pays them. What the old recipients earned stays theirs (the contract
+// credits each settlement's legs when it settles). A change closes the cash rail to the device for
+// PAYOUT_CHANGE_DELAY_SECONDS from the request, and again from the moment the split pays the new parties
+// (payments/cash-limits.ts).
 import { and, asc, eq } from "drizzle-orm";
-import { type Address, type Hex, encodeFunctionData } from "viem";
+import { type Address, type Hex, encodeFunctionData, isAddressEqual } from "viem";
 import { assetSplitFactoryAbi } from "../../../generated/abis.ts";
+import { splitAssetKey } from "../chain/split-address.ts";
 import { type ChainTransaction, enqueueTransaction } from "../chain/tx-sender.ts";
 import type { DbOrTx } from "../db/client.ts";
-import { devices, splitDue } from "../db/schema.ts";
+import { devices, splitDue, splitWatched } from "../db/schema.ts";
 import { ServiceError, errors } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createWorker } from "../jobs/worker.ts";
+import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
 
 export const CREATE_SPLIT_TX_KIND = "create_split";
-export const SET_RECIPIENTS_TX_KIND = "set_split_recipients";
 
 /** How long a quote waits for its device's split to be created before answering 409 split_not_ready. */
 export const SPLIT_WAIT_MS = 5_000;
@@ -28,11 +41,20 @@ export const SPLIT_RETRY_AFTER_SECONDS = 2;
 const SPLIT_POLL_MS = 100;
 
 type DeviceRow = typeof devices.$inferSelect;
+type Recipients = { assetOwner: Address; operator: Address };
 
 export function splitNotReady(deviceId: string, why: string): ServiceError {
   return errors.conflict("split_not_ready", `the split of device ${deviceId} ${why}; retry shortly`, {
     retryAfterSeconds: SPLIT_RETRY_AFTER_SECONDS,
   });
+}
+
+/** 409 split_recipients_mismatch: the device's split pays recipients other than its payout parties. */
+export function splitRecipientsMismatch(deviceId: string): ServiceError {
+  return errors.conflict(
+    "split_recipients_mismatch",
+    `the split of device ${deviceId} pays recipients other than the device's payout parties; the device takes no payment until the operator resolves it`,
+  );
 }
 
 /** The device's payout parties and split, as the device routes show them. */
@@ -42,57 +64,112 @@ export function payoutView(row: DeviceRow) {
     operator: row.operator,
     split: row.splitAddress,
     splitStatus: row.splitStatus ?? ("none" as const),
+    assetKey: row.assetKey,
+    pendingChange:
+      row.pendingAssetOwner && row.pendingOperator ? { assetOwner: row.pendingAssetOwner, operator: row.pendingOperator } : null,
   };
 }
 
-/** Asks for the device's split: records its predicted address and queues its creation unless it exists
- * (then it is marked created). Returns the device as it is now. Nothing to do for a device without payout
- * parties, or whose split is created or being created. */
+/** Whether the device's split exists on-chain as the relayer knows it (created, or paying other recipients). */
+const splitExists = (row: DeviceRow) => (row.splitStatus === "created" || row.splitStatus === "mismatch") && row.assetKey !== null;
+
+const same = (a: string | null, b: string) => a !== null && isAddressEqual(a as Address, b as Address);
+const pays = (onChain: Recipients, assetOwner: string | null, operator: string | null) =>
+  same(assetOwner, onChain.assetOwner) && same(operator, onChain.operator);
+
+/** Records what the device's split pays on-chain (`onChain`, just read) against the device's parties, in `tx` with
+ * the device's row locked: the parties (created), a pending change (it took effect: the change becomes the
+ * parties and the cash rail's delay starts again), or anyone else (mismatch, an alert). Returns the device. */
+async function recordRecipients(services: Services, tx: DbOrTx, deviceId: string, onChain: Recipients, logger: Logger) {
+  const [device] = await tx.select().from(devices).where(eq(devices.id, deviceId)).for("update");
+  let set: Partial<DeviceRow>;
+  if (pays(onChain, device.pendingAssetOwner, device.pendingOperator)) {
+    set = {
+      assetOwner: device.pendingAssetOwner,
+      operator: device.pendingOperator,
+      pendingAssetOwner: null,
+      pendingOperator: null,
+      splitStatus: "created",
+      payoutChangedAt: new Date(),
+    };
+    logger.info("a payout change took effect on-chain", { deviceId, split: device.splitAddress, ...onChain });
+  } else if (pays(onChain, device.assetOwner, device.operator)) {
+    set = { splitStatus: "created" };
+    if (device.splitStatus === "mismatch") logger.info("a device's split pays its payout parties again", { deviceId, split: device.splitAddress });
+  } else {
+    set = { splitStatus: "mismatch" };
+    if (device.splitStatus !== "mismatch") {
+      services.metrics.splitRecipientsMismatch.inc();
+      logger.error("a device's split pays recipients other than its payout parties: its payments are refused", {
+        deviceId,
+        split: device.splitAddress,
+        onChain,
+        parties: { assetOwner: device.assetOwner, operator: device.operator },
+      });
+    }
+  }
+  const [updated] = await tx.update(devices).set(set).where(eq(devices.id, deviceId)).returning();
+  return updated;
+}
+
+/** Reads the recipients of the device's split on-chain and records them (recordRecipients). */
+async function checkRecipients(services: Services, deviceId: string, split: Address, logger = services.logger): Promise<DeviceRow> {
+  const onChain = await services.chain.splitRecipients(split);
+  return services.database.db.transaction((tx) => recordRecipients(services, tx, deviceId, onChain, logger));
+}
+
+/** Asks for the device's split: computes its asset key from its parties, records the predicted address and
+ * queues its creation unless it exists (then its recipients are read and recorded). Returns the device as it is
+ * now. Nothing to do for a device without payout parties, or whose split exists or is being created. */
 export async function requestSplit(services: Services, device: DeviceRow): Promise<DeviceRow> {
   if (!device.assetOwner || !device.operator) return device;
-  if (device.splitStatus === "created" || device.splitStatus === "pending") return device;
+  if (splitExists(device) || device.splitStatus === "pending") return device;
   const {
     chain,
     database: { db },
   } = services;
-  const assetKey = device.chainDeviceId as Hex;
+  const [assetOwner, operator] = [device.assetOwner as Address, device.operator as Address];
+  const assetKey = splitAssetKey(device.chainDeviceId as Hex, assetOwner, operator);
   const { split } = await chain.splitOf(assetKey);
-  if (await chain.isSplitCreated(assetKey)) return markCreated(db, device.id, split);
+  if (await chain.isSplitCreated(assetKey)) {
+    await db.update(devices).set({ splitAddress: split, assetKey }).where(eq(devices.id, device.id));
+    return checkRecipients(services, device.id, split);
+  }
   const data = encodeFunctionData({
     abi: assetSplitFactoryAbi,
     functionName: "createSplit",
-    args: [assetKey, device.assetOwner as Address, device.operator as Address],
+    args: [device.chainDeviceId as Hex, assetOwner, operator],
   });
   return db.transaction(async (tx) => {
     // The row lock orders concurrent requests: the second sees the first's pending status.
     const [current] = await tx.select().from(devices).where(eq(devices.id, device.id)).for("update");
-    if (current.splitStatus === "created" || current.splitStatus === "pending") return current;
+    if (splitExists(current) || current.splitStatus === "pending") return current;
+    // The parties changed since they were read: the next request derives the key from the new ones.
+    if (current.assetOwner !== device.assetOwner || current.operator !== device.operator) return current;
     // A failed creation is asked for again under a new ref (the old one stays the failed transaction's).
     const ref =
-      current.splitStatus === "failed" ? `${CREATE_SPLIT_TX_KIND}:${split}:${newId("retry")}` : `${CREATE_SPLIT_TX_KIND}:${split}`;
+      current.splitStatus === "failed" && current.splitAddress === split
+        ? `${CREATE_SPLIT_TX_KIND}:${split}:${newId("retry")}`
+        : `${CREATE_SPLIT_TX_KIND}:${split}`;
     await enqueueTransaction(tx, { kind: CREATE_SPLIT_TX_KIND, ref, to: chain.splitFactory, data });
     const [updated] = await tx
       .update(devices)
-      .set({ splitAddress: split, splitStatus: "pending" })
+      .set({ splitAddress: split, assetKey, splitStatus: "pending" })
       .where(eq(devices.id, device.id))
       .returning();
     return updated;
   });
 }
 
-async function markCreated(db: DbOrTx, deviceId: string, split: Address): Promise<DeviceRow> {
-  const [updated] = await db
-    .update(devices)
-    .set({ splitAddress: split, splitStatus: "created" })
-    .where(eq(devices.id, deviceId))
-    .returning();
-  return updated;
-}
-
-/** The device's split, created on-chain: asks for it if needed and waits up to SPLIT_WAIT_MS; then 409
- * split_not_ready (Retry-After). */
-export async function readySplit(services: Services, device: DeviceRow): Promise<Address> {
-  if (device.splitStatus === "created" && device.splitAddress) return device.splitAddress as Address;
+/** The device's split, created on-chain and paying its parties, with its asset key (the device id of the
+ * device's orders): asks for it if needed and waits up to SPLIT_WAIT_MS; then 409 split_not_ready (Retry-After).
+ * A split paying other recipients: 409 split_recipients_mismatch. */
+export async function readySplit(services: Services, device: DeviceRow): Promise<{ split: Address; assetKey: Hex }> {
+  const ready = (row: DeviceRow) =>
+    row.splitStatus === "created" && row.splitAddress && row.assetKey ? { split: row.splitAddress as Address, assetKey: row.assetKey as Hex } : undefined;
+  if (device.splitStatus === "mismatch") throw splitRecipientsMismatch(device.id);
+  const done = ready(device);
+  if (done) return done;
   if (!device.assetOwner || !device.operator) throw splitNotReady(device.id, "cannot be created: the device has no payout parties");
   let current = await requestSplit(services, device).catch((error: unknown) => {
     services.logger.warn("cannot request a device's split", { deviceId: device.id, error: (error as Error).message });
@@ -104,22 +181,25 @@ export async function readySplit(services: Services, device: DeviceRow): Promise
     await new Promise((resolve) => setTimeout(resolve, SPLIT_POLL_MS));
     [current] = await services.database.db.select().from(devices).where(eq(devices.id, device.id));
   }
-  if (current.splitStatus === "created" && current.splitAddress) return current.splitAddress as Address;
+  if (current.splitStatus === "mismatch") throw splitRecipientsMismatch(device.id);
+  const created = ready(current);
+  if (created) return created;
   throw splitNotReady(device.id, current.splitStatus === "failed" ? "could not be created" : "is being created");
 }
 
-/** Replaces the device's payout parties. A split that exists gets the new recipients on-chain (queued with
- * the sender); a split not requested yet is created with them later. While its creation is in flight: 409
- * split_not_ready. Returns the device and the queued transaction's id (null: nothing to send). */
+/** Replaces the device's payout parties. A device without a split takes them at once (its split is created with
+ * them later). A device whose split exists keeps paying its parties: the new ones are recorded as a pending
+ * change for the split manager (the hot wallet cannot change a split), and parties equal to the current ones drop
+ * a pending change. While its creation is in flight: 409 split_not_ready. Returns the device and the relayer
+ * transaction sent for it (always null: nothing is sent for a change). */
 export async function changePayoutParties(
   services: Services,
   tenantId: string,
   deviceId: string,
-  parties: { assetOwner: Address; operator: Address },
+  parties: Recipients,
 ): Promise<{ device: DeviceRow; transactionId: string | null }> {
   const {
     database: { db },
-    chain,
   } = services;
   return db.transaction(async (tx) => {
     const [device] = await tx
@@ -129,29 +209,27 @@ export async function changePayoutParties(
       .for("update");
     if (!device) throw errors.notFound(`device ${deviceId}`);
     if (device.splitStatus === "pending") throw splitNotReady(device.id, "is being created");
-    let transactionId: string | null = null;
     const changed = device.assetOwner !== parties.assetOwner || device.operator !== parties.operator;
-    if (device.splitStatus === "created" && changed) {
-      const data = encodeFunctionData({
-        abi: assetSplitFactoryAbi,
-        functionName: "setRecipients",
-        args: [device.chainDeviceId as Hex, parties.assetOwner, parties.operator],
-      });
-      const { row } = await enqueueTransaction(tx, {
-        kind: SET_RECIPIENTS_TX_KIND,
-        ref: `${SET_RECIPIENTS_TX_KIND}:${device.id}:${newId("chg")}`,
-        to: chain.splitFactory,
-        data,
-      });
-      transactionId = row.id;
+    let set: Partial<DeviceRow>;
+    if (splitExists(device)) {
+      const pending = changed ? parties : null;
+      const requested = pending !== null && (device.pendingAssetOwner !== pending.assetOwner || device.pendingOperator !== pending.operator);
+      set = { pendingAssetOwner: pending?.assetOwner ?? null, pendingOperator: pending?.operator ?? null };
+      // A new request starts the delay during which the cash rail refuses the device's orders (cash-limits.ts).
+      if (requested) {
+        set.payoutChangedAt = new Date();
+        services.logger.info("a payout change waits for the split manager (npm run splits -- propose)", {
+          deviceId: device.id,
+          assetKey: device.assetKey,
+          split: device.splitAddress,
+          ...parties,
+        });
+      }
+    } else {
+      set = { assetOwner: parties.assetOwner, operator: parties.operator, ...(changed ? { payoutChangedAt: new Date() } : {}) };
     }
-    // A change starts the delay during which the cash rail refuses the device's orders (cash-limits.ts).
-    const [updated] = await tx
-      .update(devices)
-      .set({ assetOwner: parties.assetOwner, operator: parties.operator, ...(changed ? { payoutChangedAt: new Date() } : {}) })
-      .where(eq(devices.id, device.id))
-      .returning();
-    return { device: updated, transactionId };
+    const [updated] = await tx.update(devices).set(set).where(eq(devices.id, device.id)).returning();
+    return { device: updated, transactionId: null };
   });
 }
 
@@ -160,7 +238,7 @@ function splitOfCreation(row: ChainTransaction): string {
   return row.ref.split(":")[1];
 }
 
-/** How many devices one pass of the provisioner asks splits for. */
+/** How many devices one pass of the provisioner asks splits for, or watches. */
 const PROVISION_BATCH = 500;
 
 /** The devices that still need their split asked for (payout parties set, split not requested or its creation
@@ -169,8 +247,14 @@ export function splitsDue(db: DbOrTx) {
   return db.select().from(devices).where(splitDue).orderBy(asc(devices.id)).limit(PROVISION_BATCH);
 }
 
-/** Registers what follows a split creation, and on start asks for the split of every device with payout
- * parties that has none (the seeded devices' splits are created up front). */
+/** The devices whose split's recipients are watched (a pending payout change, or a mismatch), by id: read
+ * through the partial index devices_split_watch_idx, whose predicate is `splitWatched`. */
+export function splitsWatched(db: DbOrTx) {
+  return db.select().from(devices).where(splitWatched).orderBy(asc(devices.id)).limit(PROVISION_BATCH);
+}
+
+/** Registers what follows a split creation; asks for the split of every device with payout parties that has
+ * none, and watches the splits whose recipients should change (or pay the wrong ones). */
 export function createSplitProvisioner(services: Services) {
   const {
     database: { db },
@@ -179,22 +263,34 @@ export function createSplitProvisioner(services: Services) {
   const logger = services.logger.child({ worker: "split-provisioner" });
 
   txSender.onFinal(CREATE_SPLIT_TX_KIND, async (row, tx) => {
-    // Created, by this transaction or before it (the sender does not send one that would revert).
+    // Created, by this transaction or before it (the sender does not send one that would revert): either way its
+    // recipients are read before the device is marked created.
     const created = row.status === "mined" || (row.lastError ?? "").startsWith("SplitAlreadyCreated(");
-    await tx
-      .update(devices)
-      .set({ splitStatus: created ? "created" : "failed" })
-      .where(and(eq(devices.splitAddress, splitOfCreation(row)), eq(devices.splitStatus, "pending")));
-    if (!created) logger.warn("a device's split was not created", { ref: row.ref, status: row.status, error: row.lastError });
-  });
-  txSender.onFinal(SET_RECIPIENTS_TX_KIND, async (row) => {
-    if (row.status !== "mined")
-      logger.warn("a split's recipients were not replaced", { ref: row.ref, status: row.status, error: row.lastError });
+    const split = splitOfCreation(row);
+    const waiting = await tx
+      .select({ id: devices.id })
+      .from(devices)
+      .where(and(eq(devices.splitAddress, split), eq(devices.splitStatus, "pending")));
+    if (!created) {
+      await tx
+        .update(devices)
+        .set({ splitStatus: "failed" })
+        .where(and(eq(devices.splitAddress, split), eq(devices.splitStatus, "pending")));
+      logger.warn("a device's split was not created", { ref: row.ref, status: row.status, error: row.lastError });
+      return;
+    }
+    if (waiting.length === 0) return;
+    const onChain = await services.chain.splitRecipients(split as Address);
+    for (const { id } of waiting) await recordRecipients(services, tx, id, onChain, logger);
   });
 
   async function tick(): Promise<number> {
     for (const device of await splitsDue(db)) await requestSplit(services, device);
-    return PROVISION_INTERVAL_MS;
+    const watched = await splitsWatched(db);
+    for (const device of watched) {
+      if (device.splitAddress) await checkRecipients(services, device.id, device.splitAddress as Address, logger);
+    }
+    return watched.length > 0 ? WATCH_INTERVAL_MS : PROVISION_INTERVAL_MS;
   }
 
   return createWorker({
@@ -209,4 +305,7 @@ export function createSplitProvisioner(services: Services) {
 
 /** After a pass: failed creations are asked for again this often (quotes ask at once). */
 const PROVISION_INTERVAL_MS = 60_000;
+/** After a pass with watched splits: how soon their recipients are read again (an executed change is picked up
+ * within this). */
+const WATCH_INTERVAL_MS = 5_000;
 const PROVISION_RETRY_MS = 5_000;

@@ -112,6 +112,7 @@ export function badge(status: string) {
     open: "amber",
     pending: "amber",
     failed: "red",
+    mismatch: "red",
     disabled: "grey",
     revoked: "grey",
     developer: "blue",

@@ -8,7 +8,7 @@ export const Asset = z
     deviceId: z.string().openapi({ example: "kiosk-nbo-001" }),
     name: z.string(),
     region: z.string(),
-    chainDeviceId: z.string().openapi({ description: "keccak256 of the device id: the split's asset key" }),
+    chainDeviceId: z.string().openapi({ description: "keccak256 of the device id: the device's own key (payout.assetKey is its split's)" }),
     payout: PayoutParties,
   })
   .openapi("Asset");
@@ -25,7 +25,7 @@ export const ChangePayoutParties = z.object({ assetOwner: PayoutAddress, operato
 export const ChangedPayoutParties = Asset.extend({
   transactionId: z.string().nullable().openapi({
     description:
-      "The relayer transaction replacing the split's recipients on-chain (null: nothing to send, the split does not exist yet or the parties are unchanged)",
+      "Always null: the relayer sends nothing for a payout change. A device without a split takes the parties at once; one with a split records them as payout.pendingChange, which the split manager proposes on-chain and which takes effect after the split factory's delay",
   }),
 }).openapi("ChangedPayoutParties");
 

@@ -1,6 +1,7 @@
 // The tenant's assets (its devices) and their payout parties (portal JWT): list them, and change a device's
-// asset owner and operator. The change goes on-chain as the split factory's setRecipients, through the
-// relayer's transaction sender; what the former recipients earned before stays theirs.
+// asset owner and operator. A device without a split takes the change at once; one with a split records it as
+// pending: the hot wallet cannot change a split, the split manager (an offline key) proposes it on-chain and it
+// takes effect after the split factory's delay. What the former recipients earned before stays theirs.
 import { createRoute } from "@hono/zod-openapi";
 import { asc, eq } from "drizzle-orm";
 import type { Address } from "viem";
@@ -30,7 +31,8 @@ export function assetRoutes(services: Services) {
     jwt,
   } = services;
   const portal = requireUser(db, jwt);
-  /** A payout change sends setRecipients from the hot wallet: limited per tenant (after requireUser). */
+  /** Payout changes (each may lead to a split creation, a transaction of the hot wallet): limited per tenant
+   * (after requireUser). */
   const tenantChainWrites = rateLimit({
     capacity: services.config.TENANT_CHAIN_WRITES_PER_MINUTE,
     perSecond: services.config.TENANT_CHAIN_WRITES_PER_MINUTE / 60,
@@ -69,10 +71,13 @@ export function assetRoutes(services: Services) {
       tags: ["Portal"],
       summary:
         "Change a device's payout parties (asset owner and operator): later payments credit the new recipients, " +
-        "earlier ones stay with the recipients of their time. The split's recipients are replaced on-chain " +
-        "(transactionId); the protocol leg and the 50/40/10 shares cannot change. A change closes the cash rail " +
-        "to the device for PAYOUT_CHANGE_DELAY_SECONDS (POST /v1/orders/{id}/cash: 409 payout_change_pending). " +
-        "Each change is a transaction from the relayer's hot wallet: a tenant may make " +
+        "earlier ones stay with the recipients of their time. A device whose split is not created yet takes them " +
+        "at once. A device with a split keeps paying its current parties: the new ones are recorded as " +
+        "payout.pendingChange, proposed on-chain by the split manager and effective after the split factory's " +
+        "delay (the relayer then shows them as the parties); parties equal to the current ones drop a pending " +
+        "change. The protocol leg and the 50/40/10 shares cannot change. A change closes the cash rail to the " +
+        "device for PAYOUT_CHANGE_DELAY_SECONDS from the request and again from the moment it takes effect " +
+        "(POST /v1/orders/{id}/cash: 409 payout_change_pending). A tenant may make " +
         "TENANT_CHAIN_WRITES_PER_MINUTE a minute (a burst of as many) per relayer process, beyond that 429 " +
         "`rate_limited` with Retry-After.",
       security: [{ bearerJwt: [] }],

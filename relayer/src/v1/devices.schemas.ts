@@ -10,10 +10,21 @@ export const PayoutParties = z
       .string()
       .nullable()
       .openapi({ description: "The device's own split contract (predicted address); null until first requested" }),
-    splitStatus: z.enum(["none", "pending", "created", "failed"]).openapi({
+    splitStatus: z.enum(["none", "pending", "created", "failed", "mismatch"]).openapi({
       description:
-        "none: not requested yet; pending: its creation is on its way on-chain; created: payments can settle through it; failed: the creation failed (asked for again on the next quote)",
+        "none: not requested yet; pending: its creation is on its way on-chain; created: payments can settle through it (its recipients read on-chain are the parties above); failed: the creation failed (asked for again on the next quote); mismatch: the split pays other recipients, the device's quotes and orders are refused (409 split_recipients_mismatch) until resolved",
     }),
+    assetKey: z.string().nullable().openapi({
+      description:
+        "The split's asset key, keccak256(abi.encode(chainDeviceId, first asset owner, first operator)): the device id on-chain orders carry. Null until the split is first requested",
+    }),
+    pendingChange: z
+      .object({ assetOwner: z.string(), operator: z.string() })
+      .nullable()
+      .openapi({
+        description:
+          "Payout parties requested for a device whose split exists: they take effect when the split manager's change is executed on-chain (after the split factory's delay). Null: none",
+      }),
   })
   .openapi("PayoutParties");
 
@@ -23,7 +34,7 @@ export const Device = z
     name: z.string(),
     deviceClass: z.string().openapi({ example: "solar-kiosk" }),
     region: z.string().openapi({ example: "KE-30" }),
-    chainDeviceId: z.string().openapi({ description: "keccak256 of the id: the device id on-chain orders carry" }),
+    chainDeviceId: z.string().openapi({ description: "keccak256 of the id: the device's own key, from which its split's asset key (payout.assetKey) is derived" }),
     tiers: z.array(z.object({ tier: z.string(), durationSeconds: z.number().int(), priceUsd: z.number() })),
     payout: PayoutParties,
     createdAt: z.string(),

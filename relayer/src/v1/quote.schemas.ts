@@ -52,7 +52,8 @@ export const splitNotReadyResponse = {
   description:
     `split_not_ready: the device's own split contract is not on-chain yet. The quote asks for its creation and waits up to ` +
     `${SPLIT_WAIT_MS / 1000} s for it; if it is still on its way (or the device has no payout parties, or the creation failed), ` +
-    `409 with a retry-after header (${SPLIT_RETRY_AFTER_SECONDS} s): retry then.`,
+    `409 with a retry-after header (${SPLIT_RETRY_AFTER_SECONDS} s): retry then. split_recipients_mismatch (no retry-after): ` +
+    `the device's split pays recipients other than its payout parties; the device takes no payment until the operator resolves it.`,
   headers: { "retry-after": { description: "Seconds to wait before retrying", schema: { type: "integer" as const } } },
   content: { "application/json": { schema: ErrorEnvelope } },
 };

@@ -13,7 +13,7 @@ const SplitLeg = z.object({
 const AssetRef = z
   .object({
     deviceId: z.string().nullable().openapi({ description: "The tenant's device the split belongs to" }),
-    chainDeviceId: z.string().nullable().openapi({ description: "keccak256 of the device id: the split's asset key" }),
+    chainDeviceId: z.string().nullable().openapi({ description: "keccak256 of the device id: the device's own key" }),
   })
   .openapi("AssetRef");
 

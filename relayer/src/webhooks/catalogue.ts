@@ -41,7 +41,7 @@ const Settlement = z.object({
       chainDeviceId: z
         .string()
         .regex(/^0x[0-9a-fA-F]{64}$/)
-        .openapi({ description: "keccak256 of the device id: the split's asset key" }),
+        .openapi({ description: "keccak256 of the device id: the device's own key (the split's asset key is derived from it)" }),
     })
     .openapi({ description: "The asset (device) the split belongs to" }),
   token: Address.openapi({ description: "The token's address" }),

@@ -6,12 +6,17 @@ import { paymentRouterRailValues } from "../../../../generated/abis.ts";
 import { tenants } from "./accounts.ts";
 import { checkOneOf, foreignKeyTo } from "./constraints.ts";
 
-export const splitStatuses = ["pending", "created", "failed"] as const;
+export const splitStatuses = ["pending", "created", "failed", "mismatch"] as const;
 
 /** The devices whose split still has to be asked for: payout parties set, split not requested yet or its
  * creation failed. The predicate of devices_split_due_idx, and the split provisioner's query
  * (payments/payout-parties.ts splitsDue), so that the query reads through that partial index. */
 export const splitDue = sql`asset_owner is not null and operator is not null and (split_status is null or split_status = 'failed')`;
+
+/** The devices whose split's recipients the relayer watches on-chain: a payout change waits for the split
+ * manager, or the split pays recipients other than the device's. The predicate of devices_split_watch_idx and
+ * of the split watcher's query (payments/split-watch.ts). */
+export const splitWatched = sql`pending_asset_owner is not null or split_status = 'mismatch'`;
 
 export const devices = pgTable(
   "devices",
@@ -24,17 +29,28 @@ export const devices = pgTable(
     region: text("region").notNull(),
     /** Price of each session tier in micro-USD, e.g. {"1h": 500000}. */
     tiers: jsonb("tiers").$type<Record<string, number>>().notNull(),
-    /** keccak256 of the id: the device id the router's orders carry. */
+    /** keccak256 of the id: the device's own key, from which its split's asset key is derived. */
     chainDeviceId: text("chain_device_id").notNull().unique("devices_chain_device_id_key"),
     /** Payout parties: the recipients of the asset-owner and operator legs of the device's split (EIP-55
      * checksummed addresses; null: none set, the device cannot be paid on-chain). */
     assetOwner: text("asset_owner"),
     operator: text("operator"),
-    /** The device's own split (AssetSplitFactory.predictSplit of chain_device_id), once requested. */
+    /** The asset key of the device's split (AssetSplitFactory.assetKeyOf of chain_device_id and the split's
+     * first asset owner and operator): the device id the router's orders carry. Set, with split_address, when the
+     * split is requested; fixed once it is created (a later payout change keeps the split). */
+    assetKey: text("asset_key").unique("devices_asset_key_key"),
+    /** The device's own split (AssetSplitFactory.predictSplit of asset_key), once requested. */
     splitAddress: text("split_address"),
-    /** pending: its creation is queued or sent; created: on-chain; failed: the creation failed (retried on
-     * the next request). Null: not requested yet. */
+    /** pending: its creation is queued or sent; created: on-chain, paying asset_owner and operator (read from
+     * the chain); failed: the creation failed (retried on the next request); mismatch: on-chain, paying other
+     * recipients (an alert: the device's quotes and orders are refused, 409 split_recipients_mismatch). Null: not
+     * requested yet. */
     splitStatus: text("split_status", { enum: splitStatuses }),
+    /** A payout change of a device whose split exists, waiting for the split manager (an offline key: proposed
+     * with `npm run splits -- propose`, executed after the factory's delay); the relayer moves it to asset_owner
+     * and operator when the split pays them. Null: none. */
+    pendingAssetOwner: text("pending_asset_owner"),
+    pendingOperator: text("pending_operator"),
     /** When the payout parties were last changed (null: never since they were first set): the cash rail
      * refuses the device's orders until PAYOUT_CHANGE_DELAY_SECONDS after it. */
     payoutChangedAt: timestamp("payout_changed_at", { withTimezone: true }),
@@ -46,6 +62,7 @@ export const devices = pgTable(
     checkOneOf("devices", t.splitStatus, splitStatuses),
     unique("devices_split_address_key").on(t.splitAddress),
     index("devices_split_due_idx").on(t.id).where(splitDue),
+    index("devices_split_watch_idx").on(t.id).where(splitWatched),
   ],
 );
 
@@ -93,6 +110,9 @@ export const orders = pgTable(
     /** The order's key on the router (PaymentOrder.orderId), from order_onchain_id_seq. */
     onchainId: bigint("onchain_id", { mode: "bigint" }).notNull().unique("orders_onchain_id_key"),
     chainDeviceId: text("chain_device_id").notNull(),
+    /** The device id the order carries on-chain (PaymentOrder.deviceId): its device's asset key. Null for orders
+     * made before splits had asset keys, whose on-chain device id was chain_device_id. */
+    assetKey: text("asset_key"),
     voucherSignature: text("voucher_signature").notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     status: text("status", { enum: orderStatuses }).notNull().default("pending"),
