@@ -306,7 +306,7 @@ async function deployFactory(
     [...bps],
     admin.account.address,
     0,
-    RECIPIENT_CHANGE_DELAY,
+    Number(RECIPIENT_CHANGE_DELAY),
   ]);
   await factory.write.grantRole([await factory.read.SPLIT_MANAGER_ROLE(), manager.account.address]);
   await factory.write.grantRole([await factory.read.PAUSER_ROLE(), pauser.account.address]);

@@ -16,7 +16,7 @@ import { type Database, type Db, openDatabase } from "../../relayer/src/db/clien
 import { migrate } from "../../relayer/src/db/migrate.ts";
 import { events, orders } from "../../relayer/src/db/schema.ts";
 import { createLogger } from "../../relayer/src/logger.ts";
-import { splitsDue } from "../../relayer/src/payments/payout-parties.ts";
+import { splitsDue, splitsWatched } from "../../relayer/src/payments/payout-parties.ts";
 import { revenueOverviewQueries } from "../../relayer/src/payments/revenue-overview.ts";
 import { paidOrdersPage } from "../../relayer/src/payments/revenue-splits.ts";
 import { applyDeviceStates, insertFirstObservations, updateChangedStates } from "../../relayer/src/webhooks/device-status.ts";
@@ -265,6 +265,14 @@ describe("query plans on a database grown with history (PostgreSQL)", { skip: !s
     const due = await splitsDue(db);
     // i % 250 = 0 (no split yet: 8) or i % 333 = 0 and not i % 250 (failed: 6); pending and created ones are not due.
     assert.deepEqual(due.map((d) => d.splitStatus ?? "none").sort(), [...Array(8).fill("none"), ...Array(6).fill("failed")].sort());
+  });
+
+  it("the split provisioner reads the devices whose split's recipients it watches through a partial index", async () => {
+    const plan = await assertFlat("split watch", splitsWatched(db).toSQL(), new Set([...HISTORY_TABLES, "devices"]));
+    assert.ok(
+      [...walk(plan)].some(({ node }) => node["Index Name"] === "devices_split_watch_idx"),
+      JSON.stringify(plan, null, 1),
+    );
   });
 
   it("the device-status poller: no SELECT ... FOR UPDATE of every device, and a device row held elsewhere does not hold it up", async () => {

@@ -112,6 +112,12 @@ export function createMetrics() {
       registers,
     }),
 
+    splitUnrequestedProposals: new Counter({
+      name: "payg_split_unrequested_proposals_total",
+      help: "Recipient changes proposed on-chain for a device's split that are not the device's pending payout change (the asset owner can cancel them until the factory's delay ends)",
+      registers,
+    }),
+
     txFinished: new Counter({
       name: "payg_tx_finished_total",
       help: "Relayer transactions that reached a final state, by kind and status (mined, reverted, failed: would revert, or a nonce-gap filler whose nonce another transaction used)",

@@ -15,12 +15,13 @@
 // The hot wallet cannot change a split's recipients (it holds no factory role). A payout change of a device whose
 // split exists is recorded as pending; the split manager (an offline key) proposes it with `npm run splits --
 // propose`, anyone executes it after the factory's delay, and the provisioner's watch of such devices moves it to
-// the device's parties once the split pays them. What the old recipients earned stays theirs (the contract
+// the device's parties once the split pays them; the factory's events are followed too (split-events.ts), so a
+// change nobody requested is an alert when proposed and a mismatch when executed. What the old recipients earned stays theirs (the contract
 // credits each settlement's legs when it settles). A change closes the cash rail to the device for
 // PAYOUT_CHANGE_DELAY_SECONDS from the request, and again from the moment the split pays the new parties
 // (payments/cash-limits.ts).
 import { and, asc, eq } from "drizzle-orm";
-import { type Address, type Hex, encodeFunctionData, isAddressEqual } from "viem";
+import { type Address, type Hex, encodeFunctionData } from "viem";
 import { assetSplitFactoryAbi } from "../../../generated/abis.ts";
 import { splitAssetKey } from "../chain/split-address.ts";
 import { type ChainTransaction, enqueueTransaction } from "../chain/tx-sender.ts";
@@ -29,8 +30,9 @@ import { devices, splitDue, splitWatched } from "../db/schema.ts";
 import { ServiceError, errors } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createWorker } from "../jobs/worker.ts";
-import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
+import { followSplitEvents } from "./split-events.ts";
+import { checkRecipients, recordRecipients } from "./split-recipients.ts";
 
 export const CREATE_SPLIT_TX_KIND = "create_split";
 
@@ -72,51 +74,6 @@ export function payoutView(row: DeviceRow) {
 
 /** Whether the device's split exists on-chain as the relayer knows it (created, or paying other recipients). */
 const splitExists = (row: DeviceRow) => (row.splitStatus === "created" || row.splitStatus === "mismatch") && row.assetKey !== null;
-
-const same = (a: string | null, b: string) => a !== null && isAddressEqual(a as Address, b as Address);
-const pays = (onChain: Recipients, assetOwner: string | null, operator: string | null) =>
-  same(assetOwner, onChain.assetOwner) && same(operator, onChain.operator);
-
-/** Records what the device's split pays on-chain (`onChain`, just read) against the device's parties, in `tx` with
- * the device's row locked: the parties (created), a pending change (it took effect: the change becomes the
- * parties and the cash rail's delay starts again), or anyone else (mismatch, an alert). Returns the device. */
-async function recordRecipients(services: Services, tx: DbOrTx, deviceId: string, onChain: Recipients, logger: Logger) {
-  const [device] = await tx.select().from(devices).where(eq(devices.id, deviceId)).for("update");
-  let set: Partial<DeviceRow>;
-  if (pays(onChain, device.pendingAssetOwner, device.pendingOperator)) {
-    set = {
-      assetOwner: device.pendingAssetOwner,
-      operator: device.pendingOperator,
-      pendingAssetOwner: null,
-      pendingOperator: null,
-      splitStatus: "created",
-      payoutChangedAt: new Date(),
-    };
-    logger.info("a payout change took effect on-chain", { deviceId, split: device.splitAddress, ...onChain });
-  } else if (pays(onChain, device.assetOwner, device.operator)) {
-    set = { splitStatus: "created" };
-    if (device.splitStatus === "mismatch") logger.info("a device's split pays its payout parties again", { deviceId, split: device.splitAddress });
-  } else {
-    set = { splitStatus: "mismatch" };
-    if (device.splitStatus !== "mismatch") {
-      services.metrics.splitRecipientsMismatch.inc();
-      logger.error("a device's split pays recipients other than its payout parties: its payments are refused", {
-        deviceId,
-        split: device.splitAddress,
-        onChain,
-        parties: { assetOwner: device.assetOwner, operator: device.operator },
-      });
-    }
-  }
-  const [updated] = await tx.update(devices).set(set).where(eq(devices.id, deviceId)).returning();
-  return updated;
-}
-
-/** Reads the recipients of the device's split on-chain and records them (recordRecipients). */
-async function checkRecipients(services: Services, deviceId: string, split: Address, logger = services.logger): Promise<DeviceRow> {
-  const onChain = await services.chain.splitRecipients(split);
-  return services.database.db.transaction((tx) => recordRecipients(services, tx, deviceId, onChain, logger));
-}
 
 /** Asks for the device's split: computes its asset key from its parties, records the predicted address and
  * queues its creation unless it exists (then its recipients are read and recorded). Returns the device as it is
@@ -166,7 +123,9 @@ export async function requestSplit(services: Services, device: DeviceRow): Promi
  * A split paying other recipients: 409 split_recipients_mismatch. */
 export async function readySplit(services: Services, device: DeviceRow): Promise<{ split: Address; assetKey: Hex }> {
   const ready = (row: DeviceRow) =>
-    row.splitStatus === "created" && row.splitAddress && row.assetKey ? { split: row.splitAddress as Address, assetKey: row.assetKey as Hex } : undefined;
+    row.splitStatus === "created" && row.splitAddress && row.assetKey
+      ? { split: row.splitAddress as Address, assetKey: row.assetKey as Hex }
+      : undefined;
   if (device.splitStatus === "mismatch") throw splitRecipientsMismatch(device.id);
   const done = ready(device);
   if (done) return done;
@@ -213,7 +172,8 @@ export async function changePayoutParties(
     let set: Partial<DeviceRow>;
     if (splitExists(device)) {
       const pending = changed ? parties : null;
-      const requested = pending !== null && (device.pendingAssetOwner !== pending.assetOwner || device.pendingOperator !== pending.operator);
+      const requested =
+        pending !== null && (device.pendingAssetOwner !== pending.assetOwner || device.pendingOperator !== pending.operator);
       set = { pendingAssetOwner: pending?.assetOwner ?? null, pendingOperator: pending?.operator ?? null };
       // A new request starts the delay during which the cash rail refuses the device's orders (cash-limits.ts).
       if (requested) {
@@ -284,13 +244,17 @@ export function createSplitProvisioner(services: Services) {
     for (const { id } of waiting) await recordRecipients(services, tx, id, onChain, logger);
   });
 
+  let provisionedAt = Number.NEGATIVE_INFINITY;
   async function tick(): Promise<number> {
-    for (const device of await splitsDue(db)) await requestSplit(services, device);
-    const watched = await splitsWatched(db);
-    for (const device of watched) {
+    if (Date.now() - provisionedAt >= PROVISION_INTERVAL_MS) {
+      for (const device of await splitsDue(db)) await requestSplit(services, device);
+      provisionedAt = Date.now();
+    }
+    await followSplitEvents(services, logger);
+    for (const device of await splitsWatched(db)) {
       if (device.splitAddress) await checkRecipients(services, device.id, device.splitAddress as Address, logger);
     }
-    return watched.length > 0 ? WATCH_INTERVAL_MS : PROVISION_INTERVAL_MS;
+    return WATCH_INTERVAL_MS;
   }
 
   return createWorker({
@@ -303,9 +267,9 @@ export function createSplitProvisioner(services: Services) {
   });
 }
 
-/** After a pass: failed creations are asked for again this often (quotes ask at once). */
+/** Failed creations are asked for again this often (quotes ask at once). */
 const PROVISION_INTERVAL_MS = 60_000;
-/** After a pass with watched splits: how soon their recipients are read again (an executed change is picked up
- * within this). */
+/** The factory's events and the watched splits are read this often: an executed change is picked up, and a
+ * proposal nobody requested alerted on, within it (a partial-index read, eth_blockNumber and eth_getLogs). */
 const WATCH_INTERVAL_MS = 5_000;
 const PROVISION_RETRY_MS = 5_000;

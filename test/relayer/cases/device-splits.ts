@@ -1,13 +1,15 @@
 // Every device pays out through its own split (an AssetSplitFactory clone): each payment's yield-deposited
 // event comes from the paid device's split and credits that device's asset owner and operator; earnings are
-// per tenant; a change of the payout parties splits earlier and later payments; a split's creation survives
-// a relayer killed between signing and broadcasting it, without a second one.
+// per tenant; a change of the payout parties waits for the split manager (npm run splits), then splits earlier
+// and later payments; a split paying anyone else refuses the device's payments; a split's creation survives a
+// relayer killed between signing and broadcasting it, without a second one.
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { before, describe, it } from "node:test";
-import { type Address, type Hex, createPublicClient, http, keccak256, parseEventLogs, toHex } from "viem";
+import { type Address, type Hex, createPublicClient, encodeAbiParameters, http, keccak256, parseEventLogs, toHex } from "viem";
 import { assetSplitAbi, assetSplitFactoryAbi } from "../../../generated/abis.ts";
-import { SAMPLE_PARTY_ACCOUNTS, localAccount, otherSampleSeedSpec } from "../../../lib/sample-data.ts";
+import { SAMPLE_PARTY_ACCOUNTS, localAccount, localPrivateKey, otherSampleSeedSpec } from "../../../lib/sample-data.ts";
+import { splitsCommand } from "../../../scripts/splits.ts";
 import { startRpcProxy } from "../../support/rpc-proxy.ts";
 import { createOrder, pay, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
@@ -17,7 +19,26 @@ import { expectError } from "./expect.ts";
 const address = (index: number) => localAccount(index).address;
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
-type Asset = { deviceId: string; payout: { assetOwner: string; operator: string; split: string; splitStatus: string } };
+type Asset = {
+  deviceId: string;
+  payout: {
+    assetOwner: string;
+    operator: string;
+    split: string;
+    splitStatus: string;
+    assetKey: Hex;
+    pendingChange: { assetOwner: string; operator: string } | null;
+  };
+};
+
+/** The asset key of a device's split: its chainDeviceId bound to the split's first recipients. */
+const assetKeyOf = (chainDeviceId: Hex, assetOwner: string, operator: string) =>
+  keccak256(
+    encodeAbiParameters(
+      [{ type: "bytes32" }, { type: "address" }, { type: "address" }],
+      [chainDeviceId, assetOwner as Address, operator as Address],
+    ),
+  );
 
 export function deviceSplitCases(stack: () => Stack) {
   describe("each device's own split", () => {
@@ -56,6 +77,34 @@ export function deviceSplitCases(stack: () => Stack) {
 
     const client = (s: Stack) => createPublicClient({ transport: http(s.chain.rpcUrl) });
 
+    /** The split manager's command (account 13's key), as an operator runs it against the stack's chain. */
+    const splits = (s: Stack, ...args: string[]) =>
+      splitsCommand(args, {
+        RPC_URL: s.chain.rpcUrl,
+        DEPLOYMENT: s.chain.deploymentId,
+        SPLIT_MANAGER_PRIVATE_KEY: localPrivateKey(LOCAL_ACCOUNT_INDEX.splitManager),
+      });
+
+    /** Proposes a change as the split manager, moves the chain past the factory's delay and executes it. */
+    async function changeOnChain(s: Stack, assetKey: Hex, assetOwner: string, operator: string) {
+      assert.match(await splits(s, "propose", assetKey, assetOwner, operator), /^proposed: 0x/);
+      const shown = JSON.parse(await splits(s, "show", assetKey));
+      assert.equal(shown.pendingChange.assetOwner, assetOwner);
+      await s.chain.rpc("evm_increaseTime", [shown.recipientChangeDelaySeconds]);
+      assert.match(await splits(s, "execute", assetKey), /^executed: 0x/);
+    }
+
+    /** Waits until GET /v1/assets shows `deviceId` as `check` wants it (the relayer picks changes up from the chain). */
+    async function assetUntil(s: Stack, deviceId: string, check: (a: Asset) => boolean, what: string, token = jwt): Promise<Asset> {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const found = await asset(s, deviceId, token);
+        if (check(found)) return found;
+        assert.ok(Date.now() < deadline, `${deviceId}: ${what}; last seen ${JSON.stringify(found.payout)}`);
+        await sleep(250);
+      }
+    }
+
     async function asset(s: Stack, deviceId: string, token = jwt): Promise<Asset> {
       const list = await s.api("GET", "/v1/assets", { token });
       assert.equal(list.status, 200, list.text);
@@ -84,11 +133,14 @@ export function deviceSplitCases(stack: () => Stack) {
       // The split's address is the factory's own prediction.
       const factory = s.chain.record.contracts.AssetSplitFactory!.address;
       const device = await s.api("GET", "/v1/devices/kiosk-nbo-001", { token: s.sample.developerKey });
+      // Its asset key binds the device's key to the split's first recipients; the split's address is the factory's
+      // own prediction for it.
+      assert.equal(a.payout.assetKey, assetKeyOf(device.body.chainDeviceId, a.payout.assetOwner, a.payout.operator));
       const predicted = await client(s).readContract({
         address: factory,
         abi: assetSplitFactoryAbi,
         functionName: "predictSplit",
-        args: [device.body.chainDeviceId],
+        args: [a.payout.assetKey],
       });
       assert.equal(a.payout.split, predicted);
       assert.deepEqual(device.body.payout, a.payout);
@@ -155,7 +207,7 @@ export function deviceSplitCases(stack: () => Stack) {
       expectError(await s.api("GET", "/v1/assets", { token: other.key }), 401, "unauthorized");
     });
 
-    it("splits payments before and after a change of the payout parties between the former and the new recipients", async () => {
+    it("a payout change waits for the split manager, then splits payments between the former and the new recipients", async () => {
       const s = stack();
       const deviceId = "kiosk-nbo-002";
       const before = await asset(s, deviceId);
@@ -197,17 +249,20 @@ export function deviceSplitCases(stack: () => Stack) {
         body: { assetOwner: newOwner, operator: before.payout.operator },
       });
       assert.equal(changed.status, 200, changed.text);
-      assert.equal(changed.body.payout.assetOwner, newOwner);
-      assert.ok(changed.body.transactionId);
-      // The change reaches the chain through the relayer's sender.
+      // Nothing is sent by the hot wallet: the device keeps paying its parties, the change waits for the manager.
+      assert.equal(changed.body.transactionId, null);
+      assert.equal(changed.body.payout.assetOwner, formerOwner);
+      assert.deepEqual(changed.body.payout.pendingChange, { assetOwner: newOwner, operator: before.payout.operator });
+      assert.equal(changed.body.payout.assetKey, before.payout.assetKey, "the split and its asset key stay");
       const split = before.payout.split as Address;
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const [recipients] = await client(s).readContract({ address: split, abi: assetSplitAbi, functionName: "legs" });
-        if (same(recipients[0], newOwner)) break;
-        assert.ok(Date.now() < deadline, "the split's recipients were not replaced on-chain");
-        await sleep(200);
-      }
+      const [unchanged] = await client(s).readContract({ address: split, abi: assetSplitAbi, functionName: "legs" });
+      assert.ok(same(unchanged[0], formerOwner), "the split still pays the former owner");
+
+      // The split manager proposes it, anyone executes it after the factory's delay; the relayer picks it up.
+      await changeOnChain(s, before.payout.assetKey, newOwner, before.payout.operator);
+      const after = await assetUntil(s, deviceId, (a) => same(a.payout.assetOwner, newOwner), "the change taken up");
+      assert.equal(after.payout.pendingChange, null);
+      assert.equal(after.payout.splitStatus, "created");
       // The portal's Assets page shows the new parties.
       const page = await s.api("GET", "/portal/devices", { headers: { cookie: `payg_session=${jwt}` } });
       assert.equal(page.status, 200);
@@ -231,6 +286,61 @@ export function deviceSplitCases(stack: () => Stack) {
         })) >= first.deposit.args.assetOwnerAmount,
         true,
       );
+    });
+
+    it("a split paying recipients nobody requested refuses the device's payments (409 split_recipients_mismatch) until resolved", async () => {
+      const s = stack();
+      // A device of the second tenant (the first one's device list stays as the other cases expect it).
+      const deviceId = "kiosk-kla-mismatch";
+      await s.seed({
+        tenant: otherSampleSeedSpec().tenant,
+        devices: [
+          {
+            id: deviceId,
+            name: "Kiosk of the mismatch case",
+            deviceClass: "solar-kiosk",
+            region: "UG-102",
+            tiers: { "30m": 300_000 },
+            assetOwner: address(SAMPLE_PARTY_ACCOUNTS.otherOwner),
+            operator: address(SAMPLE_PARTY_ACCOUNTS.otherOperator),
+          },
+        ],
+      });
+      const quote = () => s.api("POST", "/v1/quote", { body: { deviceId, chain: "local", token: "USDC", tier: "30m" } });
+      const deadline = Date.now() + 60_000;
+      let first = await quote();
+      while (first.status === 409 && Date.now() < deadline) {
+        await sleep(500);
+        first = await quote();
+      }
+      assert.equal(first.status, 201, first.text);
+      const login = await s.api("POST", "/v1/auth/login", { body: { email: other.email, password: other.password } });
+      assert.equal(login.status, 200, login.text);
+      const token: string = login.body.token;
+      const created = await asset(s, deviceId, token);
+      assert.equal(created.payout.splitStatus, "created");
+
+      // A change the tenant never asked for is proposed and executed on-chain (a stolen manager key, say).
+      const thief = address(LOCAL_ACCOUNT_INDEX.spare);
+      await changeOnChain(s, created.payout.assetKey, thief, thief);
+      const mismatched = await assetUntil(s, deviceId, (a) => a.payout.splitStatus === "mismatch", "a mismatch", token);
+      assert.ok(same(mismatched.payout.assetOwner, address(SAMPLE_PARTY_ACCOUNTS.otherOwner)), "the device's parties stay");
+      const refused = await quote();
+      expectError(refused, 409, "split_recipients_mismatch");
+      assert.match(refused.body.error.message, new RegExp(`device ${deviceId}`));
+      const metrics = await s.api("GET", "/metrics");
+      assert.match(metrics.text, /^payg_split_recipients_mismatched_devices [1-9]/m);
+      assert.match(metrics.text, /^payg_split_unrequested_proposals_total [1-9]/m);
+
+      // Resolved: the manager puts the device's parties back; the relayer reads them and takes payments again.
+      await changeOnChain(
+        s,
+        created.payout.assetKey,
+        address(SAMPLE_PARTY_ACCOUNTS.otherOwner),
+        address(SAMPLE_PARTY_ACCOUNTS.otherOperator),
+      );
+      await assetUntil(s, deviceId, (a) => a.payout.splitStatus === "created", "resolved", token);
+      assert.equal((await quote()).status, 201);
     });
 
     it(
@@ -262,6 +372,7 @@ export function deviceSplitCases(stack: () => Stack) {
           assert.equal(set.status, 200, set.text);
           assert.equal(set.body.transactionId, null);
           assert.equal(set.body.payout.splitStatus, "none");
+          const chainDeviceId = keccak256(toHex(deviceId));
 
           const nonceBefore = await chain.getTransactionCount({ address: relayer });
           const fromBlock = await chain.getBlockNumber({ cacheTime: 0 });
@@ -287,7 +398,7 @@ export function deviceSplitCases(stack: () => Stack) {
           assert.equal(quoted.status, 201, quoted.text);
           // This asset's creations and the hot wallet's transactions about it (other devices' splits may be
           // created meanwhile when this case runs alone).
-          const assetKey = keccak256(toHex(deviceId));
+          const assetKey = assetKeyOf(chainDeviceId, owner, address(SAMPLE_PARTY_ACCOUNTS.otherOperator));
           const created = parseEventLogs({
             abi: assetSplitFactoryAbi,
             eventName: "SplitCreated",
@@ -298,7 +409,8 @@ export function deviceSplitCases(stack: () => Stack) {
           const sent = [];
           for (let n = fromBlock + 1n; n <= (await chain.getBlockNumber({ cacheTime: 0 })); n++) {
             const block = await chain.getBlock({ blockNumber: n, includeTransactions: true });
-            sent.push(...block.transactions.filter((tx) => same(tx.from, relayer) && tx.input.includes(assetKey.slice(2))));
+            // The creation's calldata carries the device's key and recipients (the factory derives the asset key).
+            sent.push(...block.transactions.filter((tx) => same(tx.from, relayer) && tx.input.includes(chainDeviceId.slice(2))));
           }
           assert.equal(sent.length, 1, "the hot wallet sent one transaction for the asset");
           assert.ok(sent[0]!.nonce >= nonceBefore);
