@@ -21,7 +21,17 @@
 // Environment: RPC_URL (default http://127.0.0.1:8545), DEPLOYMENT (the deployment record, default chain-31337).
 import { pathToFileURL } from "node:url";
 import pg from "pg";
-import { type Address, type Hex, createPublicClient, createWalletClient, encodeFunctionData, getAddress, http, isAddress, isHex } from "viem";
+import {
+  type Address,
+  type Hex,
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  getAddress,
+  http,
+  isAddress,
+  isHex,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { assetSplitAbi, assetSplitFactoryAbi } from "../generated/abis.ts";
 import { loadDeploymentRecord } from "../ignition/deployment-records.ts";
@@ -32,7 +42,8 @@ const USAGE =
 type Env = Record<string, string | undefined>;
 
 function assetKeyArg(value: string | undefined): Hex {
-  if (!value || !isHex(value) || value.length !== 66) throw new Error(`an asset key is 0x and 64 hex digits, not ${value ?? "nothing"}\n${USAGE}`);
+  if (!value || !isHex(value) || value.length !== 66)
+    throw new Error(`an asset key is 0x and 64 hex digits, not ${value ?? "nothing"}\n${USAGE}`);
   return value;
 }
 
@@ -93,7 +104,8 @@ export async function splitsCommand(args: string[], env: Env = process.env): Pro
         {
           split,
           recipients: { assetOwner: recipients[0], operator: recipients[1], protocol: recipients[2] },
-          pendingChange: executableAt === 0 ? null : { assetOwner: owner, operator, executableAt: new Date(executableAt * 1000).toISOString() },
+          pendingChange:
+            executableAt === 0 ? null : { assetOwner: owner, operator, executableAt: new Date(executableAt * 1000).toISOString() },
           locked,
           recipientChangeDelaySeconds: delay,
         },

@@ -18,13 +18,10 @@ export const PayoutParties = z
       description:
         "The split's asset key, keccak256(abi.encode(chainDeviceId, first asset owner, first operator)): the device id on-chain orders carry. Null until the split is first requested",
     }),
-    pendingChange: z
-      .object({ assetOwner: z.string(), operator: z.string() })
-      .nullable()
-      .openapi({
-        description:
-          "Payout parties requested for a device whose split exists: they take effect when the split manager's change is executed on-chain (after the split factory's delay). Null: none",
-      }),
+    pendingChange: z.object({ assetOwner: z.string(), operator: z.string() }).nullable().openapi({
+      description:
+        "Payout parties requested for a device whose split exists: they take effect when the split manager's change is executed on-chain (after the split factory's delay). Null: none",
+    }),
   })
   .openapi("PayoutParties");
 
@@ -34,7 +31,9 @@ export const Device = z
     name: z.string(),
     deviceClass: z.string().openapi({ example: "solar-kiosk" }),
     region: z.string().openapi({ example: "KE-30" }),
-    chainDeviceId: z.string().openapi({ description: "keccak256 of the id: the device's own key, from which its split's asset key (payout.assetKey) is derived" }),
+    chainDeviceId: z
+      .string()
+      .openapi({ description: "keccak256 of the id: the device's own key, from which its split's asset key (payout.assetKey) is derived" }),
     tiers: z.array(z.object({ tier: z.string(), durationSeconds: z.number().int(), priceUsd: z.number() })),
     payout: PayoutParties,
     createdAt: z.string(),
