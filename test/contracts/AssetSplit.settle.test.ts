@@ -39,9 +39,9 @@ describe("AssetSplit.settle", () => {
     assert.equal(depositorRole, keccak256(toHex("DEPOSITOR_ROLE")));
     assert.equal(depositorRole, await p.factory.read.DEPOSITOR_ROLE());
     await p.token.write.mint([p.split.address, USDC(1)]);
-    // The factory's admin, pauser, split creator and manager, the recipients: none of them settles.
-    const { stranger, admin, assetOwner, pauser, agent } = p.accounts;
-    for (const caller of [stranger, admin, assetOwner, pauser, agent]) {
+    // The factory's admin, pauser and split manager, the recipients: none of them settles.
+    const { stranger, admin, assetOwner, pauser, agent, manager } = p.accounts;
+    for (const caller of [stranger, admin, assetOwner, pauser, agent, manager]) {
       await viem.assertions.revertWithCustomErrorWithArgs(
         (await splitAs(p, caller)).write.settle([ref(1), USDC(1)]),
         p.split,
