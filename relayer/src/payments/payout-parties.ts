@@ -103,12 +103,13 @@ export async function requestSplit(services: Services, device: DeviceRow): Promi
     if (splitExists(current) || current.splitStatus === "pending") return current;
     // The parties changed since they were read: the next request derives the key from the new ones.
     if (current.assetOwner !== device.assetOwner || current.operator !== device.operator) return current;
-    // A failed creation is asked for again under a new ref (the old one stays the failed transaction's).
-    const ref =
-      current.splitStatus === "failed" && current.splitAddress === split
-        ? `${CREATE_SPLIT_TX_KIND}:${split}:${newId("retry")}`
-        : `${CREATE_SPLIT_TX_KIND}:${split}`;
-    await enqueueTransaction(tx, { kind: CREATE_SPLIT_TX_KIND, ref, to: chain.splitFactory, data });
+    const creation = { kind: CREATE_SPLIT_TX_KIND, to: chain.splitFactory, data };
+    const { row, created } = await enqueueTransaction(tx, { ...creation, ref: `${CREATE_SPLIT_TX_KIND}:${split}` });
+    // A creation of this split that failed before (the device's parties may have changed and come back since) is
+    // asked for again under a new ref (the old one stays the failed transaction's).
+    if (!created && (row.status === "failed" || row.status === "reverted")) {
+      await enqueueTransaction(tx, { ...creation, ref: `${CREATE_SPLIT_TX_KIND}:${split}:${newId("retry")}` });
+    }
     const [updated] = await tx
       .update(devices)
       .set({ splitAddress: split, assetKey, splitStatus: "pending" })
