@@ -19,6 +19,8 @@
 // Check every request with the tenant out of band before proposing it: the delay lets the asset owner cancel a
 // change it did not ask for, and the relayer alerts on a split that pays anyone but the device's parties.
 // Environment: RPC_URL (default http://127.0.0.1:8545), DEPLOYMENT (the deployment record, default chain-31337).
+// On the local chain (id 31337) the keys default to the local stack's split manager, account 13 of Hardhat's
+// well-known test mnemonic; on any other chain they must be given.
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import {
@@ -35,6 +37,11 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { assetSplitAbi, assetSplitFactoryAbi } from "../generated/abis.ts";
 import { loadDeploymentRecord } from "../ignition/deployment-records.ts";
+import { localPrivateKey } from "../lib/sample-data.ts";
+
+/** The local chain's id, where the local stack's split manager (account 13) is the default signer. */
+const LOCAL_CHAIN_ID = 31337;
+const LOCAL_SPLIT_MANAGER = 13;
 
 const USAGE =
   "usage: npm run splits -- pending | show <assetKey> | propose <assetKey> <assetOwner> <operator> [--print] | execute <assetKey> | cancel <assetKey> [--print]";
@@ -52,7 +59,7 @@ function addressArg(value: string | undefined, what: string): Address {
   return getAddress(value);
 }
 
-function keyFrom(env: Env, ...names: string[]): Hex {
+function keyFrom(env: Env, chainId: number, ...names: string[]): Hex {
   for (const name of names) {
     const key = env[name];
     if (key) {
@@ -60,6 +67,7 @@ function keyFrom(env: Env, ...names: string[]): Hex {
       return key as Hex;
     }
   }
+  if (chainId === LOCAL_CHAIN_ID) return localPrivateKey(LOCAL_SPLIT_MANAGER);
   throw new Error(`set ${names.join(" or ")} (or use --print and sign the transaction elsewhere)`);
 }
 
@@ -69,6 +77,8 @@ export async function splitsCommand(args: string[], env: Env = process.env): Pro
   const print = rest.includes("--print");
   const positional = rest.filter((a) => a !== "--print");
   if (command === "pending") return pending(env);
+  if (!["show", "propose", "execute", "cancel"].includes(command ?? "")) throw new Error(USAGE);
+  assetKeyArg(positional[0]);
   const record = await loadDeploymentRecord(env.DEPLOYMENT ?? "chain-31337");
   const factory = record.contracts.AssetSplitFactory?.address;
   if (!factory) throw new Error(`deployment ${record.deploymentId} has no AssetSplitFactory`);
@@ -80,8 +90,8 @@ export async function splitsCommand(args: string[], env: Env = process.env): Pro
   /** Sends `data` to the factory with `key` and waits for it, or (--print) writes it for another signer. */
   async function send(data: Hex, keyNames: string[], what: string): Promise<string> {
     if (print) return JSON.stringify({ to: factory, data }, null, 2);
-    const account = privateKeyToAccount(keyFrom(env, ...keyNames));
     const chainId = await client.getChainId();
+    const account = privateKeyToAccount(keyFrom(env, chainId, ...keyNames));
     const wallet = createWalletClient({ account, transport, chain: { id: chainId } as never });
     const hash = await wallet.sendTransaction({ to: factory, data, chain: null });
     const receipt = await client.waitForTransactionReceipt({ hash });

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { before, describe, it } from "node:test";
 import { type Address, type Hex, createPublicClient, encodeAbiParameters, http, keccak256, parseEventLogs, toHex } from "viem";
 import { assetSplitAbi, assetSplitFactoryAbi } from "../../../generated/abis.ts";
-import { SAMPLE_PARTY_ACCOUNTS, localAccount, localPrivateKey, otherSampleSeedSpec } from "../../../lib/sample-data.ts";
+import { SAMPLE_PARTY_ACCOUNTS, localAccount, otherSampleSeedSpec } from "../../../lib/sample-data.ts";
 import { splitsCommand } from "../../../scripts/splits.ts";
 import { startRpcProxy } from "../../support/rpc-proxy.ts";
 import { createOrder, pay, waitForOrder } from "../../support/pay.ts";
@@ -77,13 +77,9 @@ export function deviceSplitCases(stack: () => Stack) {
 
     const client = (s: Stack) => createPublicClient({ transport: http(s.chain.rpcUrl) });
 
-    /** The split manager's command (account 13's key), as an operator runs it against the stack's chain. */
-    const splits = (s: Stack, ...args: string[]) =>
-      splitsCommand(args, {
-        RPC_URL: s.chain.rpcUrl,
-        DEPLOYMENT: s.chain.deploymentId,
-        SPLIT_MANAGER_PRIVATE_KEY: localPrivateKey(LOCAL_ACCOUNT_INDEX.splitManager),
-      });
+    /** The split manager's command as an operator runs it against the stack's chain (on a local chain its key
+     * defaults to the local stack's split manager, account 13). */
+    const splits = (s: Stack, ...args: string[]) => splitsCommand(args, { RPC_URL: s.chain.rpcUrl, DEPLOYMENT: s.chain.deploymentId });
 
     /** Proposes a change as the split manager, moves the chain past the factory's delay and executes it. */
     async function changeOnChain(s: Stack, assetKey: Hex, assetOwner: string, operator: string) {
@@ -258,6 +254,11 @@ export function deviceSplitCases(stack: () => Stack) {
       const [unchanged] = await client(s).readContract({ address: split, abi: assetSplitAbi, functionName: "legs" });
       assert.ok(same(unchanged[0], formerOwner), "the split still pays the former owner");
 
+      // For a multisig or KMS signer, the command writes the proposal's transaction instead of sending it.
+      const printed = JSON.parse(await splits(s, "propose", before.payout.assetKey, newOwner, before.payout.operator, "--print"));
+      assert.ok(same(printed.to, s.chain.record.contracts.AssetSplitFactory!.address));
+      assert.match(printed.data, /^0x[0-9a-f]+$/);
+      assert.equal(JSON.parse(await splits(s, "show", before.payout.assetKey)).pendingChange, null, "--print sends nothing");
       // The split manager proposes it, anyone executes it after the factory's delay; the relayer picks it up.
       await changeOnChain(s, before.payout.assetKey, newOwner, before.payout.operator);
       const after = await assetUntil(s, deviceId, (a) => same(a.payout.assetOwner, newOwner), "the change taken up");
