@@ -1,7 +1,7 @@
 // Paying orders on a local chain through every rail, as the service and its users would: the quote signer
 // (account 1) signs each order's voucher, a payer signs a permit bound to the order, and the transactions go
 // to the node. An order settles through its device's split, created by the split factory (the agent, account 2,
-// creates those and manages their recipients; pay() creates a device's split the first time it is paid). Typed data comes from sdk/payment-order.ts,
+// creates those and manages their recipients; pay() creates a device's split the first time it is paid). Typed data comes from sdk/src/payment-order.ts,
 // ABIs from generated/abis.ts, addresses from the deployment record.
 import { randomBytes } from "node:crypto";
 import {
@@ -18,7 +18,7 @@ import {
   toHex,
 } from "viem";
 import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi, testStablecoinAbi } from "../../generated/abis.ts";
-import { type PaymentOrder, orderTypedData, permitSignatureParts, permitTypedData } from "../../sdk/payment-order.ts";
+import { type PaymentOrder, orderTypedData, permitSignatureParts, permitTypedData } from "../../sdk/src/payment-order.ts";
 import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "./local-chain.ts";
 
 export type Rail = "permit" | "approval" | "cash";

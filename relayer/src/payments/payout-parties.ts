@@ -17,6 +17,7 @@ import { ServiceError, errors } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
+import { checksummed } from "../representation.ts";
 
 export const CREATE_SPLIT_TX_KIND = "create_split";
 export const SET_RECIPIENTS_TX_KIND = "set_split_recipients";
@@ -38,9 +39,9 @@ export function splitNotReady(deviceId: string, why: string): ServiceError {
 /** The device's payout parties and split, as the device routes show them. */
 export function payoutView(row: DeviceRow) {
   return {
-    assetOwner: row.assetOwner,
-    operator: row.operator,
-    split: row.splitAddress,
+    assetOwner: row.assetOwner === null ? null : checksummed(row.assetOwner),
+    operator: row.operator === null ? null : checksummed(row.operator),
+    split: row.splitAddress === null ? null : checksummed(row.splitAddress),
     splitStatus: row.splitStatus ?? ("none" as const),
   };
 }
