@@ -35,6 +35,18 @@ const DOMAIN_FILES = [
   "relayer/src/db/**/*.ts",
   "relayer/src/energy/telemetry/**/*.ts",
   "relayer/src/energy/anchoring/**/*.ts",
+  // The sandbox's domain; its HTTP side is energy/api.ts, energy/sandbox-api.ts, energy/routes/ (the envelope
+  // included) and the two pieces of auth/ that read requests (require-token.ts, client-authentication.ts).
+  "relayer/src/energy/errors.ts",
+  "relayer/src/energy/capabilities.ts",
+  "relayer/src/energy/devices.ts",
+  "relayer/src/energy/evidence.ts",
+  "relayer/src/energy/maintenance-worker.ts",
+  "relayer/src/energy/sample-data.ts",
+  "relayer/src/energy/seed.ts",
+  "relayer/src/energy/workers.ts",
+  "relayer/src/energy/auth/client-credentials.ts",
+  "relayer/src/energy/auth/tokens.ts",
 ];
 
 /** Every rule set beyond (or otherwise than) typescript-eslint's recommended set: where, how and why. */
@@ -102,15 +114,21 @@ export const ruleSettings = [
               regex: "(^|/)(http|v1|portal|checkout|energy/routes|routes)/",
               message: "The domain knows nothing of HTTP: throw errors.ts's ServiceError and return the domain's own types.",
             },
+            {
+              // The sandbox's routers, beside its domain files (energy/api.ts, energy/sandbox-api.ts).
+              regex: "(^|/)(energy/|\\.\\./|\\./)(sandbox-)?api\\.ts$",
+              message: "The domain knows nothing of HTTP: the sandbox's routes map its types and errors.",
+            },
             { regex: "^hono/", message: "The domain knows nothing of HTTP: the routes map its types and errors." },
           ],
         },
       ],
     },
     reason:
-      "Layers: the domain (payments, webhooks, chain, devices, events, jobs, the database, the sandbox's telemetry " +
-      "and anchoring) returns its own types and throws its own errors; the routes (v1/, the sandbox's routes, the " +
-      "pages) map them to their interface. An import the other way fails here (the patch rules above apply too).",
+      "Layers: the domain (payments, webhooks, chain, devices, events, jobs, the database, the sandbox's domain: " +
+      "its errors, telemetry, anchoring, devices, evidence, clients and tokens) returns its own types and throws " +
+      "its own errors; the routes (v1/, the sandbox's routes, the pages) map them to their interface. An import " +
+      "the other way fails here (the patch rules above apply too).",
   },
   {
     files: ["test/support/unchecked-json.ts"],
@@ -127,6 +145,8 @@ export default defineConfig(
     "artifacts/**",
     "cache/**",
     "generated/**",
+    "sdk/dist/**",
+    "sdk/src/generated/**",
     "coverage/**",
     ".local/**",
     "**/.ponder/**",

@@ -14,7 +14,7 @@
 //             the block's own timestamp has a resolution of one second)
 //   success   GET /v1/orders/{id} answering status "success" (polled every --poll-ms, default 5 ms)
 //   sse       the payment.succeeded event on the order's event stream (opened before paying)
-//   webhook   the payment.succeeded delivery, received and verified with sdk/webhooks.ts verifyWebhook
+//   webhook   the payment.succeeded delivery, received and verified with sdk/src/webhooks.ts verifyWebhook
 // each reported from mined and from submitted: p50, p90, p99, max.
 //
 //   node bench/e2e-latency.ts [--payments 200] [--warmup 5] [--db postgres|pglite|both]
@@ -30,9 +30,9 @@ import type { LoginResponse } from "../relayer/src/v1/auth.schemas.ts";
 import type { Order, RelayAccepted } from "../relayer/src/v1/orders.schemas.ts";
 import type { Quote } from "../relayer/src/v1/quote.schemas.ts";
 import type { CreatedWebhookSubscription } from "../relayer/src/v1/webhook-subscriptions.schemas.ts";
-import { serverSentEvents } from "../sdk/event-stream.ts";
-import { type OrderPermit, permitSignatureParts, signOrderPermit } from "../sdk/payment-order.ts";
-import { verifyWebhook } from "../sdk/webhooks.ts";
+import { serverSentEvents } from "../sdk/src/event-stream.ts";
+import { type OrderPermit, permitSignatureParts, signOrderPermit } from "../sdk/src/payment-order.ts";
+import { verifyWebhook } from "../sdk/src/webhooks.ts";
 import { type Stack, startStack } from "../test/support/stack.ts";
 import {
   type Headline,

@@ -17,7 +17,7 @@
 // signatures, and with them the calldata's zero bytes, from run to run), and the chain is put back to
 // the state it started in, so that contracts deploy at the same addresses on the next call.
 import { type Hex, keccak256, toHex } from "viem";
-import type { PaymentOrder } from "../sdk/payment-order.ts";
+import type { PaymentOrder } from "../sdk/src/payment-order.ts";
 import {
   FIXTURE_DEVICE,
   MAX_UINT256,

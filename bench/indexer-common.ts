@@ -4,7 +4,7 @@
 import os from "node:os";
 import { type Address, type Hex, encodeFunctionData } from "viem";
 import { paymentRouterAbi } from "../generated/abis.ts";
-import { orderTypedData, type PaymentOrder } from "../sdk/payment-order.ts";
+import { orderTypedData, type PaymentOrder } from "../sdk/src/payment-order.ts";
 import { selectedDatabaseKinds, type DatabaseKind } from "../test/support/databases.ts";
 import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "../test/support/local-chain.ts";
 import { createPayments, deviceId } from "../test/support/payments.ts";

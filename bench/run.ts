@@ -98,6 +98,14 @@ const BENCHMARKS: Bench[] = [
     quickArgs: ["--payments", "40", "--wallets", "20", "--seconds", "2", "--warmup", "1"],
   },
   {
+    name: "data-scale",
+    script: "data-scale.ts",
+    what: "database time of each list/stat route and worker at 10k, 100k and 1M orders",
+    databases: [],
+    args: [],
+    quickArgs: ["--quick"],
+  },
+  {
     name: "indexer-catchup",
     script: "indexer-catchup.ts",
     what: "indexer backfill throughput",

@@ -1,7 +1,7 @@
 // Benchmark: the webhook dispatcher of a real relayer process, on PostgreSQL and on PGlite. The relayer runs
 // as in production (a child process with all its workers, LOG_LEVEL=info, WEBHOOK_CONCURRENCY at its
 // default of 16) against a local chain and the device cloud (no indexer: nothing is paid here); one
-// subscription points at a receiver in this process that verifies every delivery with sdk/webhooks.ts
+// subscription points at a receiver in this process that verifies every delivery with sdk/src/webhooks.ts
 // verifyWebhook (both signatures) and answers 204.
 //
 // Events are test pings (POST /v1/webhooks/subscriptions/{id}/test): the route writes the event to the
@@ -22,7 +22,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { verifyWebhook } from "../sdk/webhooks.ts";
+import { verifyWebhook } from "../sdk/src/webhooks.ts";
 import { type Stack, startStack } from "../test/support/stack.ts";
 import {
   type Headline,

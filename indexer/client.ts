@@ -35,7 +35,7 @@
 // newest first by settlement id (Ponder's event id, chain order): pass the last id read as `before` for the
 // next page. (They are not a stream: a reorg between two pages is not reported. Follow payments with
 // `paidOrdersAfter`.) Lists of splits are queried in chunks, so any number may be passed.
-import { and, asc, createClient, desc, eq, gt, gte, inArray, lt, lte, or, type Client, type SQL } from "@ponder/client";
+import { and, asc, createClient, desc, eq, gt, gte, inArray, lt, lte, type Client, type SQL } from "@ponder/client";
 import { pgTable, text } from "drizzle-orm/pg-core";
 import { pad, toHex, type Hex } from "viem";
 import { emptyNetworkStats } from "./network-stats.ts";
@@ -287,6 +287,36 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     return rows.map(({ row, splitAssetKey, deviceId }) => ({ ...row, assetKey: splitAssetKey ?? deviceId }));
   }
 
+  /** The recipient's credits in `splits` before settlement id `before`, newest first, at most `limit`, each
+   * with its settlement and asset (see SplitSettlement). */
+  async function participantSettlementsQuery(
+    who: Hex,
+    splits: Hex[],
+    before: string | undefined,
+    limit: number,
+  ): Promise<SplitSettlement[]> {
+    const conditions = [eq(schema.settlementCredits.recipient, who), inArray(schema.settlementCredits.split, splits)];
+    if (before !== undefined) conditions.push(lt(schema.settlementCredits.settlementId, before));
+    const rows = await read((onCheckpoint) =>
+      db
+        .select({
+          row: schema.settlements,
+          splitAssetKey: schema.splits.assetKey,
+          deviceId: schema.orders.deviceId,
+          indexed: ponderCheckpoint.latestCheckpoint,
+        })
+        .from(schema.settlementCredits)
+        .innerJoin(schema.settlements, eq(schema.settlements.id, schema.settlementCredits.settlementId))
+        .leftJoin(schema.splits, eq(schema.splits.address, schema.settlements.split))
+        .leftJoin(schema.orders, eq(schema.orders.orderId, schema.settlements.orderId))
+        .leftJoin(ponderCheckpoint, onCheckpoint)
+        .where(and(...conditions))
+        .orderBy(desc(schema.settlementCredits.settlementId))
+        .limit(limit),
+    );
+    return rows.map(({ row, splitAssetKey, deviceId }) => ({ ...row, assetKey: splitAssetKey ?? deviceId }));
+  }
+
   const api = {
     /** The underlying `@ponder/client` client, for queries not covered here (typed by ponder.schema.ts). */
     client,
@@ -461,7 +491,9 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     },
 
     /** The settlements of `splits` that credited `recipient` (on any leg), newest first (see
-     * SettlementPageOptions), each with its split, its asset and what it credited the recipient. */
+     * SettlementPageOptions), each with its split, its asset and what it credited the recipient. Read through
+     * the recipient's credits (settlement_credits, keyed by recipient and settlement id): each chunk of splits
+     * reads the recipient's newest credits until it has `limit` of them, not every settlement of the splits. */
     async participantSettlements(
       recipient: Hex,
       splits: readonly Hex[],
@@ -469,17 +501,8 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
     ): Promise<ParticipantSettlement[]> {
       const who = checkAddress(recipient);
       const { before, limit } = checkPage(page);
-      const credits = or(
-        eq(schema.settlements.assetOwner, who),
-        eq(schema.settlements.operator, who),
-        eq(schema.settlements.protocol, who),
-      )!;
       // Each chunk of splits gives its newest `limit`; the newest `limit` of them all are the page.
-      const rows = await inChunks(splits.map(checkAddress), (chunk) => {
-        const conditions = [inArray(schema.settlements.split, chunk), credits];
-        if (before !== undefined) conditions.push(lt(schema.settlements.id, before));
-        return settlementsWithAsset(and(...conditions)!, limit);
-      });
+      const rows = await inChunks(splits.map(checkAddress), (chunk) => participantSettlementsQuery(who, chunk, before, limit));
       return rows
         .sort((a, b) => (a.id < b.id ? 1 : -1))
         .slice(0, limit)

@@ -167,6 +167,22 @@ export const splitParticipants = onchainTable(
   }),
 );
 
+/** Per settlement, each recipient it credited (one row for a recipient of several legs): a participant's
+ * settlements newest first are a range of the primary key (recipient, settlement id), however many other
+ * settlements the splits have (GET /v1/participants/{id}/earnings' latest settlements). */
+export const settlementCredits = onchainTable(
+  "settlement_credits",
+  (t) => ({
+    recipient: t.hex().notNull(),
+    /** settlements.id. */
+    settlementId: t.text().notNull(),
+    split: t.hex().notNull(),
+    /** The sum of the legs of the settlement credited to the recipient, in the split's token. */
+    credited: t.bigint().notNull(),
+  }),
+  (table) => ({ pk: primaryKey({ columns: [table.recipient, table.settlementId] }) }),
+);
+
 /** One row per withdrawal (AssetSplit.Withdrawn). */
 export const withdrawals = onchainTable(
   "withdrawals",

@@ -4,17 +4,15 @@
 // device powers on, the 50/40/10 split appears with its transaction, a signed webhook arrives at a local
 // receiver and verifies, the public stats move; then a cash payment by an agent for a device of another
 // asset owner, split by that device's own split into its own owner and operator; then a telemetry batch in
-// the sandbox that gets anchored on-chain.
+// the sandbox that gets anchored on-chain. The quote, the order, the signature, the relayed payment, the event
+// stream and the webhook's verification go through the SDK (sdk/src, the package integrators install).
 import { readFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
-import { createPublicClient, http as viemHttp, parseAbi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { repoRoot } from "../ignition/deployment-records.ts";
 import { call } from "../lib/api-call.ts";
-import { serverSentEvents } from "../sdk/event-stream.ts";
-import { paymentOrderOf, signOrderAuthorization, signOrderPermit } from "../sdk/payment-order.ts";
-import { verifyWebhook } from "../sdk/webhooks.ts";
+import { createPaymentClient, serverSentEvents, signOrderPayment, submitOrderPayment, unwrap, verifyWebhook } from "../sdk/src/index.ts";
 
 type StackFile = {
   /** demoWebhookReceiver: the one local callback URL `npm start` allowlists (DEMO_WEBHOOK_PORT). */
@@ -107,53 +105,38 @@ try {
 
   const statsBefore = await call("GET", `${api}/public/stats`);
   const deviceId = "kiosk-nbo-001";
-  const quote = await call("POST", `${api}/quote`, { deviceId, chain: "local", token: "USDC", tier: "1h" });
+  const client = createPaymentClient({ baseUrl: api });
+  const quote = unwrap(await client.POST("/quote", { body: { deviceId, chain: "local", token: "USDC", tier: "1h" } }), "POST /quote");
   say("Quote", `${deviceId}, tier 1h: $${quote.amountUsd} = ${quote.tokenAmount} USDC base units, locked until ${quote.expiresAt}`);
 
-  const order = await call("POST", `${api}/orders`, {
-    deviceId,
-    chain: "local",
-    token: "USDC",
-    amountUsd: quote.amountUsd,
-    quoteId: quote.quoteId,
-  });
+  const order = unwrap(
+    await client.POST("/orders", { body: { deviceId, chain: "local", token: "USDC", amountUsd: quote.amountUsd, quoteId: quote.quoteId } }),
+    "POST /orders",
+  );
   say("Order", `${order.id} is ${order.status}; voucher signed by the quote signer, expires ${order.expiresAt}`);
 
-  const details = order.paymentDetails;
+  // The SDK signs the rail the order offers: the EIP-3009 receive authorization where the token has it (USDC),
+  // else the EIP-2612 permit (its nonce read from the chain).
   const wallet = privateKeyToAccount(stack.testWallet.privateKey);
-  let submit: () => Promise<{ status: string }>;
-  if (details.authorization) {
-    // The token has EIP-3009 (USDC): one receive authorization for this order, valid until its expiry.
-    const signature = await signOrderAuthorization(wallet, {
-      chainId: details.chainId,
-      router: details.router,
-      order: paymentOrderOf(details.order),
-      tokenDomain: details.authorization.domain,
-    });
+  const signed = await signOrderPayment(order, wallet, { rpcUrl: stack.endpoints.rpc });
+  if (signed.rail === "authorization") {
     say(
       "The wallet signs one EIP-3009 receive authorization",
       `${wallet.address}, valid before ${order.expiresAt}; it sends no transaction and pays no gas`,
     );
-    submit = () => call("POST", details.authorization.relay.url, { from: wallet.address, signature });
   } else {
-    const chain = createPublicClient({ transport: viemHttp(stack.endpoints.rpc) });
-    const nonce = await chain.readContract({
-      address: details.token.address,
-      abi: parseAbi(["function nonces(address) view returns (uint256)"]),
-      functionName: "nonces",
-      args: [wallet.address],
-    });
-    const signature = await signOrderPermit(wallet, details.permit, nonce);
     say(
       "The wallet signs one EIP-2612 permit (the token has no EIP-3009)",
-      `${wallet.address}, nonce ${nonce}; it sends no transaction and pays no gas`,
+      `${wallet.address}, nonce ${signed.nonce}; it sends no transaction and pays no gas`,
     );
-    submit = () => call("POST", details.relay.url, { owner: wallet.address, signature });
   }
 
   const streaming = follow(`${api}/orders/${order.id}/events`, (event) => event === "device.powered_on");
-  const relay = await submit();
-  say(`The relayer submits ${details.authorization ? "payWithAuthorization" : "payWithPermit"} and pays the gas`, `relay ${relay.status}`);
+  const relay = await submitOrderPayment(client, order.id, signed);
+  say(
+    `The relayer submits ${signed.rail === "authorization" ? "payWithAuthorization" : "payWithPermit"} and pays the gas`,
+    `relay ${relay.status}`,
+  );
   say("The order's event stream (opened before paying)", (await streaming).join(" -> "));
 
   const status = await call("GET", `${api}/devices/${deviceId}/status`);

@@ -51,8 +51,8 @@ import { stopAllServices } from "../lib/processes.ts";
 import { step } from "../lib/progress.ts";
 import { createRelayerDatabase, registerSimulatedDevices, seedRelayer, startDeviceCloud, startRelayer } from "../lib/relayer.ts";
 import { SAMPLE_DEVICES, localAccount, localPrivateKey, sampleSeedSpec } from "../lib/sample-data.ts";
-import { paymentOrderOf, signOrderAuthorization } from "../sdk/payment-order.ts";
-import { verifyWebhook } from "../sdk/webhooks.ts";
+import { PaygApiError, createPaymentClient, signOrderPayment, submitOrderPayment } from "../sdk/src/index.ts";
+import { verifyWebhook } from "../sdk/src/webhooks.ts";
 
 export const REHEARSAL_CHAIN_ID = 84532;
 const DEPLOYMENT = "rehearsal-84532";
@@ -308,31 +308,24 @@ async function main(): Promise<RehearsalResult> {
     });
     const details = order.paymentDetails;
     const wallet = privateKeyToAccount(walletKey);
-    // The token has EIP-3009, so the order offers USDC's own rail; the permit stays for tokens without it.
+    // The token has EIP-3009, so the order offers USDC's own rail, which the SDK picks (the permit stays for
+    // tokens without it).
     if (!details.authorization) throw new Error("the order's paymentDetails offer no EIP-3009 authorization although the token has it");
-    const rail: RehearsalResult["rail"] = "authorization";
-    const paymentOrder = paymentOrderOf(details.order);
-    const signature = await signOrderAuthorization(wallet, {
-      chainId: details.chainId,
-      router: details.router,
-      order: paymentOrder,
-      tokenDomain: details.authorization.domain,
-    });
-    const forged = await signOrderAuthorization(privateKeyToAccount(localPrivateKey(8)), {
-      chainId: details.chainId,
-      router: details.router,
-      order: paymentOrder,
-      tokenDomain: details.authorization.domain,
-    });
-    const refused = await fetch(details.authorization.relay.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ from: wallet.address, signature: forged }),
-    });
-    if (refused.status !== 422) throw new Error(`another wallet's signature was answered ${refused.status}, not 422`);
+    const client = createPaymentClient({ baseUrl: api });
+    const signed = await signOrderPayment(order, wallet);
+    if (signed.rail !== "authorization") throw new Error(`the SDK signed the ${signed.rail}, not the authorization the order offers`);
+    const rail: RehearsalResult["rail"] = signed.rail;
+    // Another wallet's authorization, sent as this wallet's: refused with 422.
+    const forged = await signOrderPayment(order, privateKeyToAccount(localPrivateKey(8)));
+    const asThisWallet = { rail: "authorization", body: { from: wallet.address, signature: forged.body.signature } } as const;
+    const refused = await submitOrderPayment(client, order.id, asThisWallet).then(
+      () => 202,
+      (error: unknown) => (error instanceof PaygApiError ? error.status : Promise.reject(error)),
+    );
+    if (refused !== 422) throw new Error(`another wallet's signature was answered ${refused}, not 422`);
 
     const submitted = performance.now();
-    const relay = await call("POST", details.authorization.relay.url, { from: wallet.address, signature });
+    const relay = await submitOrderPayment(client, order.id, signed);
     if (relay.status !== "queued" && relay.status !== "sent" && relay.status !== "mined")
       throw new Error(`the relay answered ${JSON.stringify(relay)}`);
     // Mined: when the payment's receipt is first seen (polled every 100 ms).

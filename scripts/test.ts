@@ -140,6 +140,7 @@ const LONGEST_FIRST = [
   "test/energy/anchoring.test.ts", // 104 s, 33 CPU s
   "test/indexer/indexer.reorg.test.ts", // 102 s, 30 CPU s
   "test/portal/browser.test.ts", // 99 s, 29 CPU s
+  "test/sdk/packed-install.test.ts", // 99 s (a stack, npm pack, an offline npm ci, tsc over viem's types)
   "test/stack/entry-points.test.ts", // 96 s, 42 CPU s
   SHARED_PROCESS_ENTRY, // 93 s, 21 CPU s
   "test/relayer/metrics.test.ts", // 91 s, 25 CPU s

@@ -164,3 +164,35 @@ test("the domain importing HTTP is an error; the routes importing the domain is 
   });
   assert.ok(patch.messages.some((m) => m.ruleId === "no-restricted-imports"));
 });
+
+test("the sandbox's domain importing its HTTP side is an error; its routes importing the domain are not", async () => {
+  const eslint = new ESLint({ cwd: root });
+  const refused = (result: ESLint.LintResult) => result.messages.some((m) => m.ruleId === "no-restricted-imports");
+  // The envelope, the routers and hono, from the sandbox's domain files (each by its own path).
+  const cases: Array<[string, string]> = [
+    ["relayer/src/energy/errors.ts", 'import { sandboxErrorBody } from "./routes/envelope.ts";\nexport { sandboxErrorBody };\n'],
+    ["relayer/src/energy/devices.ts", 'import { createSandboxApi } from "./sandbox-api.ts";\nexport { createSandboxApi };\n'],
+    ["relayer/src/energy/evidence.ts", 'import { energyApi } from "./api.ts";\nexport { energyApi };\n'],
+    ["relayer/src/energy/auth/tokens.ts", 'import type { Context } from "hono";\nexport type C = Context;\n'],
+    [
+      "relayer/src/energy/telemetry/lint-probe.ts",
+      'import { toSandboxResponse } from "../routes/envelope.ts";\nexport { toSandboxResponse };\n',
+    ],
+    ["relayer/src/energy/anchoring/lint-probe.ts", 'import { createSandboxApi } from "../sandbox-api.ts";\nexport { createSandboxApi };\n'],
+  ];
+  for (const [place, source] of cases) {
+    const [result] = await eslint.lintText(source, { filePath: path.join(root, place) });
+    assert.ok(refused(result), `${place}: ${JSON.stringify(source)} -> ${JSON.stringify(result.messages)}`);
+  }
+  // The routes map the domain's errors: importing them is the point.
+  const [route] = await eslint.lintText(
+    'import { sandboxErrors } from "../errors.ts";\nimport { ingestTelemetry } from "../telemetry/ingest.ts";\nexport { sandboxErrors, ingestTelemetry };\n',
+    { filePath: path.join(root, "relayer/src/energy/routes/lint-probe.ts") },
+  );
+  assert.deepEqual(route.messages, []);
+  // And the domain's own errors (the relayer's ServiceError) stay allowed in the domain.
+  const [domain] = await eslint.lintText('import { ServiceError } from "../errors.ts";\nexport { ServiceError };\n', {
+    filePath: path.join(root, "relayer/src/energy/devices.ts"),
+  });
+  assert.deepEqual(domain.messages, []);
+});

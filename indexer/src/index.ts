@@ -13,6 +13,7 @@ import {
   participants,
   RAILS,
   type Rail,
+  settlementCredits,
   settlements,
   splitParticipants,
   splits,
@@ -167,6 +168,12 @@ ponder.on("AssetSplit:YieldDeposited", async ({ event, context }) => {
     [split.operator, operatorAmount, "creditedAsOperator"],
     [split.protocol, protocolAmount, "creditedAsProtocol"],
   ];
+  // One row per recipient credited (a recipient of two legs gets their sum): the participant's settlements.
+  const byRecipient = new Map<Address, bigint>();
+  for (const [recipient, amount] of credits) if (amount > 0n) byRecipient.set(recipient, (byRecipient.get(recipient) ?? 0n) + amount);
+  for (const [recipient, credited] of byRecipient) {
+    await context.db.insert(settlementCredits).values({ recipient, settlementId: event.id, split: event.log.address, credited });
+  }
   for (const [recipient, amount, leg] of credits) {
     if (amount === 0n) continue;
     const credit = {

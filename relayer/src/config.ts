@@ -162,6 +162,8 @@ export const configSchema = z.object({
    * signs deliveries: webhook-signature carries a signature with each secret, x-service-signature keeps the
    * old one until then. 0: the new secret alone at once; at most 30 days. */
   WEBHOOK_SECRET_GRACE_SECONDS: z.coerce.number().int().min(0).max(2_592_000).default(86_400),
+  /** Days a webhook event is kept (GET /v1/events), with its deliveries and their attempts; at least 30. */
+  WEBHOOK_EVENT_RETENTION_DAYS: z.coerce.number().int().min(30).max(3_650).default(30),
   /** Time limit of one webhook delivery attempt (DNS, connect, request and response), in ms. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** Backoff after the n-th failed attempt: WEBHOOK_RETRY_BASE_MS x 5^(n-1), +-20% jitter (1 min, 5 min,

@@ -17,6 +17,7 @@ import { migrate } from "./db/migrate.ts";
 import { createDeviceCloud } from "./devices/device-cloud.ts";
 import { deviceJobHandlers } from "./devices/power-on.ts";
 import { createJobRunner } from "./jobs/queue.ts";
+import { createRetentionWorker } from "./jobs/retention.ts";
 import type { Worker } from "./jobs/worker.ts";
 import { energyWorkers } from "./energy/workers.ts";
 import { batchedStdoutWriter, createLogger } from "./logger.ts";
@@ -73,6 +74,11 @@ export function createWorkers(services: Services): Worker[] {
     createJobRunner({ database: services.database, logger: services.logger, handlers: deviceJobHandlers(services) }),
     createWebhookDispatcher(services),
     createDeviceStatusWatcher(services),
+    createRetentionWorker({
+      db: services.database.db,
+      logger: services.logger,
+      eventRetentionDays: services.config.WEBHOOK_EVENT_RETENTION_DAYS,
+    }),
     ...energyWorkers(services),
   ];
 }

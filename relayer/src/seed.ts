@@ -6,6 +6,7 @@ import { generateApiKey, hashApiKey } from "./auth/api-keys.ts";
 import type { PasswordHasher } from "./auth/passwords.ts";
 import { chainDeviceId } from "./chain/device-id.ts";
 import { payoutAddress } from "./payments/payout-address.ts";
+import { countDevice } from "./payments/usage-totals.ts";
 import type { Db } from "./db/client.ts";
 import { apiKeys, devices, participants, tenants, users } from "./db/schema.ts";
 import { type EnergyClientSpec, seedEnergySandbox } from "./energy/seed.ts";
@@ -100,10 +101,12 @@ export async function seed(db: Db, spec: SeedSpec, passwords: PasswordHasher): P
               operator: checksummed(device.operator, `${device.id}: operator`),
             }
           : {};
-      await tx
+      const inserted = await tx
         .insert(devices)
         .values({ ...device, ...parties, tenantId: spec.tenant.id, chainDeviceId: chainDeviceId(device.id) })
-        .onConflictDoNothing();
+        .onConflictDoNothing()
+        .returning({ region: devices.region });
+      for (const { region } of inserted) await countDevice(tx, region);
       result.devices.push(device.id);
     }
 

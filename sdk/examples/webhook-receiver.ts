@@ -1,9 +1,10 @@
-// An example webhook receiver: node:http only, verifies every delivery with sdk/webhooks.ts, answers at
+// An example webhook receiver: node:http only, verifies every delivery with the SDK's verifier, answers at
 // once, deduplicates by id and processes after answering. Run it with
 //   WEBHOOK_SECRET=whsec_... PORT=8080 node sdk/examples/webhook-receiver.ts
 // and subscribe its URL (https in production: put it behind your TLS proxy).
 import http from "node:http";
-import { WebhookConfigError, WebhookVerificationError, createWebhookVerifier } from "../webhooks.ts";
+// In your project: import { ... } from "@payg/sdk" (here the package's source, so it runs without a build).
+import { WebhookConfigError, WebhookVerificationError, createWebhookVerifier } from "../src/index.ts";
 
 // The secret is checked here, at start-up: an empty, short or mangled one stops the receiver with a clear
 // message instead of failing (or, worse, passing) every delivery later.

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, hashTypedData, keccak256, toHex, zeroAddress, zeroHash } from "viem";
-import { orderTypedData, paymentOrderTypes, type PaymentOrder } from "../../sdk/payment-order.ts";
+import { orderTypedData, paymentOrderTypes, type PaymentOrder } from "../../sdk/src/payment-order.ts";
 import {
   MAX_UINT256,
   RAILS,

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { encodeFunctionData, getAddress, keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex } from "viem";
-import { permitSignatureParts, permitTypedData, type PaymentOrder } from "../../sdk/payment-order.ts";
+import { permitSignatureParts, permitTypedData, type PaymentOrder } from "../../sdk/src/payment-order.ts";
 import {
   FIXTURE_DEVICE,
   MAX_UINT256,

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { concat, getAddress, numberToHex, parseSignature, recoverTypedDataAddress, serializeSignature, zeroAddress, type Hex } from "viem";
-import { orderTypedData } from "../../sdk/payment-order.ts";
+import { orderTypedData } from "../../sdk/src/payment-order.ts";
 import {
   createFactorySplit,
   RAILS,
@@ -22,7 +22,7 @@ import {
   viem,
   type Payments,
 } from "./fixture.ts";
-import type { PaymentOrder } from "../../sdk/payment-order.ts";
+import type { PaymentOrder } from "../../sdk/src/payment-order.ts";
 
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 

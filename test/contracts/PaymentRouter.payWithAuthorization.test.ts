@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, toHex } from "viem";
-import { orderDigest, permitSignatureParts } from "../../sdk/payment-order.ts";
+import { orderDigest, permitSignatureParts } from "../../sdk/src/payment-order.ts";
 import {
   AUTHORIZATION_RAIL_ID,
   USDC,

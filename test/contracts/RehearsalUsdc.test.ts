@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { domainSeparator, getAddress, keccak256, toFunctionSelector, toHex, zeroAddress, type Address, type Hex } from "viem";
-import { permitSignatureParts, permitTypedData, receiveAuthorizationTypes } from "../../sdk/payment-order.ts";
+import { permitSignatureParts, permitTypedData, receiveAuthorizationTypes } from "../../sdk/src/payment-order.ts";
 import { USDC, networkHelpers, publicClient, usdcDomain, viem, type Wallet } from "./fixture.ts";
 
 async function deployUsdc() {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, hashDomain, recoverTypedDataAddress, serializeSignature, zeroAddress, zeroHash } from "viem";
-import { permitSignatureParts, permitTypedData } from "../../sdk/payment-order.ts";
+import { permitSignatureParts, permitTypedData } from "../../sdk/src/payment-order.ts";
 import { USDC, chainId, deployPayments, networkHelpers, tokenAs, viem, type Payments, type Wallet } from "./fixture.ts";
 
 /** `owner`'s EIP-2612 permit of `value` to `spender` with the token's current nonce. */

@@ -8,7 +8,7 @@ import {
   receiveAuthorizationTypedData,
   signOrderAuthorization,
   type PaymentOrder,
-} from "../../sdk/payment-order.ts";
+} from "../../sdk/src/payment-order.ts";
 
 export const connection = await network.connect();
 export const { viem, networkHelpers } = connection;

@@ -95,7 +95,7 @@ for (const database of [oneDatabaseKind()]) {
         assert.deepEqual(report.anchoring.batch_leaf_encoding, ["bytes32", "bytes32", "uint64", "bytes32", "uint32"]);
         assert.equal(report.anchoring.batch_leaf_values.length, 5);
         assert.equal(report.anchoring.max_batches_per_anchor, 1000);
-        assert.match(report.anchoring.verification, /verifyReading/);
+        assert.match(report.anchoring.how_to_verify, /verifyReading/);
         assert.ok(report.sample_data.projects.length >= 2);
         assert.ok(report.sample_data.evidence.some((e: { live: boolean }) => e.live));
       });
@@ -492,14 +492,17 @@ for (const database of [oneDatabaseKind()]) {
           "reading_id",
           "rejected",
         ]);
+        assert.deepEqual(Object.keys(doc.components.schemas.SandboxError.properties).sort(), ["environment", "error"]);
         for (const [route, item] of Object.entries(
           doc.paths as Record<string, Record<string, { responses: Record<string, UncheckedJson> }>>,
         )) {
           for (const operation of Object.values(item)) {
             for (const [status, r] of Object.entries(operation.responses)) {
               if (Number(status) < 400) continue;
+              // The SandboxError component, its svc_code narrowed to this response's codes (allOf).
               const schema = r.content["application/json"].schema;
-              assert.deepEqual(Object.keys(schema.properties).sort(), ["environment", "error"], `${route} ${status}`);
+              assert.equal(schema.allOf?.[0]?.$ref, "#/components/schemas/SandboxError", `${route} ${status}`);
+              assert.ok(schema.allOf[1].properties.error.properties.svc_code.enum.length > 0, `${route} ${status}: its codes`);
             }
           }
         }

@@ -3,18 +3,17 @@
 // over half a minute (no block indexed, no other query answered, relayed payments stalled) and a PostgreSQL
 // backend at full CPU. First the checks themselves, then, on each test database, a whole stack (chain,
 // indexer, relayer): the cross join is refused at once, over and over, while a relayed payment goes through
-// and the relayer's own reads keep working.
+// and the relayer's own reads keep working; on PostgreSQL, a `ponder serve` replica of that stack's indexer ends
+// a query at its statement timeout.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_SQL_LIMITS, planVerdict, precheckQuery, readClientQuery, readExplain } from "../../indexer/src/api/sql-limits.ts";
 import pg from "pg";
 import { serveIndexer } from "../../lib/indexer.ts";
-import { postgresDatabase, selectedDatabaseKinds } from "../support/databases.ts";
-import { deviceId, usdc } from "../support/payments.ts";
+import { selectedDatabaseKinds } from "../support/databases.ts";
 import { payOrder } from "../support/pay.ts";
 import { type Stack, startStack } from "../support/stack.ts";
-import { startStack as startIndexerStack } from "./harness.ts";
 
 /** The `sql` parameter `@ponder/client` sends (superjson of the compiled query; no annotation needed here). */
 function sqlParam(sql: string, params: unknown[] = [], meta?: unknown): string {
@@ -212,90 +211,85 @@ for (const database of selectedDatabaseKinds()) {
       assert.equal(revenue.status, 200, revenue.text);
       assert.ok(Array.isArray(revenue.body.data) && revenue.body.data.length >= 1, revenue.text.slice(0, 300));
     });
-  });
-}
 
-if (selectedDatabaseKinds().includes("postgres")) {
-  describe("SQL limits on a PostgreSQL replica (ponder serve): PONDER_SQL_STATEMENT_TIMEOUT_MS", { concurrency: false }, () => {
-    it("ends a query that passes the plan limits at the statement timeout, and keeps answering", { timeout: 480_000 }, async (t) => {
-      const variant = postgresDatabase("sql-timeout");
-      const { database } = variant;
-      assert.equal(database.kind, "postgres");
-      const stack = await startIndexerStack(variant, { label: "sql-timeout" });
-      try {
-        for (let i = 0; i < 10; i++) await stack.payments.pay("cash", { device: deviceId(`timeout-${i}`), amount: usdc(1) });
-        const last = await stack.payments.pay("cash", { device: deviceId("timeout-last"), amount: usdc(1) });
-        await stack.client.waitForBlock(last.receipt.blockNumber);
-        // The replica runs with the plan limits lifted, so that the cross join reaches the database, and a
-        // statement timeout of 500 ms on the readers' connections.
-        const saved = { timeout: process.env.PONDER_SQL_STATEMENT_TIMEOUT_MS, cost: process.env.PONDER_SQL_MAX_COST };
-        process.env.PONDER_SQL_STATEMENT_TIMEOUT_MS = "500";
-        process.env.PONDER_SQL_MAX_COST = "1e30";
-        let replica: Awaited<ReturnType<typeof serveIndexer>>;
-        try {
-          replica = await serveIndexer({
-            deploymentId: stack.chain.deploymentId,
-            rpcUrl: stack.chain.rpcUrl,
-            database: { kind: "postgres", url: database.url, schema: database.viewsSchema },
-          });
-        } finally {
-          for (const [name, value] of [
-            ["PONDER_SQL_STATEMENT_TIMEOUT_MS", saved.timeout],
-            ["PONDER_SQL_MAX_COST", saved.cost],
-          ] as const) {
-            if (value === undefined) delete process.env[name];
-            else process.env[name] = value;
-          }
-        }
-        try {
-          // Ponder retries a failed read up to 9 times, waiting 0.25 s doubling each time: the request ends after
-          // about a minute, but each attempt's backend runs for the statement timeout only (with Ponder's 30 s,
-          // ten attempts would keep a backend busy for five minutes). Sampled in pg_stat_activity meanwhile.
-          const watcher = new pg.Client({ connectionString: database.url });
-          await watcher.connect();
-          const attempts = new Map<string, number>();
-          let done = false;
-          const sampling = (async () => {
-            while (!done) {
-              const { rows } = await watcher.query<{ started: string; ms: number }>(
-                `select query_start::text as started, extract(epoch from clock_timestamp() - query_start) * 1000 as ms
-                   from pg_stat_activity where state = 'active' and query like '%"o8"%' and pid <> pg_backend_pid()`,
-              );
-              for (const row of rows) attempts.set(row.started, Math.max(attempts.get(row.started) ?? 0, Number(row.ms)));
-              await sleep(50);
-            }
-          })();
-          const started = performance.now();
-          let text: string;
-          let status: number;
+    // The same indexer's tables through a `ponder serve` replica (the suite's stack and its paid orders: the
+    // cross join of nine copies of ten orders and more).
+    if (database === "postgres") {
+      it(
+        "on a PostgreSQL replica (ponder serve): ends a query that passes the plan limits at PONDER_SQL_STATEMENT_TIMEOUT_MS, and keeps answering",
+        { timeout: 480_000 },
+        async (t) => {
+          const indexerDatabase = stack.indexerDatabase;
+          assert.ok(indexerDatabase.kind === "postgres" && indexerDatabase.viewsSchema !== undefined);
+          // The replica runs with the plan limits lifted, so that the cross join reaches the database, and a
+          // statement timeout of 500 ms on the readers' connections.
+          const saved = { timeout: process.env.PONDER_SQL_STATEMENT_TIMEOUT_MS, cost: process.env.PONDER_SQL_MAX_COST };
+          process.env.PONDER_SQL_STATEMENT_TIMEOUT_MS = "500";
+          process.env.PONDER_SQL_MAX_COST = "1e30";
+          let replica: Awaited<ReturnType<typeof serveIndexer>>;
           try {
-            const response = await fetch(`${replica.url}/sql/db?sql=${encodeURIComponent(sqlParam(CROSS_JOIN))}`, {
-              signal: AbortSignal.timeout(240_000),
+            replica = await serveIndexer({
+              deploymentId: stack.chain.deploymentId,
+              rpcUrl: stack.chain.rpcUrl,
+              database: { kind: "postgres", url: indexerDatabase.url, schema: indexerDatabase.viewsSchema },
             });
-            text = await response.text();
-            status = response.status;
           } finally {
-            done = true;
-            await sampling;
-            await watcher.end();
+            for (const [name, value] of [
+              ["PONDER_SQL_STATEMENT_TIMEOUT_MS", saved.timeout],
+              ["PONDER_SQL_MAX_COST", saved.cost],
+            ] as const) {
+              if (value === undefined) delete process.env[name];
+              else process.env[name] = value;
+            }
           }
-          const ms = performance.now() - started;
-          assert.equal(status, 500, text.slice(0, 200));
-          assert.match(text, /statement timeout/);
-          assert.ok(attempts.size >= 1, "the query reached the database");
-          const longest = Math.max(...attempts.values());
-          assert.ok(longest < 5_000, `a backend ran the cross join for ${Math.round(longest)} ms (statement timeout 500 ms)`);
-          t.diagnostic(
-            `replica: ${attempts.size} attempts seen, longest ${Math.round(longest)} ms of a backend; the request ended after ${Math.round(ms)} ms`,
-          );
-          const small = await fetch(`${replica.url}/sql/db?sql=${encodeURIComponent(sqlParam('select count(*) as "n" from "orders"'))}`);
-          assert.equal(small.status, 200, await small.text());
-        } finally {
-          await replica.service.stop();
-        }
-      } finally {
-        await stack.stop();
-      }
-    });
+          try {
+            // Ponder retries a failed read up to 9 times, waiting 0.25 s doubling each time: the request ends after
+            // about a minute, but each attempt's backend runs for the statement timeout only (with Ponder's 30 s,
+            // ten attempts would keep a backend busy for five minutes). Sampled in pg_stat_activity meanwhile.
+            const watcher = new pg.Client({ connectionString: indexerDatabase.url });
+            await watcher.connect();
+            const attempts = new Map<string, number>();
+            let done = false;
+            const sampling = (async () => {
+              while (!done) {
+                const { rows } = await watcher.query<{ started: string; ms: number }>(
+                  `select query_start::text as started, extract(epoch from clock_timestamp() - query_start) * 1000 as ms
+                     from pg_stat_activity where state = 'active' and query like '%"o8"%' and pid <> pg_backend_pid()`,
+                );
+                for (const row of rows) attempts.set(row.started, Math.max(attempts.get(row.started) ?? 0, Number(row.ms)));
+                await sleep(50);
+              }
+            })();
+            const started = performance.now();
+            let text: string;
+            let status: number;
+            try {
+              const response = await fetch(`${replica.url}/sql/db?sql=${encodeURIComponent(sqlParam(CROSS_JOIN))}`, {
+                signal: AbortSignal.timeout(240_000),
+              });
+              text = await response.text();
+              status = response.status;
+            } finally {
+              done = true;
+              await sampling;
+              await watcher.end();
+            }
+            const ms = performance.now() - started;
+            assert.equal(status, 500, text.slice(0, 200));
+            assert.match(text, /statement timeout/);
+            assert.ok(attempts.size >= 1, "the query reached the database");
+            const longest = Math.max(...attempts.values());
+            assert.ok(longest < 5_000, `a backend ran the cross join for ${Math.round(longest)} ms (statement timeout 500 ms)`);
+            t.diagnostic(
+              `replica: ${attempts.size} attempts seen, longest ${Math.round(longest)} ms of a backend; the request ended after ${Math.round(ms)} ms`,
+            );
+            const small = await fetch(`${replica.url}/sql/db?sql=${encodeURIComponent(sqlParam('select count(*) as "n" from "orders"'))}`);
+            assert.equal(small.status, 200, await small.text());
+          } finally {
+            await replica.service.stop();
+          }
+        },
+      );
+    }
   });
 }

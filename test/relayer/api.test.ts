@@ -21,8 +21,13 @@ describe(`payment API on ${database}`, { concurrency: false }, () => {
   let other: { key: string; agentKey: string; participantId: string };
   before(
     async () => {
-      stack = await startStack({ label: "api", database, relayerEnv: { ...QUICK_TAKEOVER_ENV, DEVICE_CLOUD_TIMEOUT_MS: "500" } });
-      const seeded = await stack.seed(OTHER_TENANT);
+      stack = await startStack({
+        label: "api",
+        database,
+        relayerEnv: { ...QUICK_TAKEOVER_ENV, DEVICE_CLOUD_TIMEOUT_MS: "500" },
+        tenants: [OTHER_TENANT],
+      });
+      const [seeded] = stack.tenants;
       const keyOf = (role: string) => seeded.createdKeys.find((k) => k.role === role)?.key ?? "";
       other = { key: keyOf("developer"), agentKey: keyOf("agent"), participantId: seeded.participants[0].id };
     },

@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { errors } from "../../relayer/src/errors.ts";
-import { SandboxError, sandboxErrors } from "../../relayer/src/energy/errors.ts";
+import { sandboxErrors } from "../../relayer/src/energy/errors.ts";
+import { SandboxHttpError } from "../../relayer/src/energy/routes/envelope.ts";
 
 const frames = (error: Error) => (error.stack ?? "").split("\n").filter((line) => line.trimStart().startsWith("at ")).length;
 
@@ -14,7 +15,11 @@ describe("stack traces of the errors that answer requests", () => {
       assert.equal(frames(error), 0, `${error.code}: ${error.stack}`);
       assert.ok(error.stack?.startsWith(`Error: ${error.message}`), error.stack);
     }
-    for (const error of [sandboxErrors.notFound("no such device"), sandboxErrors.invalidRequest("bad")]) {
+    for (const error of [
+      sandboxErrors.notFound("no such device"),
+      sandboxErrors.invalidRequest("bad"),
+      new SandboxHttpError(401, "unauthorized", "unknown client_id or wrong client_secret"),
+    ]) {
       assert.equal(frames(error), 0, `${error.code}: ${error.stack}`);
     }
   });
@@ -23,9 +28,10 @@ describe("stack traces of the errors that answer requests", () => {
     const before = Error.stackTraceLimit;
     assert.ok(frames(errors.deviceTimeout("dev-1")) > 0);
     assert.ok(frames(errors.unavailable("down")) > 0);
-    assert.ok(frames(new SandboxError(500, "internal_error", "boom")) > 0);
+    assert.ok(frames(new SandboxHttpError(500, "internal_error", "boom")) > 0);
     errors.notFound("x");
-    new SandboxError(404, "not_found", "x");
+    sandboxErrors.notFound("x");
+    new SandboxHttpError(404, "not_found", "x");
     assert.equal(Error.stackTraceLimit, before);
     assert.ok(frames(new Error("plain")) > 0, "other errors still have their stacks");
   });

@@ -21,7 +21,7 @@ import { openDatabase } from "../../relayer/src/db/client.ts";
 import { chainTransactions } from "../../relayer/src/db/schema.ts";
 import { createLogger } from "../../relayer/src/logger.ts";
 import { expiresTooSoon, medianBlockSeconds, voucherExpiryOf } from "../../relayer/src/payments/relay-guard.ts";
-import { signOrderPermit } from "../../sdk/payment-order.ts";
+import { signOrderPermit } from "../../sdk/src/payment-order.ts";
 import { waitFor } from "../energy/helpers.ts";
 import { type DatabaseKind, oneDatabaseKind } from "../support/databases.ts";
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "../support/local-chain.ts";

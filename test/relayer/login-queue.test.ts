@@ -97,8 +97,8 @@ describe("sign-in under a flood of password checks (pglite)", { concurrency: fal
         indexer: false,
         // The production scrypt cost (the suites' default is 2^14): each check takes about half a second of a core.
         relayerEnv: { PASSWORD_SCRYPT_N: "131072", PASSWORD_HASH_QUEUE: String(QUEUE) },
+        tenants: [{ tenant: { id: "tn_login_queue_other", name: "Other tenant" }, user: { ...other, name: "Other" } }],
       });
-      await stack.seed({ tenant: { id: "tn_login_queue_other", name: "Other tenant" }, user: { ...other, name: "Other" } });
     },
     { timeout: 240_000 },
   );

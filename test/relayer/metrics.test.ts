@@ -265,7 +265,7 @@ describe(`metrics and readiness on ${database}`, { concurrency: false, timeout: 
     await waitForValue("payg_hot_wallet_gas_balance_ether", {}, (v) => v < gasBefore, "the gas paid to show in the balance");
     // The cash order's amount, in whole tokens, left the float.
     const o = cashOrder.paymentDetails.order;
-    const amount = Number(o.amount) / 10 ** cashOrder.paymentDetails.token.decimals;
+    const amount = Number(o.amount) / 10 ** cashOrder.paymentDetails.tokenDecimals;
     const floatAfter = await waitForValue(
       "payg_agent_float_balance",
       float.labels,

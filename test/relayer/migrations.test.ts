@@ -271,7 +271,20 @@ async function declaredSchema(tx: RawTx): Promise<SchemaDescription> {
     });
     const indexes = [];
     for (const index of config.indexes) {
-      const columnNames = index.config.columns.map((c) => (is(c, IndexedColumn) ? (c.name ?? "") : render(c as SQL)));
+      // An expression column (e.g. split_part("type", '.', 1)) as the database writes it back.
+      const columnNames: string[] = [];
+      for (const c of index.config.columns) {
+        if (is(c, IndexedColumn)) columnNames.push(c.name ?? "");
+        else
+          columnNames.push(
+            (await probe(
+              tx,
+              `create index drift_probe on ${quoted(t)} ((${render(c as SQL)}))`,
+              "select pg_get_indexdef('drift_probe'::regclass, 1, true) as e",
+              [],
+            )) ?? "",
+          );
+      }
       const where = index.config.where;
       const predicate = where
         ? await probe(

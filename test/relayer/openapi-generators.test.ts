@@ -3,16 +3,12 @@
 // has an operationId, unique in its document and usable as a method name; every public operation says so
 // with `security: []` (otherwise a generator applies a document-level default, or asks for a credential the
 // route does not take); and every $ref resolves. The app is built in this process from the relayer's own
-// configuration and services (an in-memory PGlite database, the committed rehearsal deployment record; no
-// chain or indexer is contacted to serve the documents).
+// configuration and services (scripts/openapi-documents.ts: an in-memory PGlite database, a placeholder
+// deployment record; no chain or indexer is contacted to serve the documents).
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { createApp } from "../../relayer/src/app.ts";
-import { loadConfig } from "../../relayer/src/config.ts";
-import { createServices } from "../../relayer/src/main.ts";
-import type { Services } from "../../relayer/src/services.ts";
+import { before, describe, it } from "node:test";
+import { buildOpenApiDocuments } from "../../scripts/openapi-documents.ts";
 import { EVENT_CATALOGUE } from "../../relayer/src/webhooks/catalogue.ts";
-import { MINIMAL_RELAYER_ENV } from "../support/relayer-env.ts";
 import type { UncheckedJson } from "../support/unchecked-json.ts";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
@@ -83,29 +79,16 @@ function resolve(doc: UncheckedJson, ref: string): UncheckedJson {
 }
 
 describe("OpenAPI documents for client generators", () => {
-  let services: Services;
   const docs = new Map<Document, UncheckedJson>();
 
   before(
     async () => {
-      const config = loadConfig({
-        ...MINIMAL_RELAYER_ENV,
-        PGLITE_DIR: "memory://openapi-generators",
-        DEPLOYMENT: "rehearsal-84532",
-        LOG_LEVEL: "error",
-        PUBLIC_BASE_URL: "https://payments.example.com",
-      });
-      services = await createServices(config);
-      const app = createApp(services);
-      for (const path of Object.keys(PUBLIC) as Document[]) {
-        const response = await app.request(path);
-        assert.equal(response.status, 200, path);
-        docs.set(path, await response.json());
-      }
+      const built = await buildOpenApiDocuments();
+      docs.set("/v1/openapi.json", built.payments);
+      docs.set("/energy/openapi.json", built.energy);
     },
     { timeout: 180_000 },
   );
-  after(() => services?.database.close());
 
   for (const path of Object.keys(PUBLIC) as Document[]) {
     it(`${path}: every operation and webhook has an operationId, unique in the document, usable as a method name`, () => {

@@ -1,7 +1,8 @@
 // The relayer's reads of tables that grow with history stay flat: on a PostgreSQL database seeded with
 // enough rows that the planner prefers indexes (200,000 orders over 2,000 devices, 100,000 webhook
-// deliveries with their events and attempts), every statement of the revenue lists, the delivery log, the
-// split provisioner and the device-status poller is run with EXPLAIN (ANALYZE, FORMAT JSON), and its plan
+// deliveries with their events and attempts: test/support/history-seed.ts), every statement of the revenue
+// lists, the delivery log and its counts, impact and public stats, the split provisioner and the device-status
+// poller is run with EXPLAIN (ANALYZE, FORMAT JSON), and its plan
 // must not read a history table with a sequential scan, sort its rows, or discard more than a page's worth
 // of them through a filter. The statements are the relayer's own, taken with drizzle's toSQL() (or, for the
 // poller, rendered by PgDialect) from the functions that run them. The poller's update locks only
@@ -14,26 +15,31 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import pg from "pg";
 import { type Database, type Db, openDatabase } from "../../relayer/src/db/client.ts";
 import { migrate } from "../../relayer/src/db/migrate.ts";
-import { events, orders } from "../../relayer/src/db/schema.ts";
+import { orders, webhookEvents } from "../../relayer/src/db/schema.ts";
+import { ulid } from "../../relayer/src/ids.ts";
 import { createLogger } from "../../relayer/src/logger.ts";
 import { splitsDue, splitsWatched } from "../../relayer/src/payments/payout-parties.ts";
 import { revenueOverviewQueries } from "../../relayer/src/payments/revenue-overview.ts";
 import { paidOrdersPage } from "../../relayer/src/payments/revenue-splits.ts";
+import { activeDevicesQuery, regionUsageQuery, usageTotalsQuery } from "../../relayer/src/payments/stats.ts";
 import { applyDeviceStates, insertFirstObservations, updateChangedStates } from "../../relayer/src/webhooks/device-status.ts";
-import { attemptsQuery, deliveryCountsQuery, listDeliveries } from "../../relayer/src/webhooks/subscriptions-store.ts";
+import { deleteExpiredEvents, listEvents } from "../../relayer/src/webhooks/event-log.ts";
+import { attemptsQuery, deliveryCounts, deliveryCountsQuery, listDeliveries } from "../../relayer/src/webhooks/subscriptions-store.ts";
 import { pgliteDatabase, postgresDatabase, selectedDatabaseKinds } from "../support/databases.ts";
+import { seedHistory, seededDeviceId } from "../support/history-seed.ts";
 
 const logger = createLogger("error");
 const dialect = new PgDialect();
 
 /** Tables whose rows grow with history (every payment, event, delivery and attempt adds some). */
-const HISTORY_TABLES = new Set(["orders", "quotes", "order_events", "events", "webhook_deliveries", "webhook_attempts"]);
+const HISTORY_TABLES = new Set(["orders", "quotes", "order_events", "webhook_events", "webhook_deliveries", "webhook_attempts"]);
 /** More rows than this removed by a filter of a scan means the index does not match the statement. */
 const MAX_ROWS_FILTERED = 1_000;
 
 const ORDERS = 200_000;
 const DEVICES = 2_000;
 const DELIVERIES = 100_000;
+const deviceId = seededDeviceId;
 
 type PlanNode = {
   "Node Type": string;
@@ -93,66 +99,6 @@ async function explain(client: pg.Client, query: { sql: string; params: unknown[
 
 const render = (statement: SQL) => dialect.sqlToQuery(statement);
 
-/** GET /v1/revenue/splits' query, built as its route (v1/revenue.ts) builds it. */
-
-const deviceId = (i: number) => `dev_${String(i).padStart(5, "0")}`;
-
-/** The seed: tenants ten_a (devices 1..1900) and ten_b (the rest); 200k orders, paid every 5 minutes back
- * from now (one in 20 expired, one in 50 pending); a webhook subscription with almost every delivery
- * (whs_big: a few failed, among the oldest) and three small ones; one attempt per delivery. */
-async function seed(client: pg.Client): Promise<void> {
-  await client.query(`insert into tenants (id, name) values ('ten_a', 'A'), ('ten_b', 'B')`);
-  await client.query(`
-    insert into devices (id, tenant_id, name, device_class, region, tiers, chain_device_id, asset_owner, operator, split_address, split_status)
-    select 'dev_' || lpad(i::text, 5, '0'), case when i <= 1900 then 'ten_a' else 'ten_b' end, 'Device ' || i, 'charger', 'eu',
-      '{"1h": 500000}'::jsonb, '0x' || md5('c' || i) || md5('d' || i), '0x' || repeat('a', 40), '0x' || repeat('b', 40),
-      '0x' || substr(md5('s' || i), 1, 40),
-      case when i % 250 = 0 then null when i % 333 = 0 then 'failed' when i % 400 = 0 then 'pending' else 'created' end
-    from generate_series(1, ${DEVICES}) i`);
-  await client.query(`
-    insert into quotes (id, device_id, chain, token, tier, duration_seconds, amount_usd_micros, token_amount, expires_at)
-    select 'quo_' || lpad(i::text, 7, '0'), 'dev_' || lpad((1 + i % ${DEVICES})::text, 5, '0'), 'local', 'USDC', '1h', 3600, 500000, 500000, now()
-    from generate_series(1, ${ORDERS}) i`);
-  await client.query(`
-    insert into orders (id, tenant_id, device_id, quote_id, chain, chain_id, token, tier, duration_seconds, amount_usd_micros,
-      token_address, split_address, router_address, token_amount, onchain_id, chain_device_id, voucher_signature, expires_at,
-      status, payer, tx_hash, block_number, paid_at, created_at, updated_at)
-    select 'ord_' || lpad(i::text, 7, '0'), case when 1 + i % ${DEVICES} <= 1900 then 'ten_a' else 'ten_b' end,
-      'dev_' || lpad((1 + i % ${DEVICES})::text, 5, '0'), 'quo_' || lpad(i::text, 7, '0'), 'local', 31337, 'USDC', '1h', 3600, 500000,
-      '0x' || repeat('1', 40), '0x' || repeat('2', 40), '0x' || repeat('3', 40), 500000, i, '0x' || md5('c' || i), '0x', at + interval '15 minutes',
-      status, case when status = 'success' then '0x' || repeat('4', 40) end, case when status = 'success' then '0x' || md5('t' || i) end,
-      case when status = 'success' then i end, case when status = 'success' then at end, at, at
-    from (
-      select i, now() - (${ORDERS} - i) * interval '5 minutes' as at,
-        case when i % 20 = 0 then 'expired' when i % 50 = 1 then 'pending' else 'success' end as status
-      from generate_series(1, ${ORDERS}) i
-    ) s`);
-  await client.query(`
-    insert into events (id, tenant_id, type, data, created_at, dispatched_at)
-    select 'evt_' || lpad(i::text, 7, '0'), 'ten_a', 'payment.succeeded', '{}'::json, at, at
-    from (select i, now() - (${DELIVERIES} - i) * interval '1 minute' as at from generate_series(1, ${DELIVERIES}) i) s`);
-  await client.query(`
-    insert into webhook_subscriptions (id, tenant_id, url, event_types, secret_ciphertext, secret_last4)
-    select id, 'ten_a', 'https://example.com/hook', array['*'], 'v1.x.y.z', 'abcd'
-    from unnest(array['whs_big', 'whs_small0', 'whs_small1', 'whs_small2']) id`);
-  await client.query(`
-    insert into webhook_deliveries (id, event_id, subscription_id, tenant_id, event_type, status, attempts, next_attempt_at,
-      last_status_code, completed_at, created_at, updated_at)
-    select 'msg_' || lpad(i::text, 26, '0'), 'evt_' || lpad(i::text, 7, '0'),
-      case when i % 25 = 0 then 'whs_small' || (i % 3) else 'whs_big' end, 'ten_a', 'payment.succeeded', status, 1,
-      case when status = 'pending' then at end, case when status = 'failed' then 500 else 200 end,
-      case when status <> 'pending' then at end, at, at
-    from (
-      select i, now() - (${DELIVERIES} - i) * interval '1 minute' as at,
-        case when i <= 5000 and i % 500 = 1 then 'failed' when i > ${DELIVERIES} - 10 then 'pending' else 'succeeded' end as status
-      from generate_series(1, ${DELIVERIES}) i
-    ) s`);
-  await client.query(`
-    insert into webhook_attempts (delivery_id, attempt, worker, started_at, finished_at, duration_ms, status_code)
-    select id, 1, 'seed:1', created_at, created_at, 20, last_status_code from webhook_deliveries`);
-  await client.query("analyze");
-}
-
 describe("query plans on a database grown with history (PostgreSQL)", { skip: !selectedDatabaseKinds().includes("postgres") }, () => {
   let variant: ReturnType<typeof postgresDatabase>;
   let database: Database;
@@ -167,7 +113,7 @@ describe("query plans on a database grown with history (PostgreSQL)", { skip: !s
     await migrate(database);
     client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
     await client.connect();
-    await seed(client);
+    await seedHistory(client, { orders: ORDERS, devices: DEVICES, deliveries: DELIVERIES });
   });
   after(async () => {
     await client?.end();
@@ -248,13 +194,152 @@ describe("query plans on a database grown with history (PostgreSQL)", { skip: !s
     );
   });
 
-  it(
-    "delivery counts of subscriptions",
-    { todo: "counts are computed from every delivery the subscription ever had (no counters kept yet)" },
-    async () => {
-      await assertFlat("delivery counts", deliveryCountsQuery(db, ["whs_big", "whs_small0"]).toSQL());
-    },
-  );
+  it("GET /v1/webhooks/subscriptions[/{id}]: the delivery counts are the subscriptions' counters, equal to a count of the log", async () => {
+    await assertFlat("delivery counts", deliveryCountsQuery(db, ["whs_big", "whs_small0"]).toSQL());
+    const counts = await deliveryCounts(db, ["whs_big", "whs_small0", "whs_none"]);
+    const { rows } = await client.query<{ subscription_id: string; pending: number; succeeded: number; failed: number; last: Date }>(`
+      select subscription_id, count(*) filter (where status = 'pending')::int as pending,
+        count(*) filter (where status = 'succeeded')::int as succeeded, count(*) filter (where status = 'failed')::int as failed,
+        max(updated_at) as last
+      from webhook_deliveries where subscription_id in ('whs_big', 'whs_small0') group by subscription_id order by subscription_id`);
+    assert.deepEqual(
+      [...counts].sort(([a], [b]) => (a < b ? -1 : 1)),
+      rows.map((r) => [
+        r.subscription_id,
+        { pending: r.pending, succeeded: r.succeeded, failed: r.failed, lastActivityAt: r.last.toISOString() },
+      ]),
+    );
+
+    // The events' retention takes the deliveries it deletes out of the counts (in a transaction rolled back
+    // after: the later tests read the seed as it was).
+    class Rollback extends Error {}
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        const recount = async () =>
+          (
+            (await tx.execute(sql`
+              select subscription_id, count(*) filter (where status = 'succeeded')::int as succeeded,
+                count(*) filter (where status = 'failed')::int as failed
+              from webhook_deliveries group by subscription_id order by subscription_id`)) as unknown as {
+              rows: Array<{ subscription_id: string; succeeded: number; failed: number }>;
+            }
+          ).rows.map((r) => ({ ...r }));
+        const before = await recount();
+        assert.ok((await deleteExpiredEvents(tx as unknown as Db, new Date(Date.now() - 30 * 86_400_000))) > 0);
+        const after = await recount();
+        assert.notDeepEqual(after, before);
+        const kept = await deliveryCounts(
+          tx as unknown as Db,
+          after.map((r) => r.subscription_id),
+        );
+        for (const r of after) {
+          const counted = kept.get(r.subscription_id);
+          assert.deepEqual([counted?.succeeded, counted?.failed], [r.succeeded, r.failed], r.subscription_id);
+        }
+        throw new Rollback();
+      }),
+      Rollback,
+    );
+  });
+
+  it("GET /v1/events: all, one type, one family, a time range, and a page deep in the list", async () => {
+    // Tenant ten_b's events as events/record.ts writes them (ULID ids whose time is created_at), one a minute
+    // over two weeks, of four types; ten_a's 100k events of the seed lie beside them.
+    const n = 20_000;
+    const types = ["ticket.created", "device.online", "payment.succeeded", "payment.expired"];
+    const start = Date.now() - n * 60_000;
+    const rows = Array.from({ length: n }, (_, i) => ({
+      id: `evt_${ulid(start + i * 60_000)}`,
+      type: types[i % 4],
+      at: new Date(start + i * 60_000),
+    }));
+    await client.query(
+      `insert into webhook_events (id, tenant_id, type, data, created_at, dispatched_at)
+       select id, 'ten_b', type, '{}'::json, at, at from unnest($1::text[], $2::text[], $3::timestamptz[]) as r(id, type, at)`,
+      [rows.map((r) => r.id), rows.map((r) => r.type), rows.map((r) => r.at)],
+    );
+    await client.query("analyze webhook_events");
+    const first = listEvents(db, "ten_b", { limit: 50 });
+    await assertFlat("events", first.toSQL());
+    const page = await first;
+    assert.deepEqual(
+      page.map((e) => e.id),
+      rows
+        .slice(-51)
+        .map((r) => r.id)
+        .reverse(),
+    );
+    await assertFlat("events, cursor", listEvents(db, "ten_b", { limit: 50, cursor: page[49].id }).toSQL());
+    await assertFlat("events, deep cursor", listEvents(db, "ten_b", { limit: 50, cursor: rows[5_000].id }).toSQL());
+    const online = listEvents(db, "ten_b", { limit: 50, type: "device.online" });
+    await assertFlat("events, type", online.toSQL());
+    assert.ok((await online).every((e) => e.type === "device.online"));
+    const payments = listEvents(db, "ten_b", { limit: 50, family: "payment" });
+    await assertFlat("events, family", payments.toSQL());
+    assert.equal((await payments).length, 51);
+    const from = rows[10_000].at;
+    const to = rows[11_440].at;
+    const range = listEvents(db, "ten_b", { limit: 50, from, to, family: "payment" });
+    await assertFlat("events, time range and family", range.toSQL());
+    const inRange = await range;
+    assert.ok(inRange.every((e) => e.createdAt >= from && e.createdAt < to && e.type.startsWith("payment.")));
+    // The newest in the range: 11,439 (a payment.expired: i % 4 = 3), the last before `to`.
+    assert.equal(inRange[0].id, rows[11_439].id);
+    await assertFlat("events, time range", listEvents(db, "ten_b", { limit: 50, from, to, cursor: inRange[10].id }).toSQL());
+    // ten_a's events are none of ten_b's.
+    assert.ok((await listEvents(db, "ten_a", { limit: 5, type: "device.online" })).length === 0);
+  });
+
+  it("GET /v1/impact and GET /v1/public/stats read the running totals, equal to the orders' aggregates", async () => {
+    const since = new Date(Date.now() - 30 * 86_400_000);
+    // A row per region: region_usage is read whole (a sequential scan of a few rows); nothing else is.
+    const everything = new Set([...HISTORY_TABLES, "devices", "device_usage"]);
+    for (const [name, query] of [
+      ["public stats totals", usageTotalsQuery(db).toSQL()],
+      ["impact regions", regionUsageQuery(db).toSQL()],
+    ] as const) {
+      const plan = await assertFlat(name, query, everything);
+      assert.ok(
+        [...walk(plan)].every(({ node }) => node["Relation Name"] === undefined || node["Relation Name"] === "region_usage"),
+        `${name} reads region_usage only`,
+      );
+    }
+    // A row per device active in the window (its last power-on), never their orders: device_usage grows with the
+    // fleet, not with history (here every device is active, and the planner reads the table whole).
+    const active = await assertFlat("impact active devices", activeDevicesQuery(db, since).toSQL());
+    assert.ok(
+      [...walk(active)].every(({ node }) => node["Relation Name"] === undefined || node["Relation Name"] === "device_usage"),
+      "impact's active devices read device_usage only",
+    );
+    const { rows } = await client.query<{
+      region: string;
+      devices: number;
+      sessions: number;
+      energy: string;
+      volume: string;
+      active: number;
+    }>(
+      `select d.region, count(distinct d.id)::int as devices, count(o.powered_on_at)::int as sessions,
+        coalesce(sum(o.energy_wh), 0)::text as energy,
+        coalesce(sum(o.amount_usd_micros) filter (where o.status = 'success'), 0)::text as volume,
+        count(distinct o.device_id) filter (where o.powered_on_at >= $1)::int as active
+      from devices d left join orders o on o.device_id = d.id group by d.region order by d.region`,
+      [since],
+    );
+    const regions = await regionUsageQuery(db);
+    const activeIn = new Map((await activeDevicesQuery(db, since)).map((a) => [a.region, a.n]));
+    assert.deepEqual(
+      regions.map((r) => ({
+        region: r.region,
+        devices: r.devices,
+        sessions: r.powerSessions,
+        energy: String(r.energyWh),
+        volume: String(r.volumeUsdMicros),
+        active: activeIn.get(r.region) ?? 0,
+      })),
+      rows,
+    );
+  });
 
   it("the split provisioner reads the devices that need a split through a partial index", async () => {
     const plan = await assertFlat("split provisioner", splitsDue(db).toSQL(), new Set([...HISTORY_TABLES, "devices"]));
@@ -308,7 +393,7 @@ describe("query plans on a database grown with history (PostgreSQL)", { skip: !s
       await holder.query("rollback");
       await holder.end();
     }
-    const recorded = await db.select().from(events).where(eq(events.type, "device.offline"));
+    const recorded = await db.select().from(webhookEvents).where(eq(webhookEvents.type, "device.offline"));
     assert.equal(recorded.length, 1);
     assert.equal((recorded[0].data as { deviceId: string }).deviceId, deviceId(3));
   });
@@ -370,7 +455,7 @@ for (const kind of selectedDatabaseKinds()) {
       ]);
       // An answer read before the stored state (t1 < t2) changes nothing.
       assert.deepEqual(await db.transaction((tx) => applyDeviceStates(tx, first, t1)), []);
-      const recorded = await db.select().from(events).orderBy(events.type);
+      const recorded = await db.select().from(webhookEvents).orderBy(webhookEvents.type);
       assert.deepEqual(
         recorded.map((e) => [e.tenantId, e.type, e.data]),
         [

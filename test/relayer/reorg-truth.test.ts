@@ -27,7 +27,11 @@ describe(`payments undone by a reorganisation, power-on after CONFIRMATIONS (${o
   before(
     async () => {
       receiver = await startWebhookReceiver();
-      stack = await startStack({ label: "reorg-truth", database: oneDatabaseKind(), relayerEnv: { CONFIRMATIONS: String(CONFIRMATIONS) } });
+      stack = await startStack({
+        label: "reorg-truth",
+        database: oneDatabaseKind(),
+        relayerEnv: { CONFIRMATIONS: String(CONFIRMATIONS), STATS_CACHE_MS: "0" },
+      });
       await subscribe(stack, await login(stack), receiver, "/events", ["payment.*", "device.*"]);
       // The relayer creates the devices' splits when it starts, and counts its own transactions mined only
       // CONFIRMATIONS deep: blocks are mined on the otherwise idle chain until every split is created.
@@ -99,8 +103,17 @@ describe(`payments undone by a reorganisation, power-on after CONFIRMATIONS (${o
     await waitForDelivery("device.powered_on", order.id);
   });
 
+  /** GET /v1/impact's volume (micro-USD) of the region of `deviceId` (statistics uncached in this stack). */
+  async function regionVolume(deviceId: string): Promise<number> {
+    const device = stack.sample.devices.find((d) => d.id === deviceId)!;
+    const impact = await stack.api("GET", "/v1/impact");
+    const region = (impact.body.regions as Array<{ region: string; volumeUsd: number }>).find((r) => r.region === device.region)!;
+    return Math.round(region.volumeUsd * 1e6);
+  }
+
   it("sends payment.reverted when a reorganisation removes a payment, and the device never powered on for it", async () => {
     const order = await createOrder(stack, stack.sample.devices[1].id, "30m");
+    const volumeBefore = await regionVolume(order.deviceId);
     const snapshot = await stack.chain.rpc<string>("evm_snapshot");
     const { hash } = await pay(stack, order, "wallet-permit");
     const paidBlock = await blockNumber();
@@ -108,6 +121,8 @@ describe(`payments undone by a reorganisation, power-on after CONFIRMATIONS (${o
     assert.equal(paid.payment.transactionHash, hash);
     for (const type of ["payment.succeeded", "payment.split"]) await waitForDelivery(type, order.id);
     await assertStaysOff(order, "paid but not CONFIRMATIONS deep: no power-on");
+    // The running totals count the payment's volume in the device's region...
+    assert.equal(await regionVolume(order.deviceId), volumeBefore + Math.round((order.amountUsd as number) * 1e6));
 
     // The block with the payment is replaced by a longer fork without it (fewer blocks than CONFIRMATIONS on
     // top of the old payment's height, so nothing on the new fork confirms it either).
@@ -128,6 +143,8 @@ describe(`payments undone by a reorganisation, power-on after CONFIRMATIONS (${o
     assert.equal(pending.payment, null);
     await assertStaysOff(order, "the removed payment never powered the device on");
     assert.equal(deliveriesOf("payment.confirmed", order.id).length, 0, "the removed payment was never confirmed");
+    // ...and take it back out with the payment the reorganisation removed.
+    assert.equal(await regionVolume(order.deviceId), volumeBefore);
 
     // Paid anew on the new fork and CONFIRMATIONS deep: the device powers on once.
     const { hash: again } = await pay(stack, order, "wallet-permit");
@@ -136,6 +153,11 @@ describe(`payments undone by a reorganisation, power-on after CONFIRMATIONS (${o
     await waitForOrder(stack, order.id, (o) => o.device.poweredOnAt !== null, 60_000);
     await waitForDelivery("device.powered_on", order.id);
     assert.equal(deliveriesOf("payment.reverted", order.id).length, 1);
+    assert.equal(
+      await regionVolume(order.deviceId),
+      volumeBefore + Math.round((order.amountUsd as number) * 1e6),
+      "counted once more, paid anew",
+    );
   });
 
   it("powers on at payment.succeeded for a tenant that chose 0 confirmations", async () => {

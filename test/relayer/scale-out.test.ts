@@ -14,7 +14,7 @@ import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createPublicClient, http as viemHttp } from "viem";
 import { paymentRouterAbi } from "../../generated/abis.ts";
-import type { ServerSentEvent } from "../../sdk/event-stream.ts";
+import type { ServerSentEvent } from "../../sdk/src/event-stream.ts";
 import { selectedDatabaseKinds } from "../support/databases.ts";
 import {
   type ClusterMember,
@@ -247,8 +247,8 @@ describe("three relayer processes on one PostgreSQL behind a round-robin proxy",
     let state = { ended: -1, open: -1 };
     while (Date.now() < deadline) {
       const [row] = await cluster.query<{ ended: string; open: string }>(
-        `select (select count(*) from events where type = 'device.session_ended' and data->>'orderId' = any($1)) as ended,
-                (select count(*) from events where dispatched_at is null) +
+        `select (select count(*) from webhook_events where type = 'device.session_ended' and data->>'orderId' = any($1)) as ended,
+                (select count(*) from webhook_events where dispatched_at is null) +
                 (select count(*) from webhook_deliveries where status <> 'succeeded') as open`,
         [ids],
       );
@@ -260,7 +260,7 @@ describe("three relayer processes on one PostgreSQL behind a round-robin proxy",
     await sleep(500);
 
     const recorded = await cluster.query<{ order_id: string; type: string; n: string }>(
-      "select data->>'orderId' as order_id, type, count(*) as n from events where data->>'orderId' = any($1) group by 1, 2",
+      "select data->>'orderId' as order_id, type, count(*) as n from webhook_events where data->>'orderId' = any($1) group by 1, 2",
       [ids],
     );
     const perOrder = new Map(recorded.map((r) => [`${r.order_id} ${r.type}`, Number(r.n)]));
@@ -277,7 +277,7 @@ describe("three relayer processes on one PostgreSQL behind a round-robin proxy",
       "no other event of these orders",
     );
     const undelivered = await cluster.query<{ id: string; type: string }>(
-      `select e.id, e.type from events e where e.type <> 'test.ping'
+      `select e.id, e.type from webhook_events e where e.type <> 'test.ping'
           and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.subscription_id = $1)`,
       [subscriptionId],
     );

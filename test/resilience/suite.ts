@@ -20,7 +20,7 @@ import { faultCases } from "./cases/faults.ts";
 import { limitCases } from "./cases/limits.ts";
 import { transportCases } from "./cases/transports.ts";
 import { secretsCases, securityCases } from "./cases/security.ts";
-import { type Fixtures, prepareFixtures } from "./support/fixtures.ts";
+import { type Fixtures, OTHER_TENANT, prepareFixtures } from "./support/fixtures.ts";
 
 /** The bad-input cases of the suite on `database`: with both databases selected, each case runs on one of
  * them, a quarter of the cases on PostgreSQL and the rest on PGlite (the same relayer code and the same
@@ -66,6 +66,7 @@ export function resilienceSuite(database: DatabaseKind): void {
             ENERGY_INGEST_BURST: "100000",
             ENERGY_INGEST_PER_SECOND: "100000",
           },
+          tenants: [OTHER_TENANT],
         });
         fx = await prepareFixtures(stack);
       },

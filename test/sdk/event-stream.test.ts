@@ -1,8 +1,8 @@
-// sdk/event-stream.ts: the SSE reader integrators use for GET /v1/orders/{id}/events (the end-to-end suites
+// sdk/src/event-stream.ts: the SSE reader integrators use for GET /v1/orders/{id}/events (the end-to-end suites
 // read the service's own streams with it; this covers the format's corners the service does not produce).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseEventBlock, serverSentEvents } from "../../sdk/event-stream.ts";
+import { parseEventBlock, serverSentEvents } from "../../sdk/src/event-stream.ts";
 
 /** A body that delivers `chunks` one read at a time, and records whether it was cancelled. */
 function body(chunks: string[]) {
@@ -27,7 +27,7 @@ async function all(chunks: string[]) {
   return events;
 }
 
-describe("sdk/event-stream.ts", () => {
+describe("sdk/src/event-stream.ts", () => {
   it("parses id, event and data, with or without the space after the colon, and defaults the type to message", () => {
     assert.deepEqual(parseEventBlock('id: 7\nevent: payment.succeeded\ndata: {"a":1}'), {
       id: "7",

@@ -1,11 +1,23 @@
 // Paying orders through the relayer, as an integrator and a wallet would: quote, order, then one of the
 // rails (a relayed permit, the wallet paying the router itself with a permit or an approval, or an agent's
-// cash confirmation), and waiting for the order to reach a state.
+// cash confirmation), and waiting for the order to reach a state. Quotes, orders and relayed payments go
+// through the SDK (sdk/src: its typed client, signOrderPayment, submitOrderPayment and payOrder), so the
+// end-to-end suites exercise what integrators install.
 import { type Address, type Hex, createPublicClient, createWalletClient, defineChain, http, maxUint256, parseAbi } from "viem";
 import { paymentRouterAbi } from "../../generated/abis.ts";
 import { localAccount } from "../../lib/sample-data.ts";
-import { type ServerSentEvent, serverSentEvents } from "../../sdk/event-stream.ts";
-import { permitSignatureParts, signOrderPermit } from "../../sdk/payment-order.ts";
+import {
+  type Order,
+  PaygApiError,
+  type ServerSentEvent,
+  createPaymentClient,
+  payOrder as payWithSdk,
+  permitSignatureParts,
+  serverSentEvents,
+  signOrderPayment,
+  submitOrderPayment,
+  unwrap,
+} from "../../sdk/src/index.ts";
 import type { Stack } from "./stack.ts";
 import type { UncheckedJson } from "./unchecked-json.ts";
 
@@ -42,29 +54,29 @@ export function clients(stack: Stack, walletIndex = TEST_WALLET_INDEX) {
   };
 }
 
-/** Quotes `tier` on `deviceId` and creates the order; returns the order as POST /v1/orders answered. */
-export async function createOrder(stack: Stack, deviceId: string = stack.sample.devices[0].id, tier = "1h"): Promise<OrderBody> {
-  const quote = await stack.api("POST", "/v1/quote", { body: { deviceId, chain: "local", token: "USDC", tier } });
-  if (quote.status !== 201) throw new Error(`quote failed: ${quote.status} ${quote.text}`);
-  const order = await stack.api("POST", "/v1/orders", {
-    body: { deviceId, chain: "local", token: "USDC", amountUsd: quote.body.amountUsd, quoteId: quote.body.quoteId },
-  });
-  if (order.status !== 201) throw new Error(`order failed: ${order.status} ${order.text}`);
-  return order.body;
+/** The SDK's client of the stack's payment API (public routes; `apiKey` for the others). */
+export function paymentClient(stack: Stack, apiKey?: string) {
+  return createPaymentClient({ baseUrl: `${stack.relayerUrl}/v1`, apiKey });
 }
 
-/** The wallet's EIP-2612 signature of the order's permit (paymentDetails.permit with owner and nonce). */
+/** Quotes `tier` on `deviceId` and creates the order; returns the order as POST /v1/orders answered. */
+export async function createOrder(stack: Stack, deviceId: string = stack.sample.devices[0].id, tier = "1h"): Promise<OrderBody> {
+  const client = paymentClient(stack);
+  const quote = unwrap(await client.POST("/quote", { body: { deviceId, chain: "local", token: "USDC", tier } }), "quote failed");
+  const order = unwrap(
+    await client.POST("/orders", { body: { deviceId, chain: "local", token: "USDC", amountUsd: quote.amountUsd, quoteId: quote.quoteId } }),
+    "order failed",
+  );
+  return order as OrderBody;
+}
+
+/** The wallet's EIP-2612 signature of the order's permit (paymentDetails.permit with owner and nonce), by the
+ * SDK's signOrderPayment. */
 export async function signPermit(stack: Stack, order: OrderBody, walletIndex = TEST_WALLET_INDEX) {
   const { account, publicClient } = clients(stack, walletIndex);
-  const details = order.paymentDetails;
-  const nonce = await publicClient.readContract({
-    address: details.token.address,
-    abi: tokenAbi,
-    functionName: "nonces",
-    args: [account.address],
-  });
-  const signature = await signOrderPermit(account, details.permit, nonce);
-  return { owner: account.address, signature };
+  const signed = await signOrderPayment(order as Order, account, { rail: "permit", publicClient });
+  if (signed.rail !== "permit") throw new Error("signOrderPayment signed another rail than the permit");
+  return signed.body;
 }
 
 function voucher(order: OrderBody) {
@@ -87,9 +99,14 @@ export async function pay(
   walletIndex = TEST_WALLET_INDEX,
 ): Promise<{ status?: number; body?: UncheckedJson; hash?: Hex }> {
   if (rail === "relayed-permit") {
-    const permit = await signPermit(stack, order, walletIndex);
-    const response = await stack.api("POST", `/v1/orders/${order.id}/permit`, { body: permit });
-    return { status: response.status, body: response.body };
+    const { account, publicClient } = clients(stack, walletIndex);
+    const signed = await signOrderPayment(order as Order, account, { rail: "permit", publicClient });
+    try {
+      return { status: 202, body: await submitOrderPayment(paymentClient(stack), order.id, signed) };
+    } catch (error) {
+      if (error instanceof PaygApiError) return { status: error.status, body: error.body };
+      throw error;
+    }
   }
   if (rail === "cash") {
     const response = await stack.api("POST", `/v1/orders/${order.id}/cash`, { token: stack.sample.agentKey });
@@ -166,17 +183,26 @@ export type SseEvent = ServerSentEvent;
 
 /** Pays an order end to end through the relayer, as a wallet would: quote and order `tier` on `deviceId`,
  * the test wallet (account 7) signs the permit, POST /v1/orders/{id}/permit; with `until` (default
- * "success") waits for the order to be paid (or, "powered_on", for its device to be on). Returns the order
- * as created and as last read. */
+ * "success") waits for the order to be paid (the SDK's payOrder) or, "powered_on", for its device to be on
+ * too. Returns the order as created and as last read. */
 export async function payOrder(
   stack: Stack,
   opts: { deviceId?: string; tier?: string; walletIndex?: number; until?: "submitted" | "success" | "powered_on"; timeoutMs?: number } = {},
 ): Promise<{ created: OrderBody; order: OrderBody }> {
   const created = await createOrder(stack, opts.deviceId ?? stack.sample.devices[0].id, opts.tier ?? "1h");
-  const relayed = await pay(stack, created, "relayed-permit", opts.walletIndex ?? TEST_WALLET_INDEX);
-  if (relayed.status !== 202) throw new Error(`the relayer refused the permit: ${relayed.status} ${JSON.stringify(relayed.body)}`);
   const until = opts.until ?? "success";
-  if (until === "submitted") return { created, order: created };
+  if (until === "submitted") {
+    const relayed = await pay(stack, created, "relayed-permit", opts.walletIndex ?? TEST_WALLET_INDEX);
+    if (relayed.status !== 202) throw new Error(`the relayer refused the permit: ${relayed.status} ${JSON.stringify(relayed.body)}`);
+    return { created, order: created };
+  }
+  const { account, publicClient } = clients(stack, opts.walletIndex ?? TEST_WALLET_INDEX);
+  const paid = await payWithSdk(paymentClient(stack), created as Order, account, {
+    publicClient,
+    pollIntervalMs: 50,
+    timeoutMs: opts.timeoutMs ?? 30_000,
+  });
+  if (until === "success") return { created, order: paid as OrderBody };
   const order = await waitForOrder(
     stack,
     created.id,

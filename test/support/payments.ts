@@ -4,7 +4,7 @@
 // key, which commits to the split's first recipients (deviceId() below; anyone may create a split: the agent,
 // account 2, does, and pay() creates a device's split the first time it is paid). Recipient changes go through
 // the split manager (account 13) and the factory's delay (setRecipients). Typed data comes from
-// sdk/payment-order.ts, ABIs from generated/abis.ts, addresses from the deployment record.
+// sdk/src/payment-order.ts, ABIs from generated/abis.ts, addresses from the deployment record.
 import { randomBytes } from "node:crypto";
 import {
   type Address,
@@ -21,7 +21,7 @@ import {
   toHex,
 } from "viem";
 import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi, testStablecoinAbi } from "../../generated/abis.ts";
-import { type PaymentOrder, orderTypedData, permitSignatureParts, permitTypedData } from "../../sdk/payment-order.ts";
+import { type PaymentOrder, orderTypedData, permitSignatureParts, permitTypedData } from "../../sdk/src/payment-order.ts";
 import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "./local-chain.ts";
 
 export type Rail = "permit" | "approval" | "cash";

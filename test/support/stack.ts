@@ -3,7 +3,7 @@
 // tenant, on the embedded PGlite or on PostgreSQL (fresh directories or schemas, removed by stop()).
 import path from "node:path";
 import { type Service, freePort } from "../../lib/processes.ts";
-import { createIndexerDatabase, startIndexer } from "../../lib/indexer.ts";
+import { type IndexerDatabase, createIndexerDatabase, startIndexer } from "../../lib/indexer.ts";
 import {
   type RelayerOptions,
   type SeedOutput,
@@ -17,6 +17,7 @@ import { type DatabaseKind, PGLITE_TEMPLATES, pgliteDatabase, postgresDatabase }
 import { type LocalChain, startLocalChain, testLogDir } from "./local-chain.ts";
 import { type TcpProxy, startTcpProxy } from "./tcp-proxy.ts";
 import type { UncheckedJson } from "./unchecked-json.ts";
+import { unchecksummedAddresses } from "./checksummed-addresses.ts";
 
 /** Relayer environment of the suites that kill a relayer (SIGKILL, its lease not released) and send while one
  * relayer process runs: the transaction sender's lease lasts 3 s instead of 15, so the next process sends
@@ -33,6 +34,10 @@ export type StackOptions = {
   timeScale?: number;
   /** Extra relayer environment. */
   relayerEnv?: NodeJS.ProcessEnv;
+  /** More tenants (seed specs) to seed after the sample tenant, by the same seed process before the relayer
+   * starts (`stack.seed` afterwards costs a seed process, and on PGlite a restart of the relayer): their
+   * results are `stack.tenants`, in this order. */
+  tenants?: unknown[];
   /** The indexer and the relayer reach the chain's JSON-RPC through a TCP proxy (`stack.chainProxy`), so a
    * test can cut the chain off from them. */
   chainProxy?: boolean;
@@ -49,10 +54,15 @@ export type Stack = {
   chain: LocalChain;
   indexerUrl: string;
   indexer?: Service;
+  /** Where the indexer keeps its tables (its PostgreSQL schema and views schema, or its PGlite directory), for
+   * a suite that reads them another way (e.g. a `ponder serve` replica of the same schema). */
+  indexerDatabase: IndexerDatabase;
   deviceCloudUrl: string;
   relayerUrl: string;
   relayer: Service;
   relayerOptions: RelayerOptions;
+  /** What seeding StackOptions.tenants returned, in their order. */
+  tenants: SeedOutput[];
   /** With `chainProxy`: the proxy between the indexer and relayer and the chain. */
   chainProxy?: TcpProxy;
   /** With `databaseProxy`: the proxy between the relayer and PostgreSQL. */
@@ -188,7 +198,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     };
     const spec = sampleSeedSpec();
     if (relayerDb.database.kind === "pglite") await createRelayerDatabase(relayerDb.database.directory, PGLITE_TEMPLATES);
-    const [seeded] = await seedRelayer(relayerOptions, [spec]);
+    const [seeded, ...tenants] = await seedRelayer(relayerOptions, [spec, ...(opts.tenants ?? [])]);
     const startedIndexer = await indexerStarting;
     const indexer = startedIndexer?.service;
     let relayer = await startRelayer(relayerOptions);
@@ -200,6 +210,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       chain,
       indexerUrl,
       indexer,
+      indexerDatabase: indexerDb.database,
       deviceCloudUrl: deviceCloud.url,
       get relayerUrl() {
         return relayer.url;
@@ -208,6 +219,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         return relayer.service;
       },
       relayerOptions,
+      tenants,
       chainProxy,
       databaseProxy,
       sample: {
@@ -236,6 +248,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         } catch {
           // not JSON
         }
+        // Every /v1 answer carries its addresses EIP-55 checksummed (one representation per concept).
+        const unchecked = route.startsWith("/v1/") ? unchecksummedAddresses(body) : [];
+        if (unchecked.length > 0) throw new Error(`${method} ${route}: addresses not EIP-55 checksummed: ${unchecked.join(", ")}`);
         return { status: response.status, headers: response.headers, body: body as UncheckedJson, text };
       },
       async seed(more) {

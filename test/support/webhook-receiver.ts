@@ -1,10 +1,10 @@
 // A webhook receiver for the tests: a real HTTP server on 127.0.0.1 that records every delivery, verifies
-// both signatures of each with sdk/webhooks.ts (the helper integrators use), and answers as each endpoint
+// both signatures of each with sdk/src/webhooks.ts (the helper integrators use), and answers as each endpoint
 // (a path) is told to: a status, a status per attempt, or no answer at all.
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { type WebhookEnvelope, verifyWebhook } from "../../sdk/webhooks.ts";
+import { type WebhookEnvelope, verifyWebhook } from "../../sdk/src/webhooks.ts";
 
 export type Delivery = {
   path: string;

@@ -1,6 +1,6 @@
 // Webhook delivery end to end, on the embedded PGlite: the whole system (chain, device cloud, indexer,
 // relayer) and a real HTTP receiver on loopback that verifies every delivery's signatures with
-// sdk/webhooks.ts. Every event type comes from the real flow: a paid order, a device going offline and
+// sdk/src/webhooks.ts. Every event type comes from the real flow: a paid order, a device going offline and
 // online, a customer's ticket, an order left to expire, the Send test route. Then the delivery policy:
 // retries with backoff and the same id, exactly 5 attempts, a timeout, 410, redelivery by hand, and a
 // relayer killed with SIGKILL between a payment and its delivery.
@@ -82,7 +82,7 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     (d: Delivery) =>
       d.path === path && d.envelope?.type === type && match(d.envelope.data);
 
-  it("refuses unsafe callback URLs and invalid event types, and needs the portal JWT", async () => {
+  it("refuses unsafe callback URLs and invalid event types, and needs the portal JWT or a developer key", async () => {
     for (const url of [
       "https://10.0.0.1/hook",
       "http://example.com/hook",
@@ -105,7 +105,9 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     });
     assert.equal(family.status, 422, "a family is written payment.*");
     assert.equal((await stack.api("GET", "/v1/webhooks/subscriptions")).status, 401);
-    assert.equal((await stack.api("GET", "/v1/webhooks/subscriptions", { token: stack.sample.developerKey })).status, 401);
+    // A developer key manages subscriptions too (test/webhooks/subscriptions-by-api-key.test.ts); an agent key may not.
+    assert.equal((await stack.api("GET", "/v1/webhooks/subscriptions", { token: stack.sample.developerKey })).status, 200);
+    assert.equal((await stack.api("GET", "/v1/webhooks/subscriptions", { token: stack.sample.agentKey })).status, 403);
   });
 
   it("accepts every event name of the interface in a subscription, test.ping included", async () => {
@@ -122,7 +124,7 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     });
     assert.equal(updated.status, 200, updated.text);
     assert.deepEqual([...updated.body.eventTypes].sort(), [...EVENT_TYPES].sort());
-    assert.equal((await stack.api("DELETE", `/v1/webhooks/subscriptions/${ping.body.id}`, { token })).status, 200);
+    assert.equal((await stack.api("DELETE", `/v1/webhooks/subscriptions/${ping.body.id}`, { token })).status, 204);
     const types = await stack.api("GET", "/v1/webhooks/event-types");
     assert.ok(
       types.body.data.every((t: { subscribable: boolean }) => t.subscribable),
@@ -305,6 +307,11 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
       [503, 503, 503, 503, 503],
     );
     assert.equal(failed.lastError, "HTTP 503");
+    // The subscription's counts (the dispatcher's counters) follow the delivery: failed, then succeeded.
+    const counts = async () => (await stack.api("GET", `/v1/webhooks/subscriptions/${sub.id}`, { token })).body.deliveries;
+    const failedCounts = await counts();
+    assert.deepEqual({ ...failedCounts, lastActivityAt: undefined }, { pending: 0, succeeded: 0, failed: 1, lastActivityAt: undefined });
+    assert.ok(failedCounts.lastActivityAt >= failed.attemptLog[4].finishedAt!, JSON.stringify(failedCounts));
 
     status = 200;
     const redelivered = await stack.api("POST", `/v1/webhooks/deliveries/${failed.id}/redeliver`, { token });
@@ -313,6 +320,9 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     assert.equal(done.attempts, 6);
     assert.equal(receiver.deliveries("/down").length, 6);
     assert.equal(receiver.deliveries("/down")[5].envelope!.id, failed.id);
+    const doneCounts = await counts();
+    assert.deepEqual({ ...doneCounts, lastActivityAt: undefined }, { pending: 0, succeeded: 1, failed: 0, lastActivityAt: undefined });
+    assert.ok(doneCounts.lastActivityAt > failedCounts.lastActivityAt);
 
     const detail = await stack.api("GET", `/v1/webhooks/deliveries/${failed.id}`, { token });
     assert.equal(detail.status, 200);
@@ -343,6 +353,8 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     await waitForDelivery(stack, token, sub.id, (d) => d.eventId === eventId && d.status === "failed");
     const after410 = await stack.api("GET", `/v1/webhooks/subscriptions/${sub.id}`, { token });
     assert.equal(after410.body.status, "disabled");
+    assert.equal(after410.body.deliveries.failed, 1);
+    assert.equal(after410.body.deliveries.pending, 0);
     assert.match(after410.body.disabledReason, /410/);
     assert.equal(receiver.deliveries("/gone").length, 1);
     assert.equal((await stack.api("POST", `/v1/webhooks/subscriptions/${sub.id}/test`, { token })).status, 409);
@@ -353,7 +365,7 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     assert.equal(enabled.status, 200, enabled.text);
     assert.equal(enabled.body.status, "active");
     assert.deepEqual(enabled.body.eventTypes, ["device.*"]);
-    const disabled = await stack.api("DELETE", `/v1/webhooks/subscriptions/${sub.id}`, { token });
+    const disabled = await stack.api("PATCH", `/v1/webhooks/subscriptions/${sub.id}`, { token, body: { status: "disabled" } });
     assert.equal(disabled.body.status, "disabled");
     assert.match(disabled.body.disabledReason, /disabled by dev@sunbeam\.example/);
   });
@@ -415,6 +427,10 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
         log.every((d) => d.status === "succeeded"),
         `${path}: ${JSON.stringify(log.filter((d) => d.status !== "succeeded"))}`,
       );
+      // Its counts agree with its log (the whole log when it fits the page of 100).
+      const { body: view } = await stack.api("GET", `/v1/webhooks/subscriptions/${path === "/all" ? all.id : payments.id}`, { token });
+      assert.deepEqual([view.deliveries.pending, view.deliveries.failed], [0, 0], path);
+      if (log.length < 100) assert.equal(view.deliveries.succeeded, log.length, path);
       const retried = new Set(log.filter((d) => d.attempts > 1).map((d) => d.id));
       assert.equal(
         ids.filter((id) => !retried.has(id)).length,

@@ -128,7 +128,7 @@ describe("webhook delivery with two relayer processes on one PostgreSQL", { conc
       ["device.offline", "device.online"],
     );
     const events = await query<{ type: string; data: unknown; created_at: Date }>(
-      `select type, data, created_at from events where type in ('device.offline', 'device.online') and data->>'deviceId' = '${device}' order by created_at`,
+      `select type, data, created_at from webhook_events where type in ('device.offline', 'device.online') and data->>'deviceId' = '${device}' order by created_at`,
     );
     assert.deepEqual(
       events.map((e) => e.type),

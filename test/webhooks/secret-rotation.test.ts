@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
-import { verifyWebhook } from "../../sdk/webhooks.ts";
+import { verifyWebhook } from "../../sdk/src/webhooks.ts";
 import { oneDatabaseKind } from "../support/databases.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import type { UncheckedJson } from "../support/unchecked-json.ts";

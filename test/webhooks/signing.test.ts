@@ -1,4 +1,4 @@
-// Webhook signatures (sdk/webhooks.ts), the encryption of signing secrets at rest, and the retry schedule,
+// Webhook signatures (sdk/src/webhooks.ts), the encryption of signing secrets at rest, and the retry schedule,
 // without the rest of the system.
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
@@ -17,7 +17,7 @@ import {
   verifyServiceSignature,
   verifyStandardSignature,
   verifyWebhook,
-} from "../../sdk/webhooks.ts";
+} from "../../sdk/src/webhooks.ts";
 
 const body = JSON.stringify({ type: "payment.succeeded", data: { orderId: "ord_1", amountUsd: 0.5 }, id: "msg_01ABC" });
 

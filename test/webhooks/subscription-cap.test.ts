@@ -20,13 +20,15 @@ for (const database of selectedDatabaseKinds()) {
     before(
       async () => {
         receiver = await startWebhookReceiver();
-        stack = await startStack({ label: `subscription-cap-${database}`, database, indexer: false });
-        for (const n of [1, 2]) {
-          await stack.seed({
+        stack = await startStack({
+          label: `subscription-cap-${database}`,
+          database,
+          indexer: false,
+          tenants: [1, 2].map((n) => ({
             tenant: { id: `tn_cap_${n}`, name: `Cap tenant ${n}` },
             user: { email: `cap${n}@cap.example`, password: "cap-password-123", name: `Cap ${n}` },
-          });
-        }
+          })),
+        });
       },
       { timeout: 240_000 },
     );
@@ -70,7 +72,10 @@ for (const database of selectedDatabaseKinds()) {
       const token = await login(stack, "cap1@cap.example", "cap-password-123");
       const list = await stack.api("GET", "/v1/webhooks/subscriptions", { token });
       const ids = (list.body.data as Array<{ id: string }>).map((s) => s.id).slice(0, 10);
-      for (const id of ids) assert.equal((await stack.api("DELETE", `/v1/webhooks/subscriptions/${id}`, { token })).status, 200);
+      for (const id of ids) {
+        const disabled = await stack.api("PATCH", `/v1/webhooks/subscriptions/${id}`, { token, body: { status: "disabled" } });
+        assert.equal(disabled.status, 200, disabled.text);
+      }
       assert.equal(await activeCount(token), CAP - 10);
       // 5 creates and 10 re-enables at once, for 10 free places.
       const results = await Promise.all([

@@ -70,10 +70,12 @@ for (const database of selectedDatabaseKinds()) {
             WEBHOOK_RETRY_BASE_MS: "50",
             WEBHOOK_TEST_PINGS_PER_MINUTE: String(PINGS_PER_MINUTE),
           },
-        });
-        await stack.seed({
-          tenant: { id: "tn_fairness_b", name: "Tenant B" },
-          user: { email: "b@fairness.example", password: "tenant-b-password-123", name: "B" },
+          tenants: [
+            {
+              tenant: { id: "tn_fairness_b", name: "Tenant B" },
+              user: { email: "b@fairness.example", password: "tenant-b-password-123", name: "B" },
+            },
+          ],
         });
         tokenA = await login(stack);
         tokenB = await login(stack, "b@fairness.example", "tenant-b-password-123");

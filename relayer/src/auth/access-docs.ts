@@ -15,7 +15,7 @@ export type SecurityRequirement = Record<string, string[]>;
 
 /** The roles of an API key, and what each may do. */
 export const ROLE_SCOPES: Record<Role, string> = {
-  developer: "read the tenant's devices, revenue splits and participants' earnings",
+  developer: "read the tenant's devices, revenue splits, participants' earnings and webhook events, and manage its webhook subscriptions",
   agent: "confirm cash payments and read the tenant's devices (not its revenue)",
 };
 
@@ -35,6 +35,14 @@ export function accessSentence(security: SecurityRequirement[] | undefined): str
     return (
       "**Access: a portal JWT** (the session token of POST /auth/login, as `Authorization: Bearer`). " +
       `401 \`unauthorized\`: ${UNAUTHORIZED}, or an API key (a key is not a session).`
+    );
+  }
+  if (jwt && roles.length === 1) {
+    const [role] = roles;
+    const others = (Object.keys(ROLE_SCOPES) as Role[]).filter((r) => r !== role);
+    return (
+      `**Access: a portal JWT or an API key with the ${role} role.** 401 \`unauthorized\`: ${UNAUTHORIZED}. ` +
+      `403 \`forbidden\`: a key with the ${others.join(" or ")} role.`
     );
   }
   if (jwt && everyRole) {

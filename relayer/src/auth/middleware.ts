@@ -6,7 +6,7 @@ import { getCookie } from "hono/cookie";
 import type { Db } from "../db/client.ts";
 import { apiKeys } from "../db/schema.ts";
 import { errors } from "../errors.ts";
-import type { AppEnv } from "../http/env.ts";
+import type { AppEnv, Identity } from "../http/env.ts";
 import { hashApiKey, isWellFormedApiKey } from "./api-keys.ts";
 import type { JwtSigner } from "./jwt.ts";
 import { liveSessionUser } from "./sessions.ts";
@@ -68,6 +68,37 @@ export function requireUser(db: Db, jwt: JwtSigner, opts: { cookie?: boolean } =
       sessionId: claims.sessionId,
     });
     await next();
+  };
+}
+
+/** Who the `Authorization` header names when it is a live credential (an API key not revoked, a portal JWT
+ * of a live session), else undefined. Refuses nothing and records nothing: for code that must know the caller
+ * before the route's own authentication runs (http/idempotency.ts scopes Idempotency-Keys with it). */
+export async function identifyCredential(db: Db, jwt: JwtSigner, header: string | undefined): Promise<Identity | undefined> {
+  const token = bearer(header);
+  if (!token) return undefined;
+  if (token.startsWith("payg_")) {
+    if (!isWellFormedApiKey(token)) return undefined;
+    const [row] = await db
+      .select({ id: apiKeys.id, tenantId: apiKeys.tenantId, role: apiKeys.role })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.keyHash, hashApiKey(token)), isNull(apiKeys.revokedAt)))
+      .limit(1);
+    return row ? { kind: "api_key", tenantId: row.tenantId, keyId: row.id, role: row.role } : undefined;
+  }
+  const claims = await jwt.verify(token);
+  const user = claims ? await liveSessionUser(db, claims) : undefined;
+  if (!claims || !user) return undefined;
+  return { kind: "user", tenantId: user.tenantId, userId: user.id, email: user.email, name: user.name, sessionId: claims.sessionId };
+}
+
+/** Requires a portal JWT or an API key with one of `roles` (403 for a key of another role). */
+export function requireUserOrApiKey(db: Db, jwt: JwtSigner, roles: Array<"developer" | "agent">): MiddlewareHandler<AppEnv> {
+  const keyAuth = requireApiKey(db, roles);
+  const userAuth = requireUser(db, jwt);
+  return (c, next) => {
+    const token = bearer(c.req.header("authorization"));
+    return token?.startsWith("payg_") ? keyAuth(c, next) : userAuth(c, next);
   };
 }
 

@@ -25,7 +25,7 @@ import {
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../../../generated/abis.ts";
 import { type DeploymentRecord, loadDeploymentRecord, waitForDeploymentRecord } from "../../../ignition/deployment-records.ts";
-import { type PaymentOrder, orderTypedData } from "../../../sdk/payment-order.ts";
+import { type PaymentOrder, orderTypedData } from "../../../sdk/src/payment-order.ts";
 import { type Config, rpcUrls } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import { predictSplitAddress } from "./split-address.ts";

@@ -3,12 +3,13 @@
 // delivered is metered. Power-on waits for payment.confirmed (the payment CONFIRMATIONS blocks deep) unless
 // CONFIRMATIONS is 0 or the tenant chose to power on at 0 confirmations: a session started on a payment that a
 // reorganisation then removes is energy given away.
-import { eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Config } from "../config.ts";
 import type { DbOrTx } from "../db/client.ts";
 import { orders, tenants } from "../db/schema.ts";
 import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
 import { type JobHandler, enqueueJob } from "../jobs/queue.ts";
+import { countEnergy, countPowerOn } from "../payments/usage-totals.ts";
 import type { Services } from "../services.ts";
 
 /** Whether the tenant's devices power on as soon as a payment is indexed (payment.succeeded) rather than
@@ -56,7 +57,14 @@ export function deviceJobHandlers(services: Services): Record<string, JobHandler
         const poweredOnAt = new Date(session.startedAt);
         const sessionEndsAt = new Date(session.endsAt);
         await db.transaction(async (tx) => {
-          await tx.update(orders).set({ poweredOnAt, sessionEndsAt, updatedAt: new Date() }).where(eq(orders.id, order.id));
+          // Only the first power-on is recorded (and counted in the usage totals).
+          const started = await tx
+            .update(orders)
+            .set({ poweredOnAt, sessionEndsAt, updatedAt: new Date() })
+            .where(and(eq(orders.id, order.id), isNull(orders.poweredOnAt)))
+            .returning({ id: orders.id });
+          if (started.length === 0) return;
+          await countPowerOn(tx, order.deviceId, poweredOnAt);
           const data = {
             orderId: order.id,
             deviceId: order.deviceId,
@@ -94,7 +102,14 @@ export function deviceJobHandlers(services: Services): Record<string, JobHandler
         if (!session) throw new Error(`session ${order.id} is unknown to the device cloud`);
         if (!session.ended) return { retryInMs: Math.max(1_000, new Date(session.endsAt).getTime() - Date.now() + 500) };
         await db.transaction(async (tx) => {
-          await tx.update(orders).set({ energyWh: session.energyWh, updatedAt: new Date() }).where(eq(orders.id, order.id));
+          // Only the first reading is recorded (and counted in the usage totals).
+          const metered = await tx
+            .update(orders)
+            .set({ energyWh: session.energyWh, updatedAt: new Date() })
+            .where(and(eq(orders.id, order.id), isNull(orders.energyWh)))
+            .returning({ id: orders.id });
+          if (metered.length === 0) return;
+          await countEnergy(tx, order.deviceId, session.energyWh);
           await recordWebhookEvent(tx, order.tenantId, "device.session_ended", {
             orderId: order.id,
             deviceId: order.deviceId,

@@ -10,7 +10,7 @@ import { UNSTORABLE_TEXT_MESSAGE } from "../http/text-guard.ts";
 import type { Services } from "../services.ts";
 import { requireToken } from "./auth/require-token.ts";
 import { createSandboxTokens } from "./auth/tokens.ts";
-import { ENVIRONMENT, SandboxErrorEnvelope, payloadTooLarge, sandboxErrorBody, toSandboxResponse } from "./errors.ts";
+import { ENVIRONMENT, SandboxErrorEnvelope, payloadTooLarge, sandboxErrorBody, toSandboxResponse } from "./routes/envelope.ts";
 import { sandboxAuthRoutes } from "./routes/auth.ts";
 import { sandboxPublicRoutes } from "./routes/public.ts";
 import { sandboxResourceRoutes } from "./routes/resources.ts";
@@ -124,14 +124,14 @@ export function energyOpenApiDocument(api: SandboxApi, services: Services) {
     },
     servers: [{ url: `${services.config.publicBaseUrl}${ENERGY_BASE_PATH}`, description: "Sandbox" }],
     tags: [
-      { name: "Operations" },
-      { name: "Authentication" },
-      { name: "Telemetry" },
-      { name: "Projects" },
-      { name: "Devices" },
-      { name: "Distributions" },
-      { name: "Evidence" },
-      { name: "Webhooks" },
+      { name: "Operations", description: "Public: liveness, the specification version, and what this sandbox supports." },
+      { name: "Authentication", description: "The OAuth 2.0 client credentials grant that issues bearer tokens." },
+      { name: "Telemetry", description: "Meter readings in batches, idempotent by Idempotency-Key." },
+      { name: "Projects", description: "A project's devices and its cash-flow settings." },
+      { name: "Devices", description: "A device's registration and its latest reading." },
+      { name: "Distributions", description: "Cash-flow distributions computed from attested energy." },
+      { name: "Evidence", description: "Attestation evidence: Merkle proofs of readings anchored on-chain." },
+      { name: "Webhooks", description: "Callback subscriptions for the sandbox's events." },
     ],
   });
 }

@@ -197,7 +197,7 @@ export function capabilities(services: Services) {
         "readings (the batch's leaves)",
       ],
       max_batches_per_anchor: MAX_BATCHES_PER_ANCHOR,
-      verification:
+      how_to_verify:
         "A reading is verified on chain with TelemetryAnchor.verifyReading(reading, readingProof, batch, batchProof), a view. " +
         'reading: the reading\'s fields as sent (device_ts in Unix milliseconds, supersedes_reading_id or ""). readingProof: ' +
         "its proof in the batch's tree, rebuilt from the batch's readings (leaf_encoding). batch: {projectId: keccak256(project_id), " +

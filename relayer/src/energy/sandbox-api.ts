@@ -2,7 +2,7 @@
 // invalid_request in the sandbox's envelope (never the payment API's).
 import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/env.ts";
-import { sandboxErrorBody } from "./errors.ts";
+import { sandboxErrorBody } from "./routes/envelope.ts";
 
 export type EnergyEnv = {
   Variables: AppEnv["Variables"] & {

@@ -2,6 +2,20 @@
 // Field names, types and rules are the interface's tables; where it leaves something open, the choice is
 // documented in the schema's description.
 import { z } from "@hono/zod-openapi";
+import {
+  BATCH_ACCEPTED_EXAMPLE,
+  DEVICE_EXAMPLE,
+  DISTRIBUTION_EXAMPLE,
+  EVIDENCE_EXAMPLE,
+  HEALTH_EXAMPLE,
+  PROJECT_EXAMPLE,
+  TELEMETRY_BATCH_EXAMPLE,
+  TOKEN_REQUEST_EXAMPLE,
+  TOKEN_RESPONSE_EXAMPLE,
+  VERSION_EXAMPLE,
+  WEBHOOK_REGISTERED_EXAMPLE,
+  WEBHOOK_REGISTRATION_EXAMPLE,
+} from "./examples.ts";
 import { SPEC_VERSION, WATERFALL_LEGS } from "./sample-data.ts";
 
 /** Readings per batch: at least 1 (the interface), at most this many (the sandbox's choice). */
@@ -130,7 +144,7 @@ export const TelemetryBatch = z
       .openapi({ description: `At least 1 and at most ${MAX_READINGS_PER_BATCH} readings, processed in array order.` }),
   })
   .strict()
-  .openapi("TelemetryBatch");
+  .openapi("TelemetryBatch", { example: TELEMETRY_BATCH_EXAMPLE });
 
 export type TelemetryBatchInput = z.infer<typeof TelemetryBatch>;
 export type ReadingInput = z.infer<typeof Reading>;
@@ -214,7 +228,7 @@ export const BatchAccepted = z
       expected_at: DateTime.openapi({ description: "When anchoring is expected (receipt + 30 s on a healthy chain)." }),
     }),
   })
-  .openapi("BatchAccepted");
+  .openapi("BatchAccepted", { example: BATCH_ACCEPTED_EXAMPLE });
 
 export const MAX_CLIENT_SECRET_LENGTH = 256;
 
@@ -233,6 +247,7 @@ export const TokenRequest = z
     }),
   })
   .openapi("TokenRequest", {
+    example: TOKEN_REQUEST_EXAMPLE,
     description:
       "Without an `Authorization: Basic` header, grant_type, client_id and client_secret are all required. Other form " +
       "fields (such as `scope`) are ignored: the sandbox has no scopes.",
@@ -244,7 +259,7 @@ export const TokenResponse = z
     token_type: z.literal("Bearer"),
     expires_in: z.int().openapi({ description: "Seconds until the token expires.", example: TOKEN_LIFETIME_SECONDS }),
   })
-  .openapi("TokenResponse");
+  .openapi("TokenResponse", { example: TOKEN_RESPONSE_EXAMPLE });
 
 export const Project = z
   .object({
@@ -262,7 +277,7 @@ export const Project = z
       unit_token: z.object({ token_id: z.string().openapi({ description: "Sample value; no unit token contract exists." }) }),
     }),
   })
-  .openapi("Project");
+  .openapi("Project", { example: PROJECT_EXAMPLE });
 
 export const SandboxDevice = z
   .object({
@@ -279,7 +294,7 @@ export const SandboxDevice = z
         "readings (96 for the sample devices).",
     }),
   })
-  .openapi("Device");
+  .openapi("Device", { example: DEVICE_EXAMPLE });
 
 export const Distribution = z
   .object({
@@ -295,7 +310,7 @@ export const Distribution = z
     per_unit_minor: z.int(),
     evidence_ref: z.string().openapi({ example: "ev_kibera_2026_02" }),
   })
-  .openapi("Distribution");
+  .openapi("Distribution", { example: DISTRIBUTION_EXAMPLE });
 
 export const Evidence = z
   .object({
@@ -344,7 +359,7 @@ export const Evidence = z
       distribution_evidence: z.object({ audit_trail: z.string(), status: z.string().openapi({ example: "complete" }) }),
     }),
   })
-  .openapi("Evidence");
+  .openapi("Evidence", { example: EVIDENCE_EXAMPLE });
 
 export const WEBHOOK_EVENTS = [
   "distribution.executed",
@@ -366,7 +381,7 @@ export const WebhookRegistration = z
       .refine((events) => new Set(events).size === events.length, { message: "each event at most once" }),
   })
   .strict()
-  .openapi("WebhookRegistration");
+  .openapi("WebhookRegistration", { example: WEBHOOK_REGISTRATION_EXAMPLE });
 
 export const WebhookRegistered = z
   .object({
@@ -376,9 +391,11 @@ export const WebhookRegistered = z
     created_at: DateTime,
     delivery: z.literal("never").openapi({ description: "The sandbox never delivers events." }),
   })
-  .openapi("WebhookRegistered");
+  .openapi("WebhookRegistered", { example: WEBHOOK_REGISTERED_EXAMPLE });
 
-export const Health = z.object({ status: z.literal("ok"), environment: z.literal("sandbox") }).openapi("Health");
+export const Health = z
+  .object({ status: z.literal("ok"), environment: z.literal("sandbox") })
+  .openapi("Health", { example: HEALTH_EXAMPLE });
 
 export const Version = z
   .object({
@@ -386,7 +403,7 @@ export const Version = z
     api_version: z.literal("v1"),
     environment: z.literal("sandbox"),
   })
-  .openapi("Version");
+  .openapi("Version", { example: VERSION_EXAMPLE });
 
 const CapabilityItem = z.object({ name: z.string(), description: z.string() });
 
@@ -426,7 +443,7 @@ export const Capabilities = z
       batch_leaf_encoding: z.array(z.string()).openapi({ description: "ABI types of a leaf of the batches tree." }),
       batch_leaf_values: z.array(z.string()).openapi({ description: "What each value of a batches-tree leaf is." }),
       max_batches_per_anchor: z.int().openapi({ description: "The most batches one anchor transaction takes." }),
-      verification: z.string().openapi({ description: "How to verify a reading on chain from the evidence." }),
+      how_to_verify: z.string().openapi({ description: "How to verify a reading on chain from the evidence." }),
     }),
     sample_data: z.object({
       projects: z.array(z.string()),

@@ -1,10 +1,11 @@
-// Recording what happened: an order's event log (its SSE stream) and the outbox of webhook events, both
+// Recording what happened: an order's event log (its SSE stream) and the tenant's webhook events (the outbox
+// the dispatcher delivers, and the log GET /v1/events lists), both
 // written in the caller's database transaction, so a change and its events commit together or not at all.
 import type { z } from "zod";
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../db/client.ts";
-import { events, orderEvents } from "../db/schema.ts";
-import { newId } from "../ids.ts";
+import { orderEvents, webhookEvents } from "../db/schema.ts";
+import { ulid } from "../ids.ts";
 import type { EVENT_CATALOGUE, EventType } from "../webhooks/catalogue.ts";
 import type { OrderEventType } from "./order-events.ts";
 
@@ -21,11 +22,13 @@ export async function recordOrderEvent(tx: DbOrTx, orderId: string, type: OrderE
 /** The `data` of a webhook event of `type`, as its catalogue entry's schema describes it. */
 export type WebhookEventData<T extends EventType> = z.input<(typeof EVENT_CATALOGUE)[T]["data"]>;
 
-/** Puts an event in the outbox for the tenant's webhook subscriptions; returns its id. The type must be one
+/** Records a webhook event of the tenant (its subscriptions' outbox, and GET /v1/events); returns its id. The type must be one
  * of the catalogue's and the data must match its schema: anything else does not compile. */
 export async function recordWebhookEvent<T extends EventType>(tx: DbOrTx, tenantId: string, type: T, data: WebhookEventData<T>) {
-  const id = newId("evt");
-  await tx.insert(events).values({ id, tenantId, type, data });
+  // The id's time and created_at are one reading of the clock: GET /v1/events pages and filters by id.
+  const now = Date.now();
+  const id = `evt_${ulid(now)}`;
+  await tx.insert(webhookEvents).values({ id, tenantId, type, data, createdAt: new Date(now) });
   await tx.execute(sql`select pg_notify(${OUTBOX_CHANNEL}, ${id})`);
   return id;
 }

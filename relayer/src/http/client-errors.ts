@@ -6,7 +6,7 @@
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import { STATUS_CODES } from "node:http";
-import { sandboxErrorBody } from "../energy/errors.ts";
+import { sandboxErrorBody } from "../energy/routes/envelope.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../logger.ts";
 

@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { HttpBindings } from "@hono/node-server";
-import { sandboxErrorBody } from "../energy/errors.ts";
+import { sandboxErrorBody } from "../energy/routes/envelope.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../logger.ts";
 import { type ClientNetwork, addressGroup, isTrustedProxy, normalizeAddress } from "./client-address.ts";

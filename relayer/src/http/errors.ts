@@ -27,14 +27,23 @@ export function statusOf(error: ServiceError): ContentfulStatusCode {
   return STATUS_OF[error.kind];
 }
 
+/** The error's body, for the OpenAPI document. */
+const ErrorBody = z.object({
+  code: z.string().openapi({
+    description: "What went wrong, for programs: each operation's error responses list the codes they can carry (an enum)",
+    example: "invalid_parameters",
+  }),
+  message: z.string().openapi({ description: "What went wrong, for people (not for parsing)", example: "invalid body" }),
+  details: z
+    .array(z.object({ path: z.string().optional(), message: z.string() }))
+    .optional()
+    .openapi({ example: [{ path: "tier", message: "unknown tier 2h; allowed: 30m, 1h, 3h" }] }),
+});
+
 /** The error envelope's schema, for the OpenAPI document. */
 export const ErrorEnvelope = z
   .object({
-    error: z.object({
-      code: z.string().openapi({ example: "invalid_parameters" }),
-      message: z.string(),
-      details: z.array(z.object({ path: z.string().optional(), message: z.string() })).optional(),
-    }),
+    error: ErrorBody,
     requestId: z.string().openapi({ example: "req_01JD2Y6Y8X3K5V4Q9T7R2M1N0P" }),
   })
   .openapi("Error");
@@ -104,22 +113,85 @@ export function toErrorResponse(c: Context, error: unknown): Response {
   return c.json(errorBody(c, "internal_error", "an internal error occurred; retry later"), 500);
 }
 
-/** The standard error responses of a route, for the OpenAPI document. */
-export function errorResponses(...statuses: Array<400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503 | 504>) {
-  const descriptions: Record<number, string> = {
-    400: "The body is not JSON.",
-    401: "No credential this operation takes: missing, invalid, expired or revoked, or of another kind (see Access).",
-    403: "The credential lacks the role this route needs.",
-    404: "No such resource (or it belongs to another tenant).",
-    409: "Conflict with the resource's state.",
-    413: "The body exceeds the size limit.",
-    422: "Invalid parameters.",
-    429: "Rate-limited; see the retry-after header.",
-    502: "An upstream service answered with an error.",
-    503: "Temporarily unavailable.",
-    504: "The device cloud did not answer in time.",
+/** What each error code means: the descriptions of the error responses that carry it. */
+export const ERROR_CODES = {
+  invalid_body: "the body is not JSON, or not sent as application/json",
+  unauthorized: "no credential this operation takes: missing, invalid, expired or revoked, or of another kind (see Access)",
+  forbidden: "the credential lacks the role this operation needs",
+  not_found: "no such resource (or it belongs to another tenant)",
+  body_too_large: "the body exceeds the size limit",
+  invalid_parameters: "a parameter or the body failed validation; `details` names each field",
+  rate_limited: "too many requests; retry after the retry-after header's seconds",
+  upstream_error: "an upstream service (the device cloud) answered with an error",
+  unavailable: "a dependency cannot be reached right now; retry after the retry-after header's seconds",
+  device_timeout: "the device cloud did not answer in time",
+  quote_expired: "the quote expired: ask for a new one",
+  split_not_ready: "the device's own split contract is not on-chain yet; retry after the retry-after header's seconds",
+  order_unpaid: "the order is not paid (yet): there is no receipt",
+  order_already_paid: "the order is paid already",
+  order_expired: "the order expired: order again",
+  order_expiring: "the order's voucher expires before a relayed payment could be mined: pay from the wallet, or order again",
+  order_cancelled: "a cancellation of the order is queued or done",
+  payment_in_progress: "a payment of the order is already under way",
+  payer_payment_in_progress: "another relayed payment by the same wallet is queued or under way: sign again once it is mined",
+  authorization_used: "the wallet's EIP-3009 authorization for this order was used or cancelled",
+  too_many_reverts:
+    "too many relayed transactions of this wallet or tenant reverted recently; retry after the retry-after header's seconds",
+  cash_limit_exceeded: "the cash payment would exceed a cash limit; `details` names it",
+  payout_change_pending: "the device's payout parties changed recently: cash is refused until retry-after",
+  too_many_subscriptions: "the tenant has as many active webhook subscriptions as it may",
+  subscription_disabled: "the webhook subscription is disabled",
+  delivery_pending: "the delivery is already queued (or changed meanwhile)",
+  invalid_idempotency_key: "the Idempotency-Key header is not 1 to 255 visible ASCII characters",
+  idempotency_key_in_use: "a request with this Idempotency-Key is still running; retry after the retry-after header's seconds",
+  idempotency_key_reused: "this Idempotency-Key was used with another request (method, path or body) in the last 24 hours",
+} as const;
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+type Status = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503 | 504;
+/** Statuses whose codes a route need not name: every route answers them with one code. 409 is not one:
+ * a route lists its own conflicts. */
+type PlainStatus = Exclude<Status, 409>;
+const DEFAULT_CODES: Record<PlainStatus, readonly [ErrorCode]> = {
+  400: ["invalid_body"],
+  401: ["unauthorized"],
+  403: ["forbidden"],
+  404: ["not_found"],
+  413: ["body_too_large"],
+  422: ["invalid_parameters"],
+  429: ["rate_limited"],
+  502: ["upstream_error"],
+  503: ["unavailable"],
+  504: ["device_timeout"],
+};
+
+/** The envelope of one error response: the `Error` component with `error.code` narrowed to the codes that
+ * response can carry (a generated client gets a union it can switch on). */
+export function errorEnvelopeWith(codes: readonly ErrorCode[]) {
+  return ErrorEnvelope.extend({ error: ErrorBody.extend({ code: z.enum(codes as [ErrorCode, ...ErrorCode[]]) }) });
+}
+
+/** One documented error response carrying `codes`; the description says what each means. */
+export function errorResponseWith(codes: readonly ErrorCode[], extra?: { description?: string; retryAfter?: boolean }) {
+  const meanings = codes.map((code) => `\`${code}\`: ${ERROR_CODES[code]}.`).join(" ");
+  const retryAfter = extra?.retryAfter ?? codes.some((code) => /retry-after/.test(ERROR_CODES[code]));
+  return {
+    description: extra?.description ? `${extra.description} ${meanings}` : meanings,
+    ...(retryAfter
+      ? { headers: { "retry-after": { description: "Seconds to wait before retrying", schema: { type: "integer" as const } } } }
+      : {}),
+    content: { "application/json": { schema: errorEnvelopeWith(codes) } },
   };
-  return Object.fromEntries(
-    statuses.map((status) => [status, { description: descriptions[status], content: { "application/json": { schema: ErrorEnvelope } } }]),
-  );
+}
+
+/** The error responses of a route, for the OpenAPI document: a status answers its usual code (400
+ * invalid_body, 401 unauthorized, 404 not_found, 422 invalid_parameters, 429 rate_limited...), or the codes
+ * the route names for it, e.g. `errorResponses(404, { 409: ["order_unpaid"] }, 503)`. */
+export function errorResponses(...statuses: Array<PlainStatus | Partial<Record<Status, readonly ErrorCode[]>>>) {
+  const codes = new Map<Status, readonly ErrorCode[]>();
+  for (const entry of statuses) {
+    if (typeof entry === "number") codes.set(entry, DEFAULT_CODES[entry]);
+    else for (const [status, list] of Object.entries(entry)) codes.set(Number(status) as Status, list ?? []);
+  }
+  return Object.fromEntries([...codes].sort(([a], [b]) => a - b).map(([status, list]) => [status, errorResponseWith(list)]));
 }

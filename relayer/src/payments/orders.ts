@@ -2,7 +2,7 @@
 // carries the quote signer's EIP-712 voucher, which is the same lock on-chain.
 import { eq, sql } from "drizzle-orm";
 import { type Address, type Hex, toHex } from "viem";
-import { permitTypes, receiveAuthorizationTypes } from "../../../sdk/payment-order.ts";
+import { permitTypes, receiveAuthorizationTypes } from "../../../sdk/src/payment-order.ts";
 import type { Db } from "../db/client.ts";
 import { chainTransactions, devices, orderOnchainIdSeq, orders, quotes } from "../db/schema.ts";
 import { recordOrderEvent } from "../events/record.ts";
@@ -11,6 +11,7 @@ import { ORDER_ID_PATTERN, newId } from "../ids.ts";
 import type { Services } from "../services.ts";
 import { readySplit } from "./payout-parties.ts";
 import { sameAmount, tierPrice, tokenAmountForMicros, usd } from "./pricing.ts";
+import { checksummed, tokenRef } from "../representation.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
 
@@ -83,7 +84,7 @@ export async function createQuote(services: Services, req: QuoteInput) {
     quoteId: quote.id,
     deviceId: quote.deviceId,
     chain: quote.chain,
-    token: quote.token,
+    token: tokenRef(token.symbol, token.address),
     tier: quote.tier,
     durationSeconds: quote.durationSeconds,
     amountUsd: usd(quote.amountUsdMicros),
@@ -206,24 +207,25 @@ export async function paymentDetails(services: Services, order: OrderRow) {
   return {
     chain: order.chain,
     chainId: order.chainId,
-    router: order.routerAddress,
-    token: { symbol: token.symbol, address: token.address, decimals: token.decimals },
-    split: order.splitAddress,
+    router: checksummed(order.routerAddress),
+    token: tokenRef(token.symbol, token.address),
+    tokenDecimals: token.decimals,
+    split: checksummed(order.splitAddress),
     amount: order.tokenAmount,
     order: {
       orderId: voucher.orderId.toString(),
       deviceId: voucher.deviceId,
-      token: voucher.token,
-      split: voucher.split,
+      token: checksummed(voucher.token),
+      split: checksummed(voucher.split),
       amount: voucher.amount.toString(),
       expiry: voucher.expiry.toString(),
     },
     voucherSignature: order.voucherSignature,
     permit: {
-      domain: token.domain,
+      domain: { ...token.domain, verifyingContract: checksummed(token.domain.verifyingContract) },
       types: { Permit: [...permitTypes.Permit] },
       primaryType: "Permit" as const,
-      message: { spender: order.routerAddress, value: order.tokenAmount, deadline: deadline.toString() },
+      message: { spender: checksummed(order.routerAddress), value: order.tokenAmount, deadline: deadline.toString() },
     },
     relay: {
       method: "POST" as const,
@@ -235,11 +237,11 @@ export async function paymentDetails(services: Services, order: OrderRow) {
     ...(token.eip3009
       ? {
           authorization: {
-            domain: token.domain,
+            domain: { ...token.domain, verifyingContract: checksummed(token.domain.verifyingContract) },
             types: { ReceiveWithAuthorization: [...receiveAuthorizationTypes.ReceiveWithAuthorization] },
             primaryType: "ReceiveWithAuthorization" as const,
             message: {
-              to: order.routerAddress,
+              to: checksummed(order.routerAddress),
               value: order.tokenAmount,
               validAfter: "0",
               validBefore: voucher.expiry.toString(),
@@ -275,7 +277,7 @@ export async function orderView(services: Services, order: OrderRow, relay?: Ord
     deviceId: order.deviceId,
     quoteId: order.quoteId,
     chain: order.chain,
-    token: order.token,
+    token: tokenRef(order.token, order.tokenAddress),
     tier: order.tier,
     durationSeconds: order.durationSeconds,
     amountUsd: usd(order.amountUsdMicros),
@@ -287,7 +289,7 @@ export async function orderView(services: Services, order: OrderRow, relay?: Ord
       order.status === "success" && order.rail && order.payer && order.txHash && order.paidAt
         ? {
             rail: order.rail,
-            payer: order.payer,
+            payer: checksummed(order.payer),
             transactionHash: order.txHash,
             blockNumber: order.blockNumber ?? 0,
             paidAt: order.paidAt.toISOString(),

@@ -27,8 +27,10 @@ import { recordOrderEvent, recordWebhookEvent } from "../events/record.ts";
 import { enqueuePowerOn, powersOnAtPayment } from "../devices/power-on.ts";
 import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
+import { checksummed, tokenRef } from "../representation.ts";
 import { usd } from "./pricing.ts";
 import type { OrderRow } from "./orders.ts";
+import { countPaidVolume } from "./usage-totals.ts";
 
 const CURSOR = "payments_cursor";
 const PAGE = 200;
@@ -42,10 +44,10 @@ export function paymentEventData(order: OrderRow, paid: PaidOrder) {
     orderId: order.id,
     deviceId: order.deviceId,
     amountUsd: usd(order.amountUsdMicros),
-    token: order.token,
+    token: tokenRef(order.token, order.tokenAddress),
     tokenAmount: order.tokenAmount,
     rail: paid.rail,
-    payer: paid.payer,
+    payer: checksummed(paid.payer),
     transactionHash: paid.transactionHash,
     blockNumber: Number(paid.blockNumber),
     paidAt: new Date(Number(paid.blockTimestamp) * 1000).toISOString(),
@@ -56,15 +58,16 @@ export function settlementEventData(order: OrderRow, s: Settlement) {
   return {
     orderId: order.id,
     ref: s.ref,
-    split: s.split,
+    split: checksummed(s.split),
     asset: { deviceId: order.deviceId, chainDeviceId: order.chainDeviceId },
-    token: s.token,
+    // The settlement's token is the order's (the order's split settles in it).
+    token: tokenRef(order.token, s.token),
     gross: s.gross.toString(),
-    grossUsd: Number(s.grossUsdMicro) / 1e6,
+    grossUsd: usd(Number(s.grossUsdMicro)),
     legs: [
-      { leg: "assetOwner" as const, recipient: s.assetOwner, amount: s.assetOwnerAmount.toString() },
-      { leg: "operator" as const, recipient: s.operator, amount: s.operatorAmount.toString() },
-      { leg: "protocol" as const, recipient: s.protocol, amount: s.protocolAmount.toString() },
+      { leg: "assetOwner" as const, recipient: checksummed(s.assetOwner), amount: s.assetOwnerAmount.toString() },
+      { leg: "operator" as const, recipient: checksummed(s.operator), amount: s.operatorAmount.toString() },
+      { leg: "protocol" as const, recipient: checksummed(s.protocol), amount: s.protocolAmount.toString() },
     ],
     transactionHash: s.transactionHash,
     blockNumber: Number(s.blockNumber),
@@ -81,10 +84,10 @@ function paymentOf(order: OrderRow) {
     orderId: order.id,
     deviceId: order.deviceId,
     amountUsd: usd(order.amountUsdMicros),
-    token: order.token,
+    token: tokenRef(order.token, order.tokenAddress),
     tokenAmount: order.tokenAmount,
     rail,
-    payer,
+    payer: checksummed(payer),
     transactionHash: txHash,
     blockNumber,
   };
@@ -139,6 +142,9 @@ export function createPaymentSync(services: Services) {
       })
       .where(eq(orders.id, order.id))
       .returning();
+    // Paid anew after a reorganisation, or for the first time: its volume counts (once: an order paid
+    // already is only given its new transaction).
+    if (order.status !== "success") await countPaidVolume(tx, order.deviceId, order.amountUsdMicros);
     const payment = paymentEventData(updated, paid);
     await recordOrderEvent(tx, order.id, "payment.succeeded", payment);
     await recordWebhookEvent(tx, order.tenantId, "payment.succeeded", payment);
@@ -153,7 +159,7 @@ export function createPaymentSync(services: Services) {
       deviceId: order.deviceId,
       tier: order.tier,
       amountUsd: usd(order.amountUsdMicros),
-      token: order.token,
+      token: tokenRef(order.token, order.tokenAddress),
       tokenAmount: order.tokenAmount,
       recordedAt: paidAt.toISOString(),
     });
@@ -168,6 +174,8 @@ export function createPaymentSync(services: Services) {
   async function undoReorganised(tx: Tx, held: OrderRow[], still: Set<bigint>) {
     for (const order of held) {
       if (still.has(order.onchainId)) continue;
+      // Its volume comes back out of the usage totals; a session it started stays counted (it happened).
+      await countPaidVolume(tx, order.deviceId, -order.amountUsdMicros);
       await tx
         .update(orders)
         .set({

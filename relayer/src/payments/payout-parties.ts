@@ -31,6 +31,7 @@ import { ServiceError, errors } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
+import { checksummed } from "../representation.ts";
 import { followSplitEvents } from "./split-events.ts";
 import { checkRecipients, recordRecipients } from "./split-recipients.ts";
 
@@ -62,9 +63,9 @@ export function splitRecipientsMismatch(deviceId: string): ServiceError {
 /** The device's payout parties and split, as the device routes show them. */
 export function payoutView(row: DeviceRow) {
   return {
-    assetOwner: row.assetOwner,
-    operator: row.operator,
-    split: row.splitAddress,
+    assetOwner: row.assetOwner === null ? null : checksummed(row.assetOwner),
+    operator: row.operator === null ? null : checksummed(row.operator),
+    split: row.splitAddress === null ? null : checksummed(row.splitAddress),
     splitStatus: row.splitStatus ?? ("none" as const),
     assetKey: row.assetKey,
     pendingChange:

@@ -5,6 +5,7 @@ import { orderRef } from "../../../indexer/client.ts";
 import { errors } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { OrderRow } from "./orders.ts";
+import { tokenRef } from "../representation.ts";
 import { usd } from "./pricing.ts";
 
 export async function orderReceipt(services: Services, order: OrderRow) {
@@ -19,7 +20,7 @@ export async function orderReceipt(services: Services, order: OrderRow) {
     deviceId: order.deviceId,
     tier: order.tier,
     amountUsd: usd(order.amountUsdMicros),
-    token: { symbol: order.token, address: order.tokenAddress },
+    token: tokenRef(order.token, order.tokenAddress),
     tokenAmount: order.tokenAmount,
     chain: order.chain,
     chainId: order.chainId,
@@ -36,9 +37,9 @@ export async function orderReceipt(services: Services, order: OrderRow) {
           split: getAddress(settlement.split),
           gross: settlement.gross.toString(),
           legs: [
-            { leg: "assetOwner", recipient: getAddress(settlement.assetOwner), amount: settlement.assetOwnerAmount.toString() },
-            { leg: "operator", recipient: getAddress(settlement.operator), amount: settlement.operatorAmount.toString() },
-            { leg: "protocol", recipient: getAddress(settlement.protocol), amount: settlement.protocolAmount.toString() },
+            { leg: "assetOwner" as const, recipient: getAddress(settlement.assetOwner), amount: settlement.assetOwnerAmount.toString() },
+            { leg: "operator" as const, recipient: getAddress(settlement.operator), amount: settlement.operatorAmount.toString() },
+            { leg: "protocol" as const, recipient: getAddress(settlement.protocol), amount: settlement.protocolAmount.toString() },
           ],
           transactionHash: settlement.transactionHash,
         }

@@ -6,7 +6,7 @@
 // reverted transactions, and none of an order whose cancellation is queued (both hold the order's row).
 import { type Address, type Hex, encodeFunctionData, getAddress, recoverTypedDataAddress, toHex } from "viem";
 import { paymentRouterAbi } from "../../../generated/abis.ts";
-import { permitSignatureParts, permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/payment-order.ts";
+import { permitSignatureParts, permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/src/payment-order.ts";
 import { and, eq, inArray } from "drizzle-orm";
 import { enqueueTransaction } from "../chain/tx-sender.ts";
 import { chainTransactions, orders } from "../db/schema.ts";

@@ -6,8 +6,10 @@ import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { orders, participants } from "../db/schema.ts";
 import type { Services } from "../services.ts";
+import { checksummed, tokenRef } from "../representation.ts";
 import { usd } from "./pricing.ts";
 
+type TokenRef = ReturnType<typeof tokenRef>;
 type Leg = { leg: "assetOwner" | "operator" | "protocol"; recipient: string; amount: string };
 type Bucket = { orders: number; grossUsd: number };
 
@@ -25,7 +27,7 @@ export type RevenueOverview = {
     deviceId: string;
     paidAt: string;
     amountUsd: number;
-    token: string;
+    token: TokenRef;
     tokenAmount: string;
     transactionHash: string;
     ref: string | null;
@@ -36,7 +38,8 @@ export type RevenueOverview = {
     name: string;
     address: string;
     earnings: Array<{
-      token: { symbol: string | null; address: string; decimals: number | null };
+      token: TokenRef;
+      tokenDecimals: number;
       credited: string;
       withdrawn: string;
       claimable: string;
@@ -124,7 +127,12 @@ export async function revenueOverview(
     return [];
   });
   const byOrder = new Map(settlements.map((s) => [s.orderId, s]));
-  const tokens = await chain.stablecoins().catch(() => new Map());
+  // Earnings name their token {symbol, address} with its decimals: without the chain's list of tokens they
+  // are left out, as without the indexer.
+  const tokens = await chain.stablecoins().catch(() => {
+    indexerAvailable = false;
+    return new Map();
+  });
   const tokenInfo = new Map([...tokens.values()].map((t) => [t.address.toLowerCase(), t as { symbol: string; decimals: number }]));
   const earnings = await Promise.all(
     people.map((p) =>
@@ -153,15 +161,15 @@ export async function revenueOverview(
         deviceId: o.deviceId,
         paidAt: o.paidAt?.toISOString() ?? o.updatedAt.toISOString(),
         amountUsd: usd(o.amountUsdMicros),
-        token: o.token,
+        token: tokenRef(o.token, o.tokenAddress),
         tokenAmount: o.tokenAmount,
         transactionHash: o.txHash ?? "",
         ref: s?.ref ?? null,
         legs: s
           ? [
-              { leg: "assetOwner" as const, recipient: s.assetOwner, amount: s.assetOwnerAmount.toString() },
-              { leg: "operator" as const, recipient: s.operator, amount: s.operatorAmount.toString() },
-              { leg: "protocol" as const, recipient: s.protocol, amount: s.protocolAmount.toString() },
+              { leg: "assetOwner" as const, recipient: checksummed(s.assetOwner), amount: s.assetOwnerAmount.toString() },
+              { leg: "operator" as const, recipient: checksummed(s.operator), amount: s.operatorAmount.toString() },
+              { leg: "protocol" as const, recipient: checksummed(s.protocol), amount: s.protocolAmount.toString() },
             ]
           : [],
       };
@@ -169,17 +177,20 @@ export async function revenueOverview(
     participants: people.map((p, i) => ({
       id: p.id,
       name: p.name,
-      address: p.address,
-      earnings: earnings[i].map((e) => ({
-        token: {
-          symbol: tokenInfo.get(e.token.toLowerCase())?.symbol ?? null,
-          address: e.token,
-          decimals: tokenInfo.get(e.token.toLowerCase())?.decimals ?? null,
-        },
-        credited: e.credited.toString(),
-        withdrawn: e.withdrawn.toString(),
-        claimable: e.claimable.toString(),
-      })),
+      address: checksummed(p.address),
+      earnings: earnings[i].flatMap((e) => {
+        const info = tokenInfo.get(e.token.toLowerCase());
+        if (!info) return [];
+        return [
+          {
+            token: tokenRef(info.symbol, e.token),
+            tokenDecimals: info.decimals,
+            credited: e.credited.toString(),
+            withdrawn: e.withdrawn.toString(),
+            claimable: e.claimable.toString(),
+          },
+        ];
+      }),
     })),
     indexerAvailable,
   };

@@ -358,7 +358,8 @@ export function portalPages(services: Services, appFetch: AppFetch) {
 
   app.post("/webhooks/:id/disable", async (c) => {
     const id = c.req.param("id");
-    const result = await callApi(c, "DELETE", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`);
+    // Disabled, not deleted (DELETE removes it from the page): it can be enabled again.
+    const result = await callApi(c, "PATCH", `/v1/webhooks/subscriptions/${encodeURIComponent(id)}`, { status: "disabled" });
     if (result.status !== 200) return failure(c, "Webhook endpoint", result);
     return c.redirect(`/portal/webhooks/${encodeURIComponent(id)}?notice=disabled`, 303);
   });

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { ROLE_SCOPES } from "../auth/access-docs.ts";
 import { pathIdParam } from "./shared-schemas.ts";
+import { API_KEY_EXAMPLE, API_KEY_LIST_EXAMPLE, CREATED_API_KEY_EXAMPLE, CREATE_API_KEY_EXAMPLE } from "./examples.ts";
 
 export const ApiKey = z
   .object({
@@ -14,10 +15,10 @@ export const ApiKey = z
     lastUsedAt: z.string().nullable(),
     revokedAt: z.string().nullable(),
   })
-  .openapi("ApiKey");
+  .openapi("ApiKey", { example: API_KEY_EXAMPLE });
 
 /** The answer to POST /v1/api-keys: the only time the key itself is shown. */
-export const CreatedApiKey = ApiKey.extend({ key: z.string() }).openapi("CreatedApiKey");
+export const CreatedApiKey = ApiKey.extend({ key: z.string() }).openapi("CreatedApiKey", { example: CREATED_API_KEY_EXAMPLE });
 
 export const CreateApiKey = z
   .object({
@@ -31,9 +32,9 @@ export const CreateApiKey = z
       }),
   })
   .strict()
-  .openapi("CreateApiKey");
+  .openapi("CreateApiKey", { example: CREATE_API_KEY_EXAMPLE });
 
-export const ApiKeyList = z.object({ data: z.array(ApiKey) });
+export const ApiKeyList = z.object({ data: z.array(ApiKey) }).openapi({ example: API_KEY_LIST_EXAMPLE });
 
 export const KeyIdParam = pathIdParam(
   "An API key id: key_ followed by 26 characters",

@@ -16,7 +16,6 @@ import { changePayoutParties, payoutView } from "../payments/payout-parties.ts";
 import type { Services } from "../services.ts";
 import { AssetIdParam, AssetList, ChangePayoutParties, ChangedPayoutParties } from "./assets.schemas.ts";
 import { portalUser } from "./portal-user.ts";
-import { splitNotReadyResponse } from "./quote.schemas.ts";
 
 type DeviceRow = typeof devices.$inferSelect;
 
@@ -85,11 +84,7 @@ export function assetRoutes(services: Services) {
       request: { params: AssetIdParam, body: { content: { "application/json": { schema: ChangePayoutParties } }, required: true } },
       responses: {
         200: { description: "Changed", content: { "application/json": { schema: ChangedPayoutParties } } },
-        ...errorResponses(400, 401, 404, 422, 429),
-        409: {
-          ...splitNotReadyResponse,
-          description: "split_not_ready: the device's split is being created; retry after the retry-after header's seconds.",
-        },
+        ...errorResponses(400, 401, 404, { 409: ["split_not_ready"] }, 422, 429),
       },
     }),
     async (c) => {

@@ -1,5 +1,6 @@
 // Schemas of the authentication routes (/v1/auth/*).
 import { z } from "@hono/zod-openapi";
+import { IDENTITY_EXAMPLE, LOGIN_REQUEST_EXAMPLE, LOGIN_RESPONSE_EXAMPLE } from "./examples.ts";
 
 export const LoginRequest = z
   .object({
@@ -7,7 +8,7 @@ export const LoginRequest = z
     password: z.string().min(1).max(256),
   })
   .strict()
-  .openapi("LoginRequest");
+  .openapi("LoginRequest", { example: LOGIN_REQUEST_EXAMPLE });
 
 export const LoginResponse = z
   .object({
@@ -16,7 +17,7 @@ export const LoginResponse = z
     expiresIn: z.number().int().openapi({ description: "Lifetime in seconds (JWT_TTL_SECONDS, 900 by default)" }),
     expiresAt: z.string(),
   })
-  .openapi("LoginResponse");
+  .openapi("LoginResponse", { example: LOGIN_RESPONSE_EXAMPLE });
 
 /** What GET /v1/auth/me answers (the request's identity itself is http/env.ts's Identity). */
 export const IdentityView = z
@@ -26,4 +27,4 @@ export const IdentityView = z
     user: z.object({ id: z.string(), email: z.string(), name: z.string() }).optional(),
     apiKey: z.object({ id: z.string(), role: z.enum(["developer", "agent"]) }).optional(),
   })
-  .openapi("Identity");
+  .openapi("Identity", { example: IDENTITY_EXAMPLE });

@@ -1,6 +1,7 @@
 // Schemas of the device routes (/v1/devices).
 import { z } from "@hono/zod-openapi";
 import { DeviceId } from "./shared-schemas.ts";
+import { DEVICE_EXAMPLE, DEVICE_LIST_EXAMPLE, DEVICE_STATUS_EXAMPLE } from "./examples.ts";
 
 export const PayoutParties = z
   .object({
@@ -9,7 +10,7 @@ export const PayoutParties = z
     split: z
       .string()
       .nullable()
-      .openapi({ description: "The device's own split contract (predicted address); null until first requested" }),
+      .openapi({ description: "The device's own split contract (predicted address, EIP-55); null until first requested" }),
     splitStatus: z.enum(["none", "pending", "created", "failed", "mismatch"]).openapi({
       description:
         "none: not requested yet; pending: its creation is on its way on-chain; created: payments can settle through it (its recipients read on-chain are the parties above); failed: the creation failed (asked for again on the next quote); mismatch: the split pays other recipients, the device's quotes and orders are refused (409 split_recipients_mismatch) until resolved",
@@ -38,14 +39,14 @@ export const Device = z
     payout: PayoutParties,
     createdAt: z.string(),
   })
-  .openapi("Device");
+  .openapi("Device", { example: DEVICE_EXAMPLE });
 
 export const DeviceList = z
   .object({
     data: z.array(Device),
     nextCursor: z.string().nullable().openapi({ description: "Pass as `cursor` for the next page; null on the last" }),
   })
-  .openapi("DeviceList");
+  .openapi("DeviceList", { example: DEVICE_LIST_EXAMPLE });
 
 export const DeviceListQuery = z
   .object({
@@ -64,4 +65,4 @@ export const DeviceStatus = z
     sessionEndsAt: z.string().nullable(),
     checkedAt: z.string(),
   })
-  .openapi("DeviceStatus");
+  .openapi("DeviceStatus", { example: DEVICE_STATUS_EXAMPLE });

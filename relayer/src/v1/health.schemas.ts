@@ -1,7 +1,8 @@
 // Schemas of the operations routes (/v1/health, /v1/health/ready).
 import { z } from "@hono/zod-openapi";
+import { LIVENESS_EXAMPLE, READINESS_EXAMPLE } from "./examples.ts";
 
-export const Liveness = z.object({ status: z.literal("ok"), version: z.string() });
+export const Liveness = z.object({ status: z.literal("ok"), version: z.string() }).openapi({ example: LIVENESS_EXAMPLE });
 
 const state = z.enum(["ok", "degraded", "down"]).openapi({
   description: "ok; degraded: answers, but not as it should (still ready); down: no answer in time, or an error",
@@ -38,4 +39,4 @@ export const Readiness = z
       deviceCloud: ReadinessCheck.openapi({ description: "The device cloud: reachable (GET /health answers below 500)" }),
     }),
   })
-  .openapi("Readiness");
+  .openapi("Readiness", { example: READINESS_EXAMPLE });

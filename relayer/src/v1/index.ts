@@ -4,12 +4,14 @@
 import { ROLE_SCOPES, documentAccess } from "../auth/access-docs.ts";
 import { createApi } from "../http/api.ts";
 import { docsPage } from "../http/docs-page.ts";
+import { documentIdempotency, idempotency, idempotencyScope } from "../http/idempotency.ts";
 import type { Services } from "../services.ts";
 import { WEBHOOKS_GUIDE, registerWebhookDocs } from "../webhooks/catalogue.ts";
 import { apiKeyRoutes } from "./api-keys.ts";
 import { assetRoutes } from "./assets.ts";
 import { authRoutes } from "./auth.ts";
 import { deviceRoutes } from "./devices.ts";
+import { eventRoutes } from "./events.ts";
 import { healthRoutes } from "./health.ts";
 import { orderEventRoutes } from "./order-events.ts";
 import { orderRoutes } from "./orders.ts";
@@ -35,7 +37,8 @@ export function paymentsApi(services: Services) {
       "An API key (`payg_` + 38 characters) from the portal's API Keys page: `Authorization: Bearer payg_...`. " +
       "A key belongs to one tenant and has one role; an operation's `apiKey` requirement lists the roles it " +
       `takes (any one of them): developer, to ${ROLE_SCOPES.developer}; agent, to ${ROLE_SCOPES.agent}. ` +
-      "No key takes the portal's operations (API keys, webhooks, the revenue overview). A request without a " +
+      "No key takes the portal's own operations (API keys, the revenue overview); the webhook and event operations take " +
+      "a developer key or a portal JWT. A request without a " +
       "credential the operation takes (none; an unknown, revoked or malformed one; a portal JWT where a key is " +
       "needed; a key where a portal session is needed) is 401 `unauthorized`; a key whose role the operation " +
       "does not take is 403 `forbidden`. Public operations ignore any credential sent to them.",
@@ -49,6 +52,17 @@ export function paymentsApi(services: Services) {
       "read no cookie: the portal's pages forward their session cookie as this header). It takes the portal's " +
       "operations and GET /v1/auth/me, no operation documented for API keys alone.",
   });
+
+  // Idempotency-Key on every POST (http/idempotency.ts): only POST requests pass through it.
+  api.on(
+    "POST",
+    "*",
+    idempotency({
+      db: services.database.db,
+      secretKey: services.config.WEBHOOK_SECRET_KEY,
+      scopeOf: idempotencyScope(services.database.db, services.jwt),
+    }),
+  );
 
   // The OpenAPI document lists the operations in this order.
   api.route("/", healthRoutes(services, PAYMENT_API_VERSION));
@@ -64,10 +78,12 @@ export function paymentsApi(services: Services) {
   api.route("/", webhookEventTypeRoutes(services));
   api.route("/", webhookSubscriptionRoutes(services));
   api.route("/", webhookDeliveryRoutes(services));
+  api.route("/", eventRoutes(services));
   api.route("/", revenueOverviewRoutes(services));
   api.route("/", assetRoutes(services));
   registerWebhookDocs(api.openAPIRegistry);
   documentAccess(api.openAPIRegistry);
+  documentIdempotency(api.openAPIRegistry);
 
   api.doc31("/openapi.json", {
     openapi: "3.1.0",

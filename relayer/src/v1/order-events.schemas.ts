@@ -1,5 +1,6 @@
 // Schemas of GET /v1/orders/{id}/events.
 import { z } from "@hono/zod-openapi";
+import { ORDER_EVENT_STREAM_EXAMPLE } from "./examples.ts";
 
 export const OrderEventsHeaders = z.object({
   "last-event-id": z
@@ -10,4 +11,4 @@ export const OrderEventsHeaders = z.object({
 });
 
 /** The body is a text/event-stream. */
-export const OrderEventStream = z.string();
+export const OrderEventStream = z.string().openapi({ example: ORDER_EVENT_STREAM_EXAMPLE });

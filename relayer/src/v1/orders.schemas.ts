@@ -1,7 +1,17 @@
 // Schemas of the order routes (/v1/orders/*): the order, its payment details, the relayer's rails and the
 // receipt.
 import { z } from "@hono/zod-openapi";
+import { ChecksummedAddress, SplitLeg, Token } from "../representation.ts";
 import { DeviceId } from "./shared-schemas.ts";
+import {
+  AUTHORIZATION_SUBMISSION_EXAMPLE,
+  CANCELLATION_ACCEPTED_EXAMPLE,
+  ORDER_EXAMPLE,
+  ORDER_REQUEST_EXAMPLE,
+  PERMIT_SUBMISSION_EXAMPLE,
+  RECEIPT_EXAMPLE,
+  RELAY_ACCEPTED_EXAMPLE,
+} from "./examples.ts";
 
 export const OrderRequest = z
   .object({
@@ -16,7 +26,7 @@ export const OrderRequest = z
     quoteId: z.string().min(1).max(64),
   })
   .strict()
-  .openapi("OrderRequest");
+  .openapi("OrderRequest", { example: ORDER_REQUEST_EXAMPLE });
 
 const Hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "a 20-byte hex address");
@@ -25,9 +35,10 @@ export const PaymentDetails = z
   .object({
     chain: z.string(),
     chainId: z.number().int(),
-    router: Address,
-    token: z.object({ symbol: z.string(), address: Address, decimals: z.number().int() }),
-    split: Address,
+    router: ChecksummedAddress,
+    token: Token,
+    tokenDecimals: z.number().int().openapi({ description: "The token's decimals: `amount` / 10^tokenDecimals tokens", example: 6 }),
+    split: ChecksummedAddress,
     amount: z.string().openapi({ description: "Amount to pay in the token's base units" }),
     order: z
       .object({
@@ -88,7 +99,7 @@ export const Order = z
     deviceId: z.string(),
     quoteId: z.string(),
     chain: z.string(),
-    token: z.string(),
+    token: Token,
     tier: z.string(),
     durationSeconds: z.number().int(),
     amountUsd: z.number(),
@@ -99,7 +110,7 @@ export const Order = z
     payment: z
       .object({
         rail: z.enum(["permit", "approval", "cash", "authorization"]),
-        payer: Address,
+        payer: ChecksummedAddress,
         transactionHash: Hex,
         blockNumber: z.number().int(),
         paidAt: z.string(),
@@ -122,7 +133,7 @@ export const Order = z
       .nullable()
       .openapi({ description: "The relayer's own transaction for this order (relayed permit or cash), if any" }),
   })
-  .openapi("Order");
+  .openapi("Order", { example: ORDER_EXAMPLE });
 
 export const PermitSubmission = z
   .object({
@@ -132,7 +143,7 @@ export const PermitSubmission = z
     }),
   })
   .strict()
-  .openapi("PermitSubmission");
+  .openapi("PermitSubmission", { example: PERMIT_SUBMISSION_EXAMPLE });
 
 export const AuthorizationSubmission = z
   .object({
@@ -142,7 +153,7 @@ export const AuthorizationSubmission = z
     }),
   })
   .strict()
-  .openapi("AuthorizationSubmission");
+  .openapi("AuthorizationSubmission", { example: AUTHORIZATION_SUBMISSION_EXAMPLE });
 
 export const RelayAccepted = z
   .object({
@@ -150,7 +161,7 @@ export const RelayAccepted = z
     status: z.enum(["queued", "sent", "mined", "reverted", "failed"]),
     transactionHash: Hex.nullable(),
   })
-  .openapi("RelayAccepted");
+  .openapi("RelayAccepted", { example: RELAY_ACCEPTED_EXAMPLE });
 
 export const CancellationAccepted = z
   .object({
@@ -160,7 +171,7 @@ export const CancellationAccepted = z
     }),
     transactionHash: Hex.nullable(),
   })
-  .openapi("CancellationAccepted");
+  .openapi("CancellationAccepted", { example: CANCELLATION_ACCEPTED_EXAMPLE });
 
 export const Receipt = z
   .object({
@@ -168,13 +179,13 @@ export const Receipt = z
     deviceId: z.string(),
     tier: z.string(),
     amountUsd: z.number(),
-    token: z.object({ symbol: z.string(), address: Address }),
+    token: Token,
     tokenAmount: z.string(),
     chain: z.string(),
     chainId: z.number().int(),
     payment: z.object({
       rail: z.enum(["permit", "approval", "cash", "authorization"]),
-      payer: Address,
+      payer: ChecksummedAddress,
       transactionHash: Hex,
       blockNumber: z.number().int(),
       paidAt: z.string(),
@@ -182,9 +193,9 @@ export const Receipt = z
     split: z
       .object({
         ref: Hex,
-        split: Address,
+        split: ChecksummedAddress,
         gross: z.string(),
-        legs: z.array(z.object({ leg: z.string(), recipient: Address, amount: z.string() })),
+        legs: z.array(z.object({ leg: SplitLeg, recipient: ChecksummedAddress, amount: z.string() })),
         transactionHash: Hex,
       })
       .nullable(),
@@ -194,4 +205,4 @@ export const Receipt = z
       energyWh: z.number().int().nullable(),
     }),
   })
-  .openapi("Receipt");
+  .openapi("Receipt", { example: RECEIPT_EXAMPLE });

@@ -68,7 +68,7 @@ export function orderRoutes(services: Services) {
       responses: {
         200: { description: "The order this quote already made", content: { "application/json": { schema: Order } } },
         201: { description: "The new order, with its payment details", content: { "application/json": { schema: Order } } },
-        ...errorResponses(400, 404, 409, 422, 429, 503),
+        ...errorResponses(400, 404, { 409: ["quote_expired", "split_not_ready"] }, 422, 429, 503),
       },
     }),
     async (c) => {
@@ -107,7 +107,7 @@ export function orderRoutes(services: Services) {
       request: { params: OrderIdParam },
       responses: {
         200: { description: "The receipt", content: { "application/json": { schema: Receipt } } },
-        ...errorResponses(404, 409, 503),
+        ...errorResponses(404, { 409: ["order_unpaid"] }, 503),
       },
     }),
     async (c) => c.json(await orderReceipt(services, await findOrder(services, c.req.valid("param").id)), 200),
@@ -132,7 +132,23 @@ export function orderRoutes(services: Services) {
       },
       responses: {
         202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
-        ...errorResponses(400, 404, 409, 422, 429, 503),
+        ...errorResponses(
+          400,
+          404,
+          {
+            409: [
+              "order_already_paid",
+              "order_expired",
+              "order_expiring",
+              "order_cancelled",
+              "payment_in_progress",
+              "payer_payment_in_progress",
+            ],
+          },
+          422,
+          { 429: ["rate_limited", "too_many_reverts"] },
+          503,
+        ),
       },
     }),
     async (c) => {
@@ -161,7 +177,24 @@ export function orderRoutes(services: Services) {
       },
       responses: {
         202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
-        ...errorResponses(400, 404, 409, 422, 429, 503),
+        ...errorResponses(
+          400,
+          404,
+          {
+            409: [
+              "order_already_paid",
+              "order_expired",
+              "order_expiring",
+              "order_cancelled",
+              "payment_in_progress",
+              "payer_payment_in_progress",
+              "authorization_used",
+            ],
+          },
+          422,
+          { 429: ["rate_limited", "too_many_reverts"] },
+          503,
+        ),
       },
     }),
     async (c) => {
@@ -191,7 +224,23 @@ export function orderRoutes(services: Services) {
       request: { params: OrderIdParam },
       responses: {
         202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
-        ...errorResponses(401, 403, 404, 409, 422, 503),
+        ...errorResponses(
+          401,
+          403,
+          404,
+          {
+            409: [
+              "order_already_paid",
+              "order_expired",
+              "order_expiring",
+              "order_cancelled",
+              "payment_in_progress",
+              "payout_change_pending",
+            ],
+          },
+          { 422: ["invalid_parameters", "cash_limit_exceeded"], 429: ["too_many_reverts"] },
+          503,
+        ),
       },
     }),
     async (c) => {
@@ -239,7 +288,13 @@ export function orderRoutes(services: Services) {
       request: { params: OrderIdParam },
       responses: {
         202: { description: "The cancellation, queued or under way", content: { "application/json": { schema: CancellationAccepted } } },
-        ...errorResponses(401, 403, 404, 409, 429, 503),
+        ...errorResponses(
+          401,
+          403,
+          404,
+          { 409: ["order_already_paid", "order_expired", "payment_in_progress"], 429: ["rate_limited", "too_many_reverts"] },
+          503,
+        ),
       },
     }),
     async (c) => {

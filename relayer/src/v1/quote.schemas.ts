@@ -1,8 +1,10 @@
 // Schemas of POST /v1/quote.
 import { z } from "@hono/zod-openapi";
-import { ErrorEnvelope } from "../http/errors.ts";
+import { errorResponseWith } from "../http/errors.ts";
 import { SPLIT_RETRY_AFTER_SECONDS, SPLIT_WAIT_MS } from "../payments/payout-parties.ts";
+import { Token } from "../representation.ts";
 import { DeviceId } from "./shared-schemas.ts";
+import { QUOTE_EXAMPLE, QUOTE_REQUEST_EXAMPLE } from "./examples.ts";
 
 export const QuoteRequest = z
   .object({
@@ -30,14 +32,14 @@ export const QuoteRequest = z
     tier: z.string().min(1).max(32).openapi({ description: "Session duration tier", example: "1h" }),
   })
   .strict()
-  .openapi("QuoteRequest");
+  .openapi("QuoteRequest", { example: QUOTE_REQUEST_EXAMPLE });
 
 export const Quote = z
   .object({
     quoteId: z.string().openapi({ example: "qt_01JD2Y6Y8X3K5V4Q9T7R2M1N0P" }),
     deviceId: z.string(),
     chain: z.string(),
-    token: z.string(),
+    token: Token,
     tier: z.string(),
     durationSeconds: z.number().int(),
     amountUsd: z.number().openapi({ description: "Price locked by the server, in US dollars", example: 0.5 }),
@@ -45,15 +47,14 @@ export const Quote = z
     tokenDecimals: z.number().int(),
     expiresAt: z.string().openapi({ description: "After this time the quote cannot become an order (409)" }),
   })
-  .openapi("Quote");
+  .openapi("Quote", { example: QUOTE_EXAMPLE });
 
 /** The 409 of POST /v1/quote (and POST /v1/orders) while the device's own split is not on-chain. */
-export const splitNotReadyResponse = {
+export const splitNotReadyResponse = errorResponseWith(["split_not_ready", "split_recipients_mismatch"], {
   description:
-    `split_not_ready: the device's own split contract is not on-chain yet. The quote asks for its creation and waits up to ` +
+    `The device's own split contract is not on-chain yet. The quote asks for its creation and waits up to ` +
     `${SPLIT_WAIT_MS / 1000} s for it; if it is still on its way (or the device has no payout parties, or the creation failed), ` +
     `409 with a retry-after header (${SPLIT_RETRY_AFTER_SECONDS} s): retry then. split_recipients_mismatch (no retry-after): ` +
     `the device's split pays recipients other than its payout parties; the device takes no payment until the operator resolves it.`,
-  headers: { "retry-after": { description: "Seconds to wait before retrying", schema: { type: "integer" as const } } },
-  content: { "application/json": { schema: ErrorEnvelope } },
-};
+  retryAfter: true,
+});

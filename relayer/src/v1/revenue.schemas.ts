@@ -2,11 +2,13 @@
 // /v1/revenue/overview (portal JWT).
 import { z } from "@hono/zod-openapi";
 import { ORDER_ID_PATTERN } from "../ids.ts";
+import { ChecksummedAddress, SplitLeg as Leg, Token, checksummedAddress } from "../representation.ts";
 import { DeviceId, pathIdParam } from "./shared-schemas.ts";
+import { EARNINGS_EXAMPLE, REVENUE_OVERVIEW_EXAMPLE, REVENUE_SPLIT_EXAMPLE, REVENUE_SPLIT_PAGE_EXAMPLE } from "./examples.ts";
 
 const SplitLeg = z.object({
-  leg: z.enum(["assetOwner", "operator", "protocol"]),
-  recipient: z.string(),
+  leg: Leg,
+  recipient: ChecksummedAddress,
   amount: z.string().openapi({ description: "Token base units" }),
 });
 
@@ -22,9 +24,9 @@ export const RevenueSplit = z
     orderId: z.string(),
     deviceId: z.string(),
     ref: z.string().openapi({ description: "The on-chain settlement reference: bytes32 of the order's on-chain id" }),
-    split: z.string().openapi({ description: "The device's own split contract that settled" }),
+    split: checksummedAddress("The device's own split contract that settled"),
     asset: AssetRef,
-    token: z.object({ symbol: z.string(), address: z.string() }),
+    token: Token,
     gross: z.string().openapi({ description: "Token base units" }),
     grossUsd: z.number().openapi({ description: "US dollars, at most 6 decimals (as amountUsd): the gross the split settled" }),
     legs: z.array(SplitLeg),
@@ -32,9 +34,11 @@ export const RevenueSplit = z
     blockNumber: z.number().int(),
     settledAt: z.string(),
   })
-  .openapi("RevenueSplit");
+  .openapi("RevenueSplit", { example: REVENUE_SPLIT_EXAMPLE });
 
-export const RevenueSplitPage = z.object({ data: z.array(RevenueSplit), nextCursor: z.string().nullable() });
+export const RevenueSplitPage = z
+  .object({ data: z.array(RevenueSplit), nextCursor: z.string().nullable() })
+  .openapi({ example: REVENUE_SPLIT_PAGE_EXAMPLE });
 
 export const SplitsQuery = z
   .object({
@@ -52,10 +56,10 @@ export const ParticipantParam = pathIdParam(
 
 export const Earnings = z
   .object({
-    participant: z.object({ id: z.string(), name: z.string(), address: z.string() }),
+    participant: z.object({ id: z.string(), name: z.string(), address: ChecksummedAddress }),
     earnings: z.array(
       z.object({
-        token: z.object({ symbol: z.string().nullable(), address: z.string() }),
+        token: Token,
         credited: z.string(),
         withdrawn: z.string(),
         claimable: z.string(),
@@ -65,7 +69,7 @@ export const Earnings = z
         bySplit: z
           .array(
             z.object({
-              split: z.string(),
+              split: ChecksummedAddress,
               asset: AssetRef,
               credited: z.string(),
               withdrawn: z.string(),
@@ -80,9 +84,9 @@ export const Earnings = z
       .array(
         z.object({
           orderId: z.string().nullable(),
-          split: z.string(),
+          split: ChecksummedAddress,
           asset: AssetRef,
-          token: z.string(),
+          token: Token,
           gross: z.string(),
           credited: z.string().openapi({ description: "What this settlement credited the participant (all its legs naming it)" }),
           transactionHash: z.string(),
@@ -91,11 +95,11 @@ export const Earnings = z
       )
       .openapi({ description: "The newest settlements (up to 20) of the tenant's splits that credited the participant" }),
   })
-  .openapi("Earnings");
+  .openapi("Earnings", { example: EARNINGS_EXAMPLE });
 
 export const OverviewQuery = z.object({ range: z.enum(["24h", "7d", "30d"]).default("7d") }).strict();
 
-const OverviewLeg = z.object({ leg: z.enum(["assetOwner", "operator", "protocol"]), recipient: z.string(), amount: z.string() });
+const OverviewLeg = z.object({ leg: Leg, recipient: ChecksummedAddress, amount: z.string() });
 
 export const RevenueOverview = z
   .object({
@@ -114,7 +118,7 @@ export const RevenueOverview = z
         deviceId: z.string(),
         paidAt: z.string(),
         amountUsd: z.number(),
-        token: z.string(),
+        token: Token,
         tokenAmount: z.string(),
         transactionHash: z.string(),
         ref: z.string().nullable(),
@@ -125,10 +129,11 @@ export const RevenueOverview = z
       z.object({
         id: z.string(),
         name: z.string(),
-        address: z.string(),
+        address: ChecksummedAddress,
         earnings: z.array(
           z.object({
-            token: z.object({ symbol: z.string().nullable(), address: z.string(), decimals: z.number().int().nullable() }),
+            token: Token,
+            tokenDecimals: z.number().int(),
             credited: z.string(),
             withdrawn: z.string(),
             claimable: z.string(),
@@ -136,6 +141,8 @@ export const RevenueOverview = z
         ),
       }),
     ),
-    indexerAvailable: z.boolean().openapi({ description: "false: the indexer did not answer; splits and earnings are empty" }),
+    indexerAvailable: z.boolean().openapi({
+      description: "false: the indexer (or the chain, for the tokens of earnings) did not answer; splits and earnings are empty",
+    }),
   })
-  .openapi("RevenueOverview");
+  .openapi("RevenueOverview", { example: REVENUE_OVERVIEW_EXAMPLE });

@@ -12,6 +12,7 @@ import { createApi } from "../http/api.ts";
 import { errorResponses } from "../http/errors.ts";
 import { errors } from "../errors.ts";
 import { usd } from "../payments/pricing.ts";
+import { checksummed, tokenRef } from "../representation.ts";
 import { revenueOverview } from "../payments/revenue-overview.ts";
 import { paidOrderCursor, paidOrdersPage } from "../payments/revenue-splits.ts";
 import type { Services } from "../services.ts";
@@ -39,8 +40,13 @@ export function revenueRoutes(services: Services) {
     return new Map(rows.map((r) => [r.split!.toLowerCase() as Hex, { id: r.id, chainDeviceId: r.chainDeviceId }]));
   }
 
+  /** The symbol of each of the deployment's stablecoins, by lower-case address: the tokens its splits settle
+   * in (each split factory makes splits of one of them). Answers carry a token as {symbol, address}: 503
+   * while the chain cannot say. */
   async function symbols() {
-    const tokens = await chain.stablecoins().catch(() => new Map());
+    const tokens = await chain.stablecoins().catch(() => {
+      throw errors.unavailable("the chain is not reachable; retry shortly");
+    });
     return new Map([...tokens.values()].map((t) => [t.address.toLowerCase(), t.symbol as string]));
   }
 
@@ -84,15 +90,15 @@ export function revenueRoutes(services: Services) {
             orderId: order.id,
             deviceId: order.deviceId,
             ref: s.ref,
-            split: s.split,
+            split: checksummed(s.split),
             asset: { deviceId: order.deviceId, chainDeviceId: order.chainDeviceId },
-            token: { symbol: names.get(s.token) ?? order.token, address: s.token },
+            token: tokenRef(names.get(s.token.toLowerCase()) ?? order.token, s.token),
             gross: s.gross.toString(),
             grossUsd: usd(Number(s.grossUsdMicro)),
             legs: [
-              { leg: "assetOwner" as const, recipient: s.assetOwner, amount: s.assetOwnerAmount.toString() },
-              { leg: "operator" as const, recipient: s.operator, amount: s.operatorAmount.toString() },
-              { leg: "protocol" as const, recipient: s.protocol, amount: s.protocolAmount.toString() },
+              { leg: "assetOwner" as const, recipient: checksummed(s.assetOwner), amount: s.assetOwnerAmount.toString() },
+              { leg: "operator" as const, recipient: checksummed(s.operator), amount: s.operatorAmount.toString() },
+              { leg: "protocol" as const, recipient: checksummed(s.protocol), amount: s.protocolAmount.toString() },
             ],
             transactionHash: s.transactionHash,
             blockNumber: Number(s.blockNumber),
@@ -158,6 +164,13 @@ export function revenueRoutes(services: Services) {
         : [];
       const orderOf = new Map(paidOrders.map((o) => [o.onchainId, o.id]));
       const names = await symbols();
+      // The tenant's splits settle only in the deployment's stablecoins; an address missing from the list
+      // would mean the list changed under the indexer's feet: asked again on the next request.
+      const symbolOf = (token: string) => {
+        const symbol = names.get(token.toLowerCase());
+        if (symbol === undefined) throw errors.unavailable(`token ${token} is not among the deployment's stablecoins yet; retry shortly`);
+        return symbol;
+      };
       const byToken = new Map<string, SplitEarnings[]>();
       for (const row of rows) byToken.set(row.token, [...(byToken.get(row.token) ?? []), row]);
       const sum = (list: SplitEarnings[], pick: (r: SplitEarnings) => bigint) => list.reduce((n, r) => n + pick(r), 0n).toString();
@@ -167,11 +180,11 @@ export function revenueRoutes(services: Services) {
       };
       return c.json(
         {
-          participant: { id: participant.id, name: participant.name, address: participant.address },
+          participant: { id: participant.id, name: participant.name, address: checksummed(participant.address) },
           earnings: [...byToken.entries()]
             .sort(([a], [b]) => (a < b ? -1 : 1))
             .map(([token, list]) => ({
-              token: { symbol: names.get(token) ?? null, address: token },
+              token: tokenRef(symbolOf(token), token),
               credited: sum(list, (r) => r.credited),
               withdrawn: sum(list, (r) => r.withdrawn),
               claimable: sum(list, (r) => r.claimable),
@@ -183,7 +196,7 @@ export function revenueRoutes(services: Services) {
               settlements: list.reduce((n, r) => n + r.settlements, 0),
               withdrawals: list.reduce((n, r) => n + r.withdrawals, 0),
               bySplit: list.map((r) => ({
-                split: r.split,
+                split: checksummed(r.split),
                 asset: assetOf(r.split),
                 credited: r.credited.toString(),
                 withdrawn: r.withdrawn.toString(),
@@ -193,9 +206,9 @@ export function revenueRoutes(services: Services) {
             })),
           latestSettlements: latest.map((l) => ({
             orderId: l.orderId === null ? null : (orderOf.get(l.orderId) ?? null),
-            split: l.split,
+            split: checksummed(l.split),
             asset: assetOf(l.split),
-            token: l.token,
+            token: tokenRef(symbolOf(l.token), l.token),
             gross: l.gross.toString(),
             credited: l.credited.toString(),
             transactionHash: l.transactionHash,

@@ -1,5 +1,6 @@
 // Schemas of the public statistics routes (/v1/public/stats, /v1/impact).
 import { z } from "@hono/zod-openapi";
+import { IMPACT_EXAMPLE, PUBLIC_STATS_EXAMPLE } from "./examples.ts";
 
 export const PublicStats = z
   .object({
@@ -12,7 +13,7 @@ export const PublicStats = z
       online: z.number().int().openapi({ description: "Of those, online now according to the device cloud" }),
     }),
   })
-  .openapi("PublicStats");
+  .openapi("PublicStats", { example: PUBLIC_STATS_EXAMPLE });
 
 export const Impact = z
   .object({
@@ -24,7 +25,7 @@ export const Impact = z
     regions: z.array(
       z.object({
         region: z.string(),
-        devices: z.number().int(),
+        totalDevices: z.number().int().openapi({ description: "Devices in the registry in this region" }),
         activeDevices: z.number().int(),
         powerSessions: z.number().int(),
         energyKwh: z.number(),
@@ -35,4 +36,4 @@ export const Impact = z
     activeWindowDays: z.number().int(),
     updatedAt: z.string(),
   })
-  .openapi("Impact");
+  .openapi("Impact", { example: IMPACT_EXAMPLE });

@@ -1,6 +1,7 @@
 // Schemas of POST /v1/devices/{id}/tickets, and the ticket categories (the checkout page offers them too).
 import { z } from "@hono/zod-openapi";
 import { ORDER_ID_PATTERN } from "../ids.ts";
+import { TICKET_EXAMPLE, TICKET_REQUEST_EXAMPLE } from "./examples.ts";
 
 export const TICKET_CATEGORIES = {
   no_power: "The device did not power on, or stopped",
@@ -27,7 +28,7 @@ export const TicketRequest = z
       .openapi({ description: "The order concerned, if any (it must be an order of this device)" }),
   })
   .strict()
-  .openapi("TicketRequest");
+  .openapi("TicketRequest", { example: TICKET_REQUEST_EXAMPLE });
 
 export const Ticket = z
   .object({
@@ -38,4 +39,4 @@ export const Ticket = z
     status: z.enum(["open", "closed"]),
     createdAt: z.string(),
   })
-  .openapi("Ticket");
+  .openapi("Ticket", { example: TICKET_EXAMPLE });

@@ -2,6 +2,7 @@
 // portal JWT).
 import { z } from "@hono/zod-openapi";
 import { pathIdParam } from "./shared-schemas.ts";
+import { WEBHOOK_DELIVERY_DETAIL_EXAMPLE, WEBHOOK_DELIVERY_EXAMPLE, WEBHOOK_DELIVERY_PAGE_EXAMPLE } from "./examples.ts";
 
 export const DeliveryIdParam = pathIdParam(
   "A delivery id: msg_ followed by 26 characters",
@@ -37,15 +38,17 @@ export const WebhookDelivery = z
     completedAt: z.string().nullable(),
     attemptLog: z.array(WebhookAttempt),
   })
-  .openapi("WebhookDelivery");
+  .openapi("WebhookDelivery", { example: WEBHOOK_DELIVERY_EXAMPLE });
 
-export const WebhookDeliveryPage = z.object({ data: z.array(WebhookDelivery), nextCursor: z.string().nullable() });
+export const WebhookDeliveryPage = z
+  .object({ data: z.array(WebhookDelivery), nextCursor: z.string().nullable() })
+  .openapi({ example: WEBHOOK_DELIVERY_PAGE_EXAMPLE });
 
 export const WebhookDeliveryDetail = WebhookDelivery.extend({
   payload: z
     .object({ type: z.string(), data: z.record(z.string(), z.unknown()), id: z.string() })
     .openapi({ description: "The envelope as delivered" }),
-}).openapi("WebhookDeliveryDetail");
+}).openapi("WebhookDeliveryDetail", { example: WEBHOOK_DELIVERY_DETAIL_EXAMPLE });
 
 export const DeliveriesQuery = z
   .object({

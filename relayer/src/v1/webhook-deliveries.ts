@@ -1,7 +1,7 @@
-// The delivery log of the signed-in portal user's webhook subscriptions (portal JWT): a subscription's
+// The delivery log of the tenant's webhook subscriptions (portal JWT or developer API key): a subscription's
 // deliveries with their attempts, one delivery with the envelope delivered, and redelivery by hand.
 import { createRoute } from "@hono/zod-openapi";
-import { requireUser } from "../auth/middleware.ts";
+import { requireUserOrApiKey } from "../auth/middleware.ts";
 import { createApi } from "../http/api.ts";
 import { errorResponses } from "../http/errors.ts";
 import { errors } from "../errors.ts";
@@ -16,7 +16,7 @@ import {
   listDeliveries,
   requeueDelivery,
 } from "../webhooks/subscriptions-store.ts";
-import { portalUser } from "./portal-user.ts";
+import { callerOf } from "./caller.ts";
 import {
   DeliveriesQuery,
   DeliveryIdParam,
@@ -68,8 +68,8 @@ export function webhookDeliveryRoutes(services: Services) {
     database: { db },
     jwt,
   } = services;
-  const portal = requireUser(db, jwt);
-  const security = [{ bearerJwt: [] }];
+  const auth = requireUserOrApiKey(db, jwt, ["developer"]);
+  const security: Array<Record<string, string[]>> = [{ bearerJwt: [] }, { apiKey: ["developer"] }];
   const tags = ["Webhooks"];
 
   api.openapi(
@@ -80,15 +80,15 @@ export function webhookDeliveryRoutes(services: Services) {
       tags,
       summary: "The delivery log of a subscription: each delivery with its attempts, newest first",
       security,
-      middleware: [portal] as const,
+      middleware: [auth] as const,
       request: { params: SubscriptionIdParam, query: DeliveriesQuery },
       responses: {
         200: { description: "A page of deliveries", content: { "application/json": { schema: WebhookDeliveryPage } } },
-        ...errorResponses(401, 404, 422),
+        ...errorResponses(401, 403, 404, 422),
       },
     }),
     async (c) => {
-      const sub = await findSubscription(db, portalUser(c).tenantId, c.req.valid("param").id);
+      const sub = await findSubscription(db, callerOf(c).tenantId, c.req.valid("param").id);
       const q = c.req.valid("query");
       const rows = await listDeliveries(db, sub.id, q);
       const page = rows.slice(0, q.limit);
@@ -111,15 +111,15 @@ export function webhookDeliveryRoutes(services: Services) {
       tags,
       summary: "One delivery: its attempts and the envelope delivered",
       security,
-      middleware: [portal] as const,
+      middleware: [auth] as const,
       request: { params: DeliveryIdParam },
       responses: {
         200: { description: "The delivery", content: { "application/json": { schema: WebhookDeliveryDetail } } },
-        ...errorResponses(401, 404),
+        ...errorResponses(401, 403, 404),
       },
     }),
     async (c) => {
-      const row = await findDelivery(db, portalUser(c).tenantId, c.req.valid("param").id);
+      const row = await findDelivery(db, callerOf(c).tenantId, c.req.valid("param").id);
       const event = await eventOf(db, row);
       return c.json(
         { ...deliveryView(row, await attemptsOf(db, [row.id])), payload: { type: event.type, data: event.data, id: row.id } },
@@ -136,15 +136,15 @@ export function webhookDeliveryRoutes(services: Services) {
       tags,
       summary: "Redeliver by hand: one more attempt at once, with the same id (for failed or succeeded deliveries)",
       security,
-      middleware: [portal] as const,
+      middleware: [auth] as const,
       request: { params: DeliveryIdParam },
       responses: {
         202: { description: "Queued", content: { "application/json": { schema: WebhookDelivery } } },
-        ...errorResponses(401, 404, 409),
+        ...errorResponses(401, 403, 404, { 409: ["subscription_disabled", "delivery_pending"] }),
       },
     }),
     async (c) => {
-      const user = portalUser(c);
+      const user = callerOf(c);
       const row = await findDelivery(db, user.tenantId, c.req.valid("param").id);
       const sub = await findSubscription(db, user.tenantId, row.subscriptionId);
       if (sub.status !== "active") throw errors.conflict("subscription_disabled", `subscription ${sub.id} is disabled; enable it first`);

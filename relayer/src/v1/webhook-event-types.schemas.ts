@@ -1,5 +1,6 @@
 // Schemas of GET /v1/webhooks/event-types.
 import { z } from "@hono/zod-openapi";
+import { WEBHOOK_EVENT_TYPES_EXAMPLE } from "./examples.ts";
 
 export const WebhookEventTypes = z
   .object({
@@ -12,4 +13,4 @@ export const WebhookEventTypes = z
       leaseMs: z.number().int(),
     }),
   })
-  .openapi("WebhookEventTypes");
+  .openapi("WebhookEventTypes", { example: WEBHOOK_EVENT_TYPES_EXAMPLE });

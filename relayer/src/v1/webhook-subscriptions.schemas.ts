@@ -2,6 +2,15 @@
 import { z } from "@hono/zod-openapi";
 import { SUBSCRIPTION_PATTERNS } from "../webhooks/catalogue.ts";
 import { pathIdParam } from "./shared-schemas.ts";
+import {
+  CREATED_WEBHOOK_SUBSCRIPTION_EXAMPLE,
+  CREATE_WEBHOOK_SUBSCRIPTION_EXAMPLE,
+  ROTATED_WEBHOOK_SECRET_EXAMPLE,
+  UPDATE_WEBHOOK_SUBSCRIPTION_EXAMPLE,
+  WEBHOOK_SUBSCRIPTION_EXAMPLE,
+  WEBHOOK_SUBSCRIPTION_LIST_EXAMPLE,
+  WEBHOOK_TEST_QUEUED_EXAMPLE,
+} from "./examples.ts";
 
 export const SubscriptionIdParam = pathIdParam(
   "A subscription id: whs_ followed by 26 characters",
@@ -28,7 +37,7 @@ export const CreateWebhookSubscription = z
     description: z.string().max(200).trim().optional(),
   })
   .strict()
-  .openapi("CreateWebhookSubscription");
+  .openapi("CreateWebhookSubscription", { example: CREATE_WEBHOOK_SUBSCRIPTION_EXAMPLE });
 
 export const UpdateWebhookSubscription = z
   .object({
@@ -42,7 +51,7 @@ export const UpdateWebhookSubscription = z
   })
   .strict()
   .refine((b) => Object.keys(b).length > 0, "at least one field")
-  .openapi("UpdateWebhookSubscription");
+  .openapi("UpdateWebhookSubscription", { example: UPDATE_WEBHOOK_SUBSCRIPTION_EXAMPLE });
 
 export const WebhookSubscription = z
   .object({
@@ -70,18 +79,20 @@ export const WebhookSubscription = z
     createdAt: z.string(),
     updatedAt: z.string(),
   })
-  .openapi("WebhookSubscription");
+  .openapi("WebhookSubscription", { example: WEBHOOK_SUBSCRIPTION_EXAMPLE });
 
-export const WebhookSubscriptionList = z.object({ data: z.array(WebhookSubscription) });
+export const WebhookSubscriptionList = z
+  .object({ data: z.array(WebhookSubscription) })
+  .openapi({ example: WEBHOOK_SUBSCRIPTION_LIST_EXAMPLE });
 
 export const CreatedWebhookSubscription = WebhookSubscription.extend({
   secret: z.string().openapi({ description: "The signing secret (whsec_...). Shown this once: store it now." }),
-}).openapi("CreatedWebhookSubscription");
+}).openapi("CreatedWebhookSubscription", { example: CREATED_WEBHOOK_SUBSCRIPTION_EXAMPLE });
 
 export const RotatedWebhookSecret = WebhookSubscription.extend({
   secret: z.string().openapi({ description: "The new signing secret (whsec_...). Shown this once: store it now." }),
-}).openapi("RotatedWebhookSecret");
+}).openapi("RotatedWebhookSecret", { example: ROTATED_WEBHOOK_SECRET_EXAMPLE });
 
 export const WebhookTestQueued = z
   .object({ eventId: z.string(), type: z.literal("test.ping"), subscriptionId: z.string() })
-  .openapi("WebhookTestQueued");
+  .openapi("WebhookTestQueued", { example: WEBHOOK_TEST_QUEUED_EXAMPLE });

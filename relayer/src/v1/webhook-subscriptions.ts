@@ -1,10 +1,10 @@
-// Webhook subscriptions of the signed-in portal user's tenant (portal JWT): create (the signing secret is
-// shown once), list, read, update, disable, send a test, rotate the signing secret. The portal's Webhooks page does all of it through
-// these routes; the delivery log is v1/webhook-deliveries.ts, the catalogue of event types
+// Webhook subscriptions of the caller's tenant, with a portal JWT or a developer API key: create (the signing
+// secret is shown once), list, read, update (disable, re-enable), delete, send a test, rotate the signing
+// secret. The portal's Webhooks page does all of it through these routes; the delivery log is v1/webhook-deliveries.ts, the catalogue of event types
 // v1/webhook-event-types.ts.
 import { createRoute } from "@hono/zod-openapi";
-import { generateSecret } from "../../../sdk/webhooks.ts";
-import { requireUser } from "../auth/middleware.ts";
+import { generateSecret } from "../../../sdk/src/webhooks.ts";
+import { requireUserOrApiKey } from "../auth/middleware.ts";
 import { createApi } from "../http/api.ts";
 import { errorResponses } from "../http/errors.ts";
 import { errors } from "../errors.ts";
@@ -15,8 +15,8 @@ import { createSecretBox, previousSecretLive } from "../webhooks/secrets.ts";
 import {
   type DeliveryCounts,
   type SubscriptionRow,
+  archiveSubscription,
   deliveryCounts,
-  disableSubscriptionNow,
   findSubscription,
   insertSubscription,
   listSubscriptions,
@@ -26,7 +26,7 @@ import {
   updateSubscription,
 } from "../webhooks/subscriptions-store.ts";
 import { UnsafeUrlError, checkCallbackUrl, webhookUrlPolicy } from "../webhooks/url-safety.ts";
-import { portalUser } from "./portal-user.ts";
+import { callerOf } from "./caller.ts";
 import {
   CreateWebhookSubscription,
   CreatedWebhookSubscription,
@@ -64,17 +64,17 @@ export function webhookSubscriptionRoutes(services: Services) {
     jwt,
     config,
   } = services;
-  const portal = requireUser(db, jwt);
+  const auth = requireUserOrApiKey(db, jwt, ["developer"]);
   const box = createSecretBox(config.WEBHOOK_SECRET_KEY);
   // Test pings per tenant: each is a delivery to the tenant's endpoint, which may be slow.
   const testPingsPerMinute = config.WEBHOOK_TEST_PINGS_PER_MINUTE;
   const testPingLimit = rateLimit({
     capacity: testPingsPerMinute,
     perSecond: testPingsPerMinute / 60,
-    key: (c) => `tenant:${portalUser(c).tenantId}`,
+    key: (c) => `tenant:${callerOf(c).tenantId}`,
   });
   const policy = webhookUrlPolicy(config);
-  const security = [{ bearerJwt: [] }];
+  const security: Array<Record<string, string[]>> = [{ bearerJwt: [] }, { apiKey: ["developer"] }];
   const tags = ["Webhooks"];
 
   async function checkUrl(url: string) {
@@ -101,15 +101,15 @@ export function webhookSubscriptionRoutes(services: Services) {
       tags,
       summary: "Subscribe a callback URL to event types; the response is the only time the signing secret is shown",
       security,
-      middleware: [portal] as const,
+      middleware: [auth] as const,
       request: { body: { content: { "application/json": { schema: CreateWebhookSubscription } }, required: true } },
       responses: {
         201: { description: "Created", content: { "application/json": { schema: CreatedWebhookSubscription } } },
-        ...errorResponses(400, 401, 409, 422),
+        ...errorResponses(400, 401, 403, { 409: ["too_many_subscriptions"] }, 422),
       },
     }),
     async (c) => {
-      const user = portalUser(c);
+      const user = callerOf(c);
       const body = c.req.valid("json");
       const url = await checkUrl(body.url);
       // Within the tenant's cap of active subscriptions, enforced in the database (409 past it).
@@ -123,7 +123,7 @@ export function webhookSubscriptionRoutes(services: Services) {
         description: body.description || null,
         secretCiphertext: box.seal(secret, id),
         secretLast4: secret.slice(-4),
-        createdBy: user.userId,
+        createdBy: user.id,
       });
       c.get("logger").info("webhook subscription created", { subscriptionId: id, host: new URL(url).host });
       return c.json({ ...subscriptionView(row), secret }, 201);
@@ -138,14 +138,14 @@ export function webhookSubscriptionRoutes(services: Services) {
       tags,
       summary: "List the tenant's webhook subscriptions (never their secrets)",
       security,
-      middleware: [portal] as const,
+      middleware: [auth] as const,
       responses: {
         200: { description: "Subscriptions, newest first", content: { "application/json": { schema: WebhookSubscriptionList } } },
-        ...errorResponses(401),
+        ...errorResponses(401, 403),
       },
     }),
     async (c) => {
-      const rows = await listSubscriptions(db, portalUser(c).tenantId);
+      const rows = await listSubscriptions(db, callerOf(c).tenantId);
       const counts = await deliveryCounts(
         db,
         rows.map((r) => r.id),
@@ -162,14 +162,14 @@ export function webhookSubscriptionRoutes(services: Services) {
       tags,
       summary: "One webhook subscription",
       security,
-      middleware: [portal] as const,
+      middleware: [auth] as const,
       request: { params: SubscriptionIdParam },
       responses: {
         200: { description: "The subscription", content: { "application/json": { schema: WebhookSubscription } } },
-        ...errorResponses(401, 404),
+        ...errorResponses(401, 403, 404),
       },
     }),
-    async (c) => c.json(await currentView(portalUser(c).tenantId, c.req.valid("param").id), 200),
+    async (c) => c.json(await currentView(callerOf(c).tenantId, c.req.valid("param").id), 200),
   );
 
   api.openapi(
@@ -180,18 +180,18 @@ export function webhookSubscriptionRoutes(services: Services) {
       tags,
       summary: "Change a subscription's URL, event types or description, or disable or re-enable it",
       security,
-      middleware: [portal] as const,
+      middleware: [auth] as const,
       request: {
         params: SubscriptionIdParam,
         body: { content: { "application/json": { schema: UpdateWebhookSubscription } }, required: true },
       },
       responses: {
         200: { description: "The updated subscription", content: { "application/json": { schema: WebhookSubscription } } },
-        ...errorResponses(400, 401, 404, 409, 422),
+        ...errorResponses(400, 401, 403, 404, { 409: ["too_many_subscriptions"] }, 422),
       },
     }),
     async (c) => {
-      const user = portalUser(c);
+      const user = callerOf(c);
       const current = await findSubscription(db, user.tenantId, c.req.valid("param").id);
       const body = c.req.valid("json");
       const changes: Parameters<typeof updateSubscription>[2] = { updatedAt: new Date() };
@@ -201,7 +201,7 @@ export function webhookSubscriptionRoutes(services: Services) {
       const disabling = body.status === "disabled" && current.status === "active";
       // Re-enabling counts against the cap, in the database like a create (409 past it).
       if (body.status === "active" && current.status === "disabled") await reactivateSubscription(db, user.tenantId, current.id, changes);
-      else await updateSubscription(db, current.id, changes, disabling ? `disabled by ${user.email}` : undefined);
+      else await updateSubscription(db, current.id, changes, disabling ? `disabled by ${user.label}` : undefined);
       c.get("logger").info("webhook subscription updated", { subscriptionId: current.id, fields: Object.keys(body) });
       return c.json(await currentView(user.tenantId, current.id), 200);
     },
@@ -213,23 +213,28 @@ export function webhookSubscriptionRoutes(services: Services) {
       path: "/webhooks/subscriptions/{id}",
       operationId: "deleteWebhookSubscription",
       tags,
-      summary: "Disable a subscription: no more deliveries, pending ones fail; its delivery log is kept",
+      summary: "Delete a subscription: no more deliveries (pending ones fail), gone from the list and from reads",
+      description:
+        "Deletes the subscription for good: it is disabled (no new deliveries; pending ones fail), it no longer counts " +
+        "towards the tenant's cap, and from then on it is absent from the list and every route naming it answers 404 " +
+        "(its delivery log included). Its deliveries are kept, like the events they carry, until the events' retention " +
+        "(WEBHOOK_EVENT_RETENTION_DAYS) ends; GET /v1/events still lists the events. To stop deliveries for a while " +
+        'instead, PATCH it with `{"status": "disabled"}`.',
       security,
-      middleware: [portal] as const,
+      middleware: [auth] as const,
       request: { params: SubscriptionIdParam },
       responses: {
-        200: { description: "Disabled", content: { "application/json": { schema: WebhookSubscription } } },
-        ...errorResponses(401, 404),
+        204: { description: "Deleted" },
+        ...errorResponses(401, 403, 404),
       },
     }),
     async (c) => {
-      const user = portalUser(c);
+      const user = callerOf(c);
       const current = await findSubscription(db, user.tenantId, c.req.valid("param").id);
-      if (current.status === "active") {
-        await disableSubscriptionNow(db, current.id, `disabled by ${user.email}`);
-        c.get("logger").info("webhook subscription disabled", { subscriptionId: current.id });
-      }
-      return c.json(await currentView(user.tenantId, current.id), 200);
+      if (!(await archiveSubscription(db, current.id, `deleted by ${user.label}`)))
+        throw errors.notFound(`webhook subscription ${current.id}`);
+      c.get("logger").info("webhook subscription deleted", { subscriptionId: current.id });
+      return c.body(null, 204);
     },
   );
 
@@ -245,18 +250,20 @@ export function webhookSubscriptionRoutes(services: Services) {
         `${testPingsPerMinute} a minute in each relayer process (WEBHOOK_TEST_PINGS_PER_MINUTE); beyond that 429 ` +
         "`rate_limited` with a Retry-After header (seconds).",
       security,
-      middleware: [portal, testPingLimit] as const,
+      middleware: [auth, testPingLimit] as const,
       request: { params: SubscriptionIdParam },
       responses: {
         202: { description: "Queued", content: { "application/json": { schema: WebhookTestQueued } } },
-        ...errorResponses(401, 404, 409, 429),
+        ...errorResponses(401, 403, 404, { 409: ["subscription_disabled"] }, 429),
       },
     }),
     async (c) => {
-      const user = portalUser(c);
+      const user = callerOf(c);
       const sub = await findSubscription(db, user.tenantId, c.req.valid("param").id);
       if (sub.status !== "active") throw errors.conflict("subscription_disabled", `subscription ${sub.id} is disabled`);
-      const eventId = await queueTestPing(db, user.tenantId, sub.id, user.userId);
+      const message =
+        c.get("identity").kind === "user" ? "A test delivery from the developer portal." : "A test delivery requested with an API key.";
+      const eventId = await queueTestPing(db, user.tenantId, sub.id, user.id, message);
       return c.json({ eventId, type: "test.ping" as const, subscriptionId: sub.id }, 202);
     },
   );
@@ -282,15 +289,15 @@ export function webhookSubscriptionRoutes(services: Services) {
         "immediately. x-service-signature signs no time: a captured delivery verifies for as long as its secret is " +
         "accepted, which is one reason to verify `webhook-signature` with `webhook-timestamp`.",
       security,
-      middleware: [portal] as const,
+      middleware: [auth] as const,
       request: { params: SubscriptionIdParam },
       responses: {
         200: { description: "Rotated", content: { "application/json": { schema: RotatedWebhookSecret } } },
-        ...errorResponses(401, 404),
+        ...errorResponses(401, 403, 404),
       },
     }),
     async (c) => {
-      const user = portalUser(c);
+      const user = callerOf(c);
       const sub = await findSubscription(db, user.tenantId, c.req.valid("param").id);
       const secret = generateSecret();
       const graceMs = config.WEBHOOK_SECRET_GRACE_SECONDS * 1000;

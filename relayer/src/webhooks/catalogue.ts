@@ -2,13 +2,11 @@
 // lists them under `webhooks` (registerWebhookDocs), the portal offers them as checkboxes, and the tests
 // check every delivered event against its schema.
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { ChecksummedAddress, SplitLeg, Token, checksummedAddress } from "../representation.ts";
 
 type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
 
-const Address = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/)
-  .openapi({ example: "0x90F79bf6EB2c4f870365E785982E1f101E93b906" });
+const Address = ChecksummedAddress;
 const TxHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
 const Rail = z.enum(["permit", "approval", "cash", "authorization"]).openapi({
   description:
@@ -20,10 +18,10 @@ const Payment = z.object({
   orderId: z.string().openapi({ example: "ord_01JD2Y6Y8X3K5V4Q9T7R2M1N0P" }),
   deviceId: z.string().openapi({ example: "kiosk-nbo-001" }),
   amountUsd: z.number().openapi({ description: "The order's price-locked amount, USD", example: 0.5 }),
-  token: z.string().openapi({ description: "Stablecoin symbol", example: "USDC" }),
+  token: Token,
   tokenAmount: z.string().openapi({ description: "The amount in the token's base units", example: "500000" }),
   rail: Rail,
-  payer: Address.openapi({ description: "The paying account (the agent's account for cash)" }),
+  payer: checksummedAddress("The paying account (the agent's account for cash)"),
   transactionHash: TxHash,
   blockNumber: z.number().int(),
 });
@@ -34,7 +32,7 @@ const Settlement = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/)
     .openapi({ description: "The on-chain settlement reference: bytes32 of the order's on-chain id" }),
-  split: Address.openapi({ description: "The device's own asset and split contract that settled (every device has one)" }),
+  split: checksummedAddress("The device's own asset and split contract that settled (every device has one)"),
   asset: z
     .object({
       deviceId: z.string().openapi({ example: "kiosk-nbo-001" }),
@@ -44,13 +42,13 @@ const Settlement = z.object({
         .openapi({ description: "keccak256 of the device id: the device's own key (the split's asset key is derived from it)" }),
     })
     .openapi({ description: "The asset (device) the split belongs to" }),
-  token: Address.openapi({ description: "The token's address" }),
+  token: Token,
   gross: z.string().openapi({ description: "Gross amount, token base units" }),
   grossUsd: z.number(),
   legs: z
     .array(
       z.object({
-        leg: z.enum(["assetOwner", "operator", "protocol"]),
+        leg: SplitLeg,
         recipient: Address,
         amount: z.string().openapi({ description: "Token base units" }),
       }),
@@ -113,7 +111,7 @@ export const EVENT_CATALOGUE = {
       deviceId: z.string(),
       tier: z.string().openapi({ example: "1h" }),
       amountUsd: z.number(),
-      token: z.string(),
+      token: Token,
       tokenAmount: z.string(),
       recordedAt: Timestamp.openapi({ description: "The payment's time" }),
     }),
@@ -196,7 +194,7 @@ export const EVENT_CATALOGUE = {
       subscriptionId: z.string(),
       message: z.string(),
       sentAt: Timestamp,
-      sentBy: z.string().nullable().openapi({ description: "The portal user who asked for it" }),
+      sentBy: z.string().nullable().openapi({ description: "Who asked for it: the portal user's id, or the API key's (key_...)" }),
     }),
   },
 } as const;
@@ -236,7 +234,7 @@ of the secret after \`whsec_\` (Standard Webhooks; several space-separated signa
 **Verifying.** Use the raw body as received. Prefer \`webhook-signature\`: recompute it, compare in constant time, and reject a
 \`webhook-timestamp\` more than 5 minutes from your clock - that stops replays of captured deliveries, which
 \`x-service-signature\` alone (it signs no time: a captured delivery verifies with it for as long as the secret is accepted)
-cannot. Then deduplicate on \`webhook-id\`. \`sdk/webhooks.ts\` \`verifyWebhook()\` does all of it.
+cannot. Then deduplicate on \`webhook-id\`. \`verifyWebhook()\` of the SDK (\`@payg/sdk\`) does all of it.
 
 **Rotating the secret.** POST /v1/webhooks/subscriptions/{id}/rotate-secret shows a new secret once. For the grace period
 (WEBHOOK_SECRET_GRACE_SECONDS, 24 h by default; \`previousSecretExpiresAt\`) \`webhook-signature\` carries \`v1,<new> v1,<old>\`
@@ -284,6 +282,8 @@ export function registerWebhookDocs(registry: OpenAPIRegistry) {
       path: type,
       // receivePaymentSucceededEvent: the method a generated client gives the receiver of this event.
       operationId: `receive${name}`,
+      // The receiver authenticates a delivery by its signature headers (below), not by a credential scheme.
+      security: [],
       tags: ["Webhooks"],
       summary: entry.summary,
       description:

@@ -1,4 +1,4 @@
-// The webhook dispatcher: delivers the outbox (table events) to the subscriptions, durably.
+// The webhook dispatcher: delivers the outbox (table webhook_events, dispatched_at null) to the subscriptions, durably.
 //
 // 1. Fan-out. Undispatched events are read FOR UPDATE SKIP LOCKED; one delivery row is created per
 //    matching active subscription (test.ping: only the subscription it names) and the events are marked
@@ -34,10 +34,11 @@
 // each tenant's oldest: the claim's cost grows with the number of tenants, not with one tenant's backlog.
 import os from "node:os";
 import { and, asc, eq, inArray, isNull, lte, min, notInArray, sql } from "drizzle-orm";
-import { signDelivery } from "../../../sdk/webhooks.ts";
+import { signDelivery } from "../../../sdk/src/webhooks.ts";
 import type { DbOrTx, Tx } from "../db/client.ts";
-import { events, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
+import { webhookAttempts, webhookDeliveries, webhookEvents, webhookSubscriptions } from "../db/schema.ts";
 import { OUTBOX_CHANNEL } from "../events/record.ts";
+import { type DeliveryChange, countDeliveryChanges } from "./delivery-counters.ts";
 import { newId } from "../ids.ts";
 import { SAFETY_POLL_MS, createWorker } from "../jobs/worker.ts";
 import type { Services } from "../services.ts";
@@ -54,7 +55,7 @@ const WORKER = `${os.hostname()}:${process.pid}`;
 
 type Delivery = typeof webhookDeliveries.$inferSelect;
 type Subscription = typeof webhookSubscriptions.$inferSelect;
-type OutboxEvent = typeof events.$inferSelect;
+type OutboxEvent = typeof webhookEvents.$inferSelect;
 type Claim = { delivery: Delivery; attempt: number; attemptId: number; subscription: Subscription; event: OutboxEvent };
 type Recording = { claim: Claim; result: AttemptResult; resolve: () => void; reject: (error: unknown) => void };
 
@@ -101,10 +102,12 @@ export async function disableSubscription(tx: DbOrTx, id: string, reason: string
     .update(webhookSubscriptions)
     .set({ status: "disabled", disabledReason: reason, disabledAt: now, updatedAt: now })
     .where(eq(webhookSubscriptions.id, id));
-  await tx
+  const failed = await tx
     .update(webhookDeliveries)
     .set({ status: "failed", nextAttemptAt: null, lastError: `not delivered: ${reason}`, completedAt: now, updatedAt: now })
-    .where(and(eq(webhookDeliveries.subscriptionId, id), eq(webhookDeliveries.status, "pending")));
+    .where(and(eq(webhookDeliveries.subscriptionId, id), eq(webhookDeliveries.status, "pending")))
+    .returning({ id: webhookDeliveries.id });
+  await countDeliveryChanges(tx, [{ subscriptionId: id, from: "pending", to: "failed", n: failed.length, at: now }]);
 }
 
 export function createWebhookDispatcher(services: Services) {
@@ -143,9 +146,9 @@ export function createWebhookDispatcher(services: Services) {
     return db.transaction(async (tx) => {
       const batch = await tx
         .select()
-        .from(events)
-        .where(isNull(events.dispatchedAt))
-        .orderBy(asc(events.createdAt), asc(events.id))
+        .from(webhookEvents)
+        .where(isNull(webhookEvents.dispatchedAt))
+        .orderBy(asc(webhookEvents.createdAt), asc(webhookEvents.id))
         .limit(FANOUT_BATCH)
         .for("update", { skipLocked: true });
       if (batch.length === 0) return { events: 0, claims: [] };
@@ -197,6 +200,10 @@ export function createWebhookDispatcher(services: Services) {
       let attemptIds = new Map<string, number>();
       if (rows.length > 0) {
         await tx.insert(webhookDeliveries).values(rows);
+        await countDeliveryChanges(
+          tx,
+          rows.map((row) => ({ subscriptionId: row.subscriptionId, to: "pending" as const, at: now })),
+        );
         if (claims.length > 0) {
           const inserted = await tx
             .insert(webhookAttempts)
@@ -207,11 +214,11 @@ export function createWebhookDispatcher(services: Services) {
         if (rows.length > claims.length) await tx.execute(sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`);
       }
       await tx
-        .update(events)
+        .update(webhookEvents)
         .set({ dispatchedAt: now })
         .where(
           inArray(
-            events.id,
+            webhookEvents.id,
             batch.map((e) => e.id),
           ),
         );
@@ -263,10 +270,10 @@ export function createWebhookDispatcher(services: Services) {
       const order = new Map(picked.map((c, i) => [c.id, i]));
       const found = (
         await tx
-          .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
+          .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: webhookEvents })
           .from(webhookDeliveries)
           .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
-          .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+          .innerJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
           .where(
             and(
               inArray(webhookDeliveries.id, [...order.keys()]),
@@ -289,18 +296,26 @@ export function createWebhookDispatcher(services: Services) {
           .where(and(inArray(webhookAttempts.deliveryId, retaken), isNull(webhookAttempts.finishedAt)));
       }
       const take: Delivery[] = [];
+      const ended: Delivery[] = [];
       for (const delivery of due) {
         const subscription = subscriptions.get(delivery.subscriptionId)!;
-        const end = (lastError: string) =>
-          tx
+        const end = (lastError: string) => {
+          ended.push(delivery);
+          return tx
             .update(webhookDeliveries)
             .set({ status: "failed", nextAttemptAt: null, lastError, completedAt: now, updatedAt: now })
             .where(eq(webhookDeliveries.id, delivery.id));
+        };
         if (subscription.status !== "active") await end(`not delivered: ${subscription.disabledReason ?? "the subscription is disabled"}`);
         else if (delivery.attempts >= delivery.attemptLimit)
           await end(delivery.lastError ?? "no result: the relayer stopped during the last attempt");
         else take.push(delivery);
       }
+      // Those ended failed; those taken are touched (their lease).
+      await countDeliveryChanges(tx, [
+        ...ended.map((d) => ({ subscriptionId: d.subscriptionId, from: "pending" as const, to: "failed" as const, at: now })),
+        ...take.map((d) => ({ subscriptionId: d.subscriptionId, from: "pending" as const, to: "pending" as const, at: now })),
+      ]);
       if (take.length === 0) return [];
       await tx
         .update(webhookDeliveries)
@@ -380,14 +395,16 @@ export function createWebhookDispatcher(services: Services) {
           .for("update");
         const byId = new Map(locked.map((row) => [row.id, row]));
         let reread = false;
+        const changes: DeliveryChange[] = [];
         for (const { claim, result } of batch) {
           let current = byId.get(claim.delivery.id);
           // A 410 earlier in this batch disabled a subscription and failed its pending deliveries.
           if (reread) [current] = await tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, claim.delivery.id));
-          const outcome = await applyResult(tx, claim, result, current, now);
+          const outcome = await applyResult(tx, claim, result, current, now, changes);
           if (outcome === "gone") reread = true;
           outcomes.push(outcome);
         }
+        await countDeliveryChanges(tx, changes);
       });
     } catch (error) {
       for (const item of batch) item.reject(error);
@@ -416,8 +433,16 @@ export function createWebhookDispatcher(services: Services) {
     });
   }
 
-  /** One result, in the recording transaction; `current` is the delivery row, locked. Returns the outcome. */
-  async function applyResult(tx: Tx, claim: Claim, result: AttemptResult, current: Delivery | undefined, now: Date): Promise<string> {
+  /** One result, in the recording transaction; `current` is the delivery row, locked. Returns the outcome;
+   * adds the delivery's change to `changes` (for its subscription's counters). */
+  async function applyResult(
+    tx: Tx,
+    claim: Claim,
+    result: AttemptResult,
+    current: Delivery | undefined,
+    now: Date,
+    changes: DeliveryChange[],
+  ): Promise<string> {
     const ok = isAcknowledged(result.statusCode);
     const gone = result.statusCode === 410;
     const error = errorOf(result);
@@ -434,7 +459,10 @@ export function createWebhookDispatcher(services: Services) {
     // Another process took the delivery over once this process's lease ended: its result decides.
     if (!current || current.status !== "pending" || current.attempts !== claim.attempt) return "lost";
     const common = { lastStatusCode: result.statusCode, lastError: error, updatedAt: now };
+    const change = (to: "pending" | "succeeded" | "failed") =>
+      changes.push({ subscriptionId: current.subscriptionId, from: "pending", to, at: now });
     if (ok) {
+      change("succeeded");
       await tx
         .update(webhookDeliveries)
         .set({ ...common, status: "succeeded", nextAttemptAt: null, completedAt: now })
@@ -442,6 +470,7 @@ export function createWebhookDispatcher(services: Services) {
       return "succeeded";
     }
     if (gone) {
+      change("failed");
       await tx
         .update(webhookDeliveries)
         .set({ ...common, status: "failed", nextAttemptAt: null, completedAt: now })
@@ -450,6 +479,7 @@ export function createWebhookDispatcher(services: Services) {
       return "gone";
     }
     if (claim.attempt >= current.attemptLimit) {
+      change("failed");
       await tx
         .update(webhookDeliveries)
         .set({ ...common, status: "failed", nextAttemptAt: null, completedAt: now })
@@ -457,6 +487,7 @@ export function createWebhookDispatcher(services: Services) {
       return "failed";
     }
     const next = new Date(now.getTime() + retryDelayMs(claim.attempt, config.WEBHOOK_RETRY_BASE_MS));
+    change("pending");
     await tx
       .update(webhookDeliveries)
       .set({ ...common, nextAttemptAt: next })

@@ -17,8 +17,10 @@ export type SecretBox = {
   open(sealed: string, subscriptionId: string): string;
 };
 
-export function createSecretBox(keyMaterial: string): SecretBox {
-  const key = Buffer.from(hkdfSync("sha256", Buffer.from(keyMaterial, "utf8"), SALT, INFO, 32));
+/** `purpose`: the HKDF info, so that another use of the same key material (the Idempotency-Key records'
+ * stored answers, http/idempotency.ts) has a key of its own. */
+export function createSecretBox(keyMaterial: string, purpose = INFO): SecretBox {
+  const key = Buffer.from(hkdfSync("sha256", Buffer.from(keyMaterial, "utf8"), SALT, purpose, 32));
   return {
     seal(plaintext, subscriptionId) {
       const iv = randomBytes(12);
@@ -55,7 +57,7 @@ export function previousSecretLive(row: Pick<StoredSecrets, "previousSecretCiphe
   return row.previousSecretCiphertext !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now;
 }
 
-/** What a delivery attempted at `now` is signed with (sdk/webhooks.ts signDelivery): the current secret,
+/** What a delivery attempted at `now` is signed with (sdk/src/webhooks.ts signDelivery): the current secret,
  * and the one a rotation replaced while its grace period lasts. */
 export function signingSecrets(box: SecretBox, row: StoredSecrets, now = new Date()): { secret: string; previousSecret?: string } {
   const secret = box.open(row.secretCiphertext, row.id);

@@ -1,11 +1,12 @@
 // The webhook subscriptions of a tenant and their delivery log, as the /v1 webhook routes read and change
 // them (v1/webhook-subscriptions.ts, v1/webhook-deliveries.ts). Lookups are scoped to the tenant: another
 // tenant's subscription or delivery is 404, like one that does not exist.
-import { and, count, desc, eq, inArray, lt, max, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, Tx } from "../db/client.ts";
-import { events, tenants, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema.ts";
+import { tenants, webhookAttempts, webhookDeliveries, webhookDeliveryCounts, webhookEvents, webhookSubscriptions } from "../db/schema.ts";
 import { recordWebhookEvent } from "../events/record.ts";
 import { errors } from "../errors.ts";
+import { countDeliveryChanges } from "./delivery-counters.ts";
 import { DELIVERIES_CHANNEL, disableSubscription } from "./dispatcher.ts";
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
@@ -84,21 +85,21 @@ export async function rotateSubscriptionSecret(
     .where(eq(webhookSubscriptions.id, id));
 }
 
-/** The tenant's subscriptions, newest first. */
+/** The tenant's subscriptions (not deleted ones), newest first. */
 export function listSubscriptions(db: Db, tenantId: string): Promise<SubscriptionRow[]> {
   return db
     .select()
     .from(webhookSubscriptions)
-    .where(eq(webhookSubscriptions.tenantId, tenantId))
+    .where(and(eq(webhookSubscriptions.tenantId, tenantId), isNull(webhookSubscriptions.archivedAt)))
     .orderBy(desc(webhookSubscriptions.createdAt));
 }
 
-/** One of the tenant's subscriptions (404 otherwise). */
+/** One of the tenant's subscriptions, not deleted (404 otherwise). */
 export async function findSubscription(db: Db, tenantId: string, id: string): Promise<SubscriptionRow> {
   const [row] = await db
     .select()
     .from(webhookSubscriptions)
-    .where(and(eq(webhookSubscriptions.id, id), eq(webhookSubscriptions.tenantId, tenantId)));
+    .where(and(eq(webhookSubscriptions.id, id), eq(webhookSubscriptions.tenantId, tenantId), isNull(webhookSubscriptions.archivedAt)));
   if (!row) throw errors.notFound(`webhook subscription ${id}`);
   return row;
 }
@@ -117,50 +118,60 @@ export async function updateSubscription(
   });
 }
 
+/** Deletes the subscription (an archive): disabled (its pending deliveries fail, no new ones), then hidden from
+ * lists and reads. Its rows stay, so the delivery log's references hold until the events' retention removes
+ * them. False when it was deleted already (by a concurrent request). */
+export async function archiveSubscription(db: Db, id: string, reason: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const now = new Date();
+    const archived = await tx
+      .update(webhookSubscriptions)
+      .set({ archivedAt: now, updatedAt: now })
+      .where(and(eq(webhookSubscriptions.id, id), isNull(webhookSubscriptions.archivedAt)))
+      .returning({ id: webhookSubscriptions.id, status: webhookSubscriptions.status });
+    if (archived.length === 0) return false;
+    if (archived[0].status === "active") await disableSubscription(tx, id, reason);
+    return true;
+  });
+}
+
 /** Disables the subscription and fails its pending deliveries, in one transaction. */
 export async function disableSubscriptionNow(db: Db, id: string, reason: string): Promise<void> {
   await db.transaction((tx) => disableSubscription(tx, id, reason));
 }
 
-/** Records a test.ping event for this subscription only; returns the event's id. */
-export function queueTestPing(db: Db, tenantId: string, subscriptionId: string, userId: string): Promise<string> {
+/** Records a test.ping event for this subscription only; returns the event's id. `sentBy`: the portal user's
+ * id, or the API key's (key_...); `message` says which. */
+export function queueTestPing(db: Db, tenantId: string, subscriptionId: string, sentBy: string, message: string): Promise<string> {
   return db.transaction((tx) =>
     recordWebhookEvent(tx, tenantId, "test.ping", {
       subscriptionId,
-      message: "A test delivery from the developer portal.",
+      message,
       sentAt: new Date().toISOString(),
-      sentBy: userId,
+      sentBy,
     }),
   );
 }
 
-/** Delivery counts of each subscription in `ids` (a subscription without deliveries has no entry). */
+/** Delivery counts of each subscription in `ids` (a subscription without deliveries has no entry): its
+ * counters (delivery-counters.ts), a row per subscription. */
 export async function deliveryCounts(db: Db, ids: string[]): Promise<Map<string, DeliveryCounts>> {
   const out = new Map<string, DeliveryCounts>();
   if (ids.length === 0) return out;
-  const rows = await deliveryCountsQuery(db, ids);
-  for (const row of rows) {
-    const counts = out.get(row.subscriptionId) ?? { pending: 0, succeeded: 0, failed: 0, lastActivityAt: null };
-    counts[row.status] = Number(row.n);
-    const last = row.last ? new Date(row.last).toISOString() : null;
-    if (last && (!counts.lastActivityAt || last > counts.lastActivityAt)) counts.lastActivityAt = last;
-    out.set(row.subscriptionId, counts);
+  for (const row of await deliveryCountsQuery(db, ids)) {
+    out.set(row.subscriptionId, {
+      pending: row.pending,
+      succeeded: row.succeeded,
+      failed: row.failed,
+      lastActivityAt: row.lastActivityAt?.toISOString() ?? null,
+    });
   }
   return out;
 }
 
-/** The statement of deliveryCounts: per subscription and status, how many and the latest change. */
+/** The statement of deliveryCounts: the subscriptions' counters. */
 export function deliveryCountsQuery(db: Db, ids: string[]) {
-  return db
-    .select({
-      subscriptionId: webhookDeliveries.subscriptionId,
-      status: webhookDeliveries.status,
-      n: count(),
-      last: max(webhookDeliveries.updatedAt),
-    })
-    .from(webhookDeliveries)
-    .where(inArray(webhookDeliveries.subscriptionId, ids))
-    .groupBy(webhookDeliveries.subscriptionId, webhookDeliveries.status);
+  return db.select().from(webhookDeliveryCounts).where(inArray(webhookDeliveryCounts.subscriptionId, ids));
 }
 
 /** A page of a subscription's deliveries, newest first: up to `limit + 1` rows (one more says a next page). */
@@ -198,22 +209,32 @@ export async function findDelivery(db: Db, tenantId: string, id: string): Promis
 }
 
 /** The event a delivery carries. */
-export async function eventOf(db: Db, delivery: DeliveryRow): Promise<typeof events.$inferSelect> {
-  const [event] = await db.select().from(events).where(eq(events.id, delivery.eventId));
+export async function eventOf(db: Db, delivery: DeliveryRow): Promise<typeof webhookEvents.$inferSelect> {
+  const [event] = await db.select().from(webhookEvents).where(eq(webhookEvents.id, delivery.eventId));
   return event;
 }
 
 /** Queues one more attempt of a finished delivery, at once, and wakes the dispatchers. Undefined when the
- * delivery was attempted meanwhile (its attempt count changed). */
+ * delivery was attempted or requeued meanwhile (its attempt count or status changed). */
 export async function requeueDelivery(db: Db, delivery: DeliveryRow): Promise<DeliveryRow | undefined> {
   const now = new Date();
   const [updated] = await db.transaction(async (tx) => {
     const result = await tx
       .update(webhookDeliveries)
       .set({ status: "pending", attemptLimit: delivery.attempts + 1, nextAttemptAt: now, completedAt: null, updatedAt: now })
-      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.attempts, delivery.attempts)))
+      .where(
+        and(
+          eq(webhookDeliveries.id, delivery.id),
+          eq(webhookDeliveries.attempts, delivery.attempts),
+          // and its status: the counters move it from that one.
+          eq(webhookDeliveries.status, delivery.status),
+        ),
+      )
       .returning();
-    if (result.length > 0) await tx.execute(sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`);
+    if (result.length > 0) {
+      await countDeliveryChanges(tx, [{ subscriptionId: delivery.subscriptionId, from: delivery.status, to: "pending", at: now }]);
+      await tx.execute(sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`);
+    }
     return result;
   });
   return updated;

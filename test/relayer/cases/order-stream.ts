@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { describe, it } from "node:test";
-import { parseEventBlock, type ServerSentEvent } from "../../../sdk/event-stream.ts";
+import { parseEventBlock, type ServerSentEvent } from "../../../sdk/src/event-stream.ts";
 import { createOrder, pay, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
 import { send } from "./scopes.ts";

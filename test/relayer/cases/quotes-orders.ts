@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { type Address, type Hex, createPublicClient, http, recoverTypedDataAddress } from "viem";
 import { paymentRouterAbi } from "../../../generated/abis.ts";
 import { localAccount } from "../../../lib/sample-data.ts";
-import { orderTypedData } from "../../../sdk/payment-order.ts";
+import { orderTypedData } from "../../../sdk/src/payment-order.ts";
 import type { Stack } from "../../support/stack.ts";
 import { expectError } from "./expect.ts";
 

@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import { createPublicClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { localAccount, localPrivateKey } from "../../../lib/sample-data.ts";
-import { paymentOrderOf, signOrderAuthorization } from "../../../sdk/payment-order.ts";
+import { paymentOrderOf, signOrderAuthorization } from "../../../sdk/src/payment-order.ts";
 import { createOrder, pay, readEventStream, signPermit, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
 import { expectError } from "./expect.ts";
@@ -32,7 +32,7 @@ export function railCases(stack: () => Stack) {
         assert.equal(paid.payment.rail, onchainRail);
         assert.equal(paid.paymentDetails, undefined, "no payment details once paid");
         const payer = rail === "cash" ? localAccount(2).address : localAccount(7).address;
-        assert.equal(paid.payment.payer, payer.toLowerCase());
+        assert.equal(paid.payment.payer, payer, "the payer, EIP-55 checksummed");
         if (result.hash) assert.equal(paid.payment.transactionHash, result.hash);
         assert.equal(paid.split.transactionHash, paid.payment.transactionHash, "split in the same transaction");
 

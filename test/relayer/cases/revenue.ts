@@ -4,6 +4,7 @@ import { describe, it } from "node:test";
 import { createOrder, pay, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
 import { expectError } from "./expect.ts";
+import { getAddress } from "viem";
 
 async function paidOrder(s: Stack, deviceId: string, tier: string) {
   const order = await createOrder(s, deviceId, tier);
@@ -36,7 +37,7 @@ export function revenueCases(stack: () => Stack, other: () => { key: string; par
       }
       assert.equal(page.body.data[0].gross, "700000");
       assert.equal(page.body.data[0].grossUsd, 0.7);
-      assert.equal(page.body.data[0].legs[0].recipient, s.sample.participants[0].address);
+      assert.equal(page.body.data[0].legs[0].recipient, getAddress(s.sample.participants[0].address), "EIP-55 checksummed");
     });
 
     it("shows another tenant none of this tenant's splits and rejects bad queries", async () => {

@@ -56,6 +56,7 @@ type Access =
   | "public" // no credential; one sent anyway is ignored
   | "portal" // a portal JWT (Authorization: Bearer)
   | "anyCredential" // a portal JWT or an API key of either role
+  | "portalOrDeveloperKey" // a portal JWT or an API key with the developer role
   | "anyKey" // an API key of either role
   | "developerKey" // an API key with the developer role
   | "agentKey"; // an API key with the agent role
@@ -105,17 +106,19 @@ const TABLE = new Map<string, Rule>([
   ["GET /public/stats", { access: PUBLIC, ok: 200 }],
   ["GET /impact", { access: PUBLIC, ok: 200 }],
   ["GET /webhooks/event-types", { access: PUBLIC, ok: 200 }],
-  ["POST /webhooks/subscriptions", { access: "portal", ok: 422 }],
-  ["GET /webhooks/subscriptions", { access: "portal", ok: 200 }],
+  ["POST /webhooks/subscriptions", { access: "portalOrDeveloperKey", ok: 422 }],
+  ["GET /webhooks/subscriptions", { access: "portalOrDeveloperKey", ok: 200 }],
   // Subscription and delivery ids that do not exist: nothing is changed, whoever asks.
-  ["GET /webhooks/subscriptions/{id}", { access: "portal", ok: 404 }],
-  ["PATCH /webhooks/subscriptions/{id}", { access: "portal", ok: 404, body: { description: "scopes" } }],
-  ["DELETE /webhooks/subscriptions/{id}", { access: "portal", ok: 404 }],
-  ["POST /webhooks/subscriptions/{id}/test", { access: "portal", ok: 404 }],
-  ["POST /webhooks/subscriptions/{id}/rotate-secret", { access: "portal", ok: 404 }],
-  ["GET /webhooks/subscriptions/{id}/deliveries", { access: "portal", ok: 404 }],
-  ["GET /webhooks/deliveries/{id}", { access: "portal", ok: 404 }],
-  ["POST /webhooks/deliveries/{id}/redeliver", { access: "portal", ok: 404 }],
+  ["GET /webhooks/subscriptions/{id}", { access: "portalOrDeveloperKey", ok: 404 }],
+  ["PATCH /webhooks/subscriptions/{id}", { access: "portalOrDeveloperKey", ok: 404, body: { description: "scopes" } }],
+  ["DELETE /webhooks/subscriptions/{id}", { access: "portalOrDeveloperKey", ok: 404 }],
+  ["POST /webhooks/subscriptions/{id}/test", { access: "portalOrDeveloperKey", ok: 404 }],
+  ["POST /webhooks/subscriptions/{id}/rotate-secret", { access: "portalOrDeveloperKey", ok: 404 }],
+  ["GET /webhooks/subscriptions/{id}/deliveries", { access: "portalOrDeveloperKey", ok: 404 }],
+  ["GET /webhooks/deliveries/{id}", { access: "portalOrDeveloperKey", ok: 404 }],
+  ["POST /webhooks/deliveries/{id}/redeliver", { access: "portalOrDeveloperKey", ok: 404 }],
+  ["GET /events", { access: "portalOrDeveloperKey", ok: 200 }],
+  ["GET /events/{id}", { access: "portalOrDeveloperKey", ok: 404 }],
 ]);
 
 /** The kinds of credential each operation is called with. */
@@ -145,6 +148,8 @@ function verdict(access: Access, kind: Kind): "allowed" | 401 | 403 {
       return jwt ? "allowed" : 401;
     case "anyCredential":
       return jwt || developer || agent ? "allowed" : 401;
+    case "portalOrDeveloperKey":
+      return jwt || developer ? "allowed" : agent ? 403 : 401;
     case "anyKey":
       return developer || agent ? "allowed" : 401;
     case "developerKey":
@@ -163,6 +168,8 @@ function documentedSecurity(access: Access): Array<Record<string, string[]>> {
       return [{ bearerJwt: [] }];
     case "anyCredential":
       return [{ bearerJwt: [] }, { apiKey: ["developer", "agent"] }];
+    case "portalOrDeveloperKey":
+      return [{ bearerJwt: [] }, { apiKey: ["developer"] }];
     case "anyKey":
       return [{ apiKey: ["developer", "agent"] }];
     case "developerKey":
@@ -176,7 +183,8 @@ function documentedSecurity(access: Access): Array<Record<string, string[]>> {
 const DESCRIBED: Record<Access, RegExp> = {
   public: /Access: public/,
   portal: /Access: a portal JWT/,
-  anyCredential: /Access: a portal JWT or an API key/,
+  anyCredential: /Access: a portal JWT or an API key\*\* \(developer or agent role\)/,
+  portalOrDeveloperKey: /Access: a portal JWT or an API key with the developer role/,
   anyKey: /Access: an API key, developer or agent role/,
   developerKey: /Access: an API key with the developer role/,
   agentKey: /Access: an API key with the agent role/,
@@ -263,6 +271,7 @@ export function scopeCases(stack: () => Stack, other: () => { key: string; agent
         if (path.startsWith("/api-keys/")) return revoked.id;
         if (path.startsWith("/webhooks/subscriptions/")) return "whs_00000000000000000000000000";
         if (path.startsWith("/webhooks/deliveries/")) return "msg_00000000000000000000000000";
+        if (path.startsWith("/events/")) return "evt_00000000000000000000000000";
         assert.fail(`no value for {id} of ${path}: add one to this test`);
       });
     }

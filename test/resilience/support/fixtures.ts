@@ -60,8 +60,11 @@ export const OTHER_TENANT = {
   participants: [{ name: "B owner", address: "0x000000000000000000000000000000000000bEEF" }],
 };
 
+/** The fixtures of a stack started with OTHER_TENANT as its one extra tenant (StackOptions.tenants: seeded with
+ * the sample tenant, before the relayer starts). */
 export async function prepareFixtures(stack: Stack): Promise<Fixtures> {
-  const seededB = await stack.seed(OTHER_TENANT);
+  const seededB = stack.tenants[0];
+  if (seededB?.tenantId !== OTHER_TENANT.tenant.id) throw new Error("start the stack with tenants: [OTHER_TENANT]");
   const client = httpClient(() => stack.relayerUrl);
   const receiver = await startWebhookReceiver();
   const docs = await loadApiDocs(stack.relayerUrl);

@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { bigserial, boolean, index, integer, pgTable, text, timestamp, unique } from "drizzle-orm/pg-core";
 import { tenants } from "./accounts.ts";
 import { checkOneOf, foreignKeyTo } from "./constraints.ts";
-import { events } from "./events.ts";
+import { webhookEvents } from "./webhook-events.ts";
 import { devices, orders } from "./payments.ts";
 
 export const webhookSubscriptionStatuses = ["active", "disabled"] as const;
@@ -34,6 +34,9 @@ export const webhookSubscriptions = pgTable(
     /** Why it was disabled: by a user, or because the endpoint answered 410 Gone. */
     disabledReason: text("disabled_reason"),
     disabledAt: timestamp("disabled_at", { withTimezone: true }),
+    /** When it was deleted (DELETE /v1/webhooks/subscriptions/{id}): disabled, gone from lists and reads
+     * (404), its delivery log kept until its events' retention ends. Null: not deleted. */
+    archivedAt: timestamp("archived_at", { withTimezone: true }),
     createdBy: text("created_by"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
@@ -72,7 +75,7 @@ export const webhookDeliveries = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    foreignKeyTo("webhook_deliveries", t.eventId, events.id),
+    foreignKeyTo("webhook_deliveries", t.eventId, webhookEvents.id),
     foreignKeyTo("webhook_deliveries", t.subscriptionId, webhookSubscriptions.id),
     foreignKeyTo("webhook_deliveries", t.tenantId, tenants.id),
     checkOneOf("webhook_deliveries", t.status, webhookDeliveryStatuses),

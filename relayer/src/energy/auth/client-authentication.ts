@@ -6,7 +6,8 @@
 // Sending a client_secret in the body and Basic credentials is refused (RFC 6749: "MUST NOT use more than one
 // authentication method in each request"). Any other Authorization scheme is ignored, as before: the route is
 // public. A decision without I/O: the route verifies the credentials it returns.
-import { SandboxError, sandboxErrors } from "../errors.ts";
+import { sandboxErrors } from "../errors.ts";
+import { SandboxHttpError } from "../routes/envelope.ts";
 import { MAX_CLIENT_SECRET_LENGTH, MAX_ID_LENGTH } from "../schemas.ts";
 
 /** The challenge of a 401 to a client that authenticated with HTTP Basic (RFC 6749 section 5.2). */
@@ -21,8 +22,8 @@ export type TokenForm = { client_id?: string; client_secret?: string };
 const BASIC_SCHEME = /^basic(?:[ \t]|$)/i;
 const BASIC_CREDENTIALS = /^basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i;
 
-function invalidBasic(reason: string): SandboxError {
-  return new SandboxError(401, "unauthorized", `invalid HTTP Basic client credentials: ${reason}`, BASIC_CHALLENGE);
+function invalidBasic(reason: string): SandboxHttpError {
+  return new SandboxHttpError(401, "unauthorized", `invalid HTTP Basic client credentials: ${reason}`, BASIC_CHALLENGE);
 }
 
 /** application/x-www-form-urlencoded decoding of one value (RFC 6749 appendix B); undefined when malformed. */

@@ -7,7 +7,8 @@ import type { Services } from "../../services.ts";
 import { BASIC_CHALLENGE, clientCredentialsOf } from "../auth/client-authentication.ts";
 import { verifyClientCredentials } from "../auth/client-credentials.ts";
 import type { SandboxTokens } from "../auth/tokens.ts";
-import { SandboxError, errorResponse, sandboxErrorBody, sandboxErrors } from "../errors.ts";
+import { sandboxErrors } from "../errors.ts";
+import { SandboxHttpError, errorResponse, sandboxErrorBody } from "./envelope.ts";
 import { type EnergyEnv, createSandboxApi } from "../sandbox-api.ts";
 import { TOKEN_RATE_BURST, TOKEN_RATE_PER_MINUTE, TokenRequest, TokenResponse } from "../schemas.ts";
 
@@ -88,7 +89,7 @@ export function sandboxAuthRoutes(services: Services, tokens: SandboxTokens) {
       const client = clientCredentialsOf(c.req.header("authorization"), c.req.valid("form"));
       if (!(await verifyClientCredentials(db, client.clientId, client.clientSecret))) {
         const challenge = client.method === "client_secret_basic" ? BASIC_CHALLENGE : undefined;
-        throw new SandboxError(401, "unauthorized", "unknown client_id or wrong client_secret", challenge);
+        throw new SandboxHttpError(401, "unauthorized", "unknown client_id or wrong client_secret", challenge);
       }
       const accessToken = await tokens.issue(client.clientId);
       c.header("cache-control", "no-store");

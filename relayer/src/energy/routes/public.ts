@@ -2,7 +2,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Services } from "../../services.ts";
 import { capabilities } from "../capabilities.ts";
-import { errorResponse } from "../errors.ts";
+import { errorResponse } from "./envelope.ts";
 import { SPEC_VERSION } from "../sample-data.ts";
 import { createSandboxApi } from "../sandbox-api.ts";
 import { Capabilities, Health, Version } from "../schemas.ts";
@@ -47,7 +47,8 @@ export function sandboxPublicRoutes(services: Services) {
       tags: ["Operations"],
       summary: "What this environment implements, simulates and omits, its limits and its sample data",
       responses: {
-        200: { description: "The report", content: { "application/json": { schema: Capabilities } } },
+        // The example is this sandbox's own report, as the route answers it.
+        200: { description: "The report", content: { "application/json": { schema: Capabilities, example: capabilities(services) } } },
         ...serverError,
       },
     }),

@@ -1,13 +1,16 @@
 // POST /telemetry:batch: a batch of readings for a registered device (the colon is part of the path).
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { rateLimit } from "../../http/middleware.ts";
 import type { Services } from "../../services.ts";
-import { bearerErrors, errorResponse, sandboxErrorBody } from "../errors.ts";
+import type { StoredResponse } from "../telemetry/idempotency.ts";
+import { type IngestOutcome, ingestTelemetry } from "../telemetry/ingest.ts";
+import { bearerErrors, errorResponse, sandboxErrorBody, sandboxStatusOf } from "./envelope.ts";
 import { type EnergyEnv, createSandboxApi } from "../sandbox-api.ts";
 import { BatchAccepted, MAX_READINGS_PER_BATCH, TELEMETRY_MAX_BODY_BYTES, TelemetryBatch } from "../schemas.ts";
+import { isSvcCode } from "../errors.ts";
 import { IDEMPOTENCY_KEY_PATTERN } from "../telemetry/idempotency.ts";
-import { ingestTelemetry } from "../telemetry/ingest.ts";
 
 /** Reads the body as text first, so that the exact bytes a device signature signs are kept (the JSON
  * validator then parses the same text). */
@@ -40,6 +43,15 @@ const Headers = z.object({
         "the device's key. Verified only for devices with a registered public key; see verification.signature.",
     }),
 });
+
+/** The answer to a batch: 200 with the batch's report, or the envelope of the error it was refused with, at
+ * the status of its code. (Stored with an Idempotency-Key: a retry is answered the same, byte for byte.) */
+function answer(outcome: IngestOutcome): StoredResponse {
+  if ("taken" in outcome) return { status: 200, body: JSON.stringify(outcome.taken) };
+  const { code, message } = outcome.refused;
+  if (!isSvcCode(code)) throw outcome.refused;
+  return { status: sandboxStatusOf(code), body: JSON.stringify(sandboxErrorBody(code, message)) };
+}
 
 /** A token bucket per OAuth client (after authentication, so the key is the client id, not the address):
  * ENERGY_INGEST_BURST batches at once, then ENERGY_INGEST_PER_SECOND a second; beyond that 429. */
@@ -128,10 +140,11 @@ export function sandboxTelemetryRoutes(services: Services, auth: MiddlewareHandl
         rawBody: await c.req.text(),
         signature: headers["Device-Signature"],
         idempotencyKey: headers["Idempotency-Key"],
+        answer,
       });
       const responseHeaders: Record<string, string> = { "content-type": "application/json" };
       if (result.replayed) responseHeaders["idempotent-replayed"] = "true";
-      return c.body(result.body, result.status, responseHeaders) as never;
+      return c.body(result.body, result.status as ContentfulStatusCode, responseHeaders) as never;
     },
   );
 

@@ -4,7 +4,7 @@ import type { MiddlewareHandler } from "hono";
 import { energyWebhooks } from "../../db/schema.ts";
 import { newId } from "../../ids.ts";
 import type { Services } from "../../services.ts";
-import { bearerErrors, errorResponse } from "../errors.ts";
+import { bearerErrors, errorResponse } from "./envelope.ts";
 import { type EnergyEnv, createSandboxApi } from "../sandbox-api.ts";
 import { WebhookRegistered, WebhookRegistration } from "../schemas.ts";
 

@@ -8,21 +8,10 @@ import type { Db, DbOrTx } from "../../db/client.ts";
 import { energyIdempotencyKeys } from "../../db/schema.ts";
 import { sandboxErrors } from "../errors.ts";
 import { IDEMPOTENCY_RETENTION_SECONDS } from "../schemas.ts";
+import { canonicalJson } from "../../idempotency/store.ts";
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
-
-/** JSON with object keys sorted, so that the same body hashes the same whatever its key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
 
 export function requestFingerprint(body: unknown): string {
   return createHash("sha256").update(canonicalJson(body)).digest("hex");

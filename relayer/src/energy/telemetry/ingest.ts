@@ -2,15 +2,17 @@
 // are checked (evaluate.ts), the accepted ones are written in one multi-row statement with the batch and the
 // device's new record, and the transaction commits before the answer is sent: an accepted reading is never
 // lost. Attested batches are then anchored by the anchor worker (anchoring/anchor-worker.ts).
+import type { z } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
 import type { DbOrTx, Tx } from "../../db/client.ts";
 import { ENERGY_READING_ID_CONSTRAINT, energyBatches, energyDevices } from "../../db/schema.ts";
 import { newId } from "../../ids.ts";
 import type { Services } from "../../services.ts";
-import { sandboxErrorBody, type SandboxErrorBody } from "../errors.ts";
-import type { TelemetryBatchInput } from "../schemas.ts";
+import type { ServiceError } from "../../errors.ts";
+import { sandboxErrors } from "../errors.ts";
+import type { BatchAccepted, TelemetryBatchInput } from "../schemas.ts";
 import { type DeviceState, type Evaluation, type SupersededReading, evaluateBatch } from "./evaluate.ts";
-import { claimIdempotencyKey, requestFingerprint, storeIdempotentResponse } from "./idempotency.ts";
+import { type StoredResponse, claimIdempotencyKey, requestFingerprint, storeIdempotentResponse } from "./idempotency.ts";
 import { verifyDeviceSignature } from "./signature.ts";
 
 /** Channel on which the anchor worker is woken when a batch awaits its Merkle root (and when an anchor
@@ -26,12 +28,21 @@ export type IngestRequest = {
   rawBody: string;
   signature?: string;
   idempotencyKey?: string;
+  /** How the interface answers an outcome (its status and body): with an Idempotency-Key, the answer is stored
+   * in the batch's transaction, so that a retry gets it back byte for byte. */
+  answer: (outcome: IngestOutcome) => StoredResponse;
 };
 
-export type IngestResult = { status: 200 | 401 | 404 | 409 | 422; body: string; replayed: boolean };
+/** What a batch came to: taken (the answer's body), or refused with one of the sandbox's domain errors
+ * (../errors.ts: device_not_found, signature_invalid, counter_regression, or baseline_incomplete once the
+ * readings of a batch in the device's baseline window are stored). */
+export type IngestOutcome = { taken: z.infer<typeof BatchAccepted> } | { refused: ServiceError };
+
+/** The answer, and whether it is the stored answer of an earlier request with the same Idempotency-Key. */
+export type IngestResult = StoredResponse & { replayed: boolean };
 
 /** `readings`: how many of the batch's readings were accepted and rejected, when they were checked. */
-type Outcome = { status: IngestResult["status"]; body: string; readings?: { accepted: number; rejected: number } };
+type Outcome = { outcome: IngestOutcome; readings?: { accepted: number; rejected: number } };
 
 function rowsOf<T>(result: unknown): T[] {
   return (result as { rows: T[] }).rows;
@@ -49,11 +60,12 @@ export async function ingestTelemetry(services: Services, req: IngestRequest): P
       const result: IngestResult & Pick<Outcome, "readings"> = await services.database.db.transaction(async (tx) => {
         if (req.idempotencyKey) {
           const stored = await claimIdempotencyKey(tx, req.clientId, req.idempotencyKey, requestHash);
-          if (stored) return { status: stored.status as IngestResult["status"], body: stored.body, replayed: true };
+          if (stored) return { ...stored, replayed: true };
         }
-        const outcome = await processBatch(services, tx, req, receivedAt, duplicates);
-        if (req.idempotencyKey) await storeIdempotentResponse(tx, req.clientId, req.idempotencyKey, outcome);
-        return { ...outcome, replayed: false };
+        const { outcome, readings } = await processBatch(services, tx, req, receivedAt, duplicates);
+        const response = req.answer(outcome);
+        if (req.idempotencyKey) await storeIdempotentResponse(tx, req.clientId, req.idempotencyKey, response);
+        return { ...response, readings, replayed: false };
       });
       if (!result.replayed) countIngest(services, result);
       return { status: result.status, body: result.body, replayed: result.replayed };
@@ -69,12 +81,12 @@ export async function ingestTelemetry(services: Services, req: IngestRequest): P
   }
 }
 
-function error(status: Outcome["status"], body: SandboxErrorBody, readings?: Outcome["readings"]): Outcome {
-  return { status, body: JSON.stringify(body), readings };
+function refused(error: ServiceError, readings?: Outcome["readings"]): Outcome {
+  return { outcome: { refused: error }, readings };
 }
 
-/** The metrics of a committed batch (metrics/registry.ts). */
-function countIngest(services: Services, outcome: Outcome) {
+/** The metrics of a committed batch (metrics/registry.ts), by the status of its answer. */
+function countIngest(services: Services, outcome: Pick<IngestResult, "status"> & Pick<Outcome, "readings">) {
   const { telemetryBatches, telemetryReadings } = services.metrics;
   telemetryBatches.inc({ status: String(outcome.status) });
   if (!outcome.readings) return;
@@ -102,16 +114,12 @@ async function processBatch(
   const deviceId = req.batch.device_id;
   const [device] = await tx.select().from(energyDevices).where(eq(energyDevices.deviceId, deviceId)).for("update");
   if (!device || device.deregisteredAt) {
-    return error(404, sandboxErrorBody("device_not_found", `device ${deviceId} is unknown or deregistered`));
+    return refused(sandboxErrors.deviceNotFound(deviceId));
   }
   const signature = verifyDeviceSignature(req.rawBody, req.signature, device.signingPublicKey);
   if (signature === "invalid") {
-    return error(
-      401,
-      sandboxErrorBody(
-        "signature_invalid",
-        `the Device-Signature header does not verify against the registered public key of device ${deviceId}`,
-      ),
+    return refused(
+      sandboxErrors.signatureInvalid(`the Device-Signature header does not verify against the registered public key of device ${deviceId}`),
     );
   }
 
@@ -135,12 +143,8 @@ async function processBatch(
     const regressions = evaluation.issues.filter((i) => i.code === "counter_regression");
     const first = regressions[0];
     const more = regressions.length > 1 ? ` (and ${regressions.length - 1} more readings)` : "";
-    return error(
-      422,
-      sandboxErrorBody(
-        "counter_regression",
-        `no reading was accepted: reading ${first.reading_id}: ${first.message}${more}; nothing was stored`,
-      ),
+    return refused(
+      sandboxErrors.counterRegression(`no reading was accepted: reading ${first.reading_id}: ${first.message}${more}; nothing was stored`),
       { accepted: 0, rejected: evaluation.rejectedCount },
     );
   }
@@ -199,10 +203,8 @@ async function processBatch(
 
   if (inBaseline) {
     const complete = baselineReadings >= device.baselineReadingsRequired;
-    return error(
-      409,
-      sandboxErrorBody(
-        "baseline_incomplete",
+    return refused(
+      sandboxErrors.baselineIncomplete(
         `device ${deviceId} is in its baseline window (${baselineReadings} of ${device.baselineReadingsRequired} ` +
           `readings): ${accepted} readings of batch ${batchId} stored, not attested` +
           (complete ? "; the window is now complete and later batches are attested" : ""),
@@ -219,11 +221,11 @@ async function processBatch(
       signature,
       continuity: evaluation.continuity,
       anomaly_score: evaluation.anomalyScore,
-      anomaly_status: "provisional",
+      anomaly_status: "provisional" as const,
     },
-    attestation: { status: attested ? "pending" : "failed", expected_at: expectedAt.toISOString() },
+    attestation: { status: attested ? ("pending" as const) : ("failed" as const), expected_at: expectedAt.toISOString() },
   };
-  return { status: 200, body: JSON.stringify(body), readings: { accepted, rejected: evaluation.rejectedCount } };
+  return { outcome: { taken: body }, readings: { accepted, rejected: evaluation.rejectedCount } };
 }
 
 /** The readings the batch's corrections name (accepted in earlier batches of the device). */

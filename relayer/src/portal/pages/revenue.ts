@@ -59,7 +59,7 @@ ${o.indexerAvailable ? "" : html`<div class="notice notice-info">The indexer is 
               html`<tr><td><strong>${p.name}</strong><div class="mono dim small">${shortHex(p.address)}</div></td>${
                 p.earnings.length === 0
                   ? html`<td class="num dim" colspan="3">nothing yet</td>`
-                  : html`<td class="num">${p.earnings.map((e) => html`<div>${tokenAmount(e.credited, e.token.decimals, e.token.symbol)}</div>`)}</td><td class="num">${p.earnings.map((e) => html`<div>${tokenAmount(e.withdrawn, e.token.decimals, e.token.symbol)}</div>`)}</td><td class="num strong">${p.earnings.map((e) => html`<div>${tokenAmount(e.claimable, e.token.decimals, e.token.symbol)}</div>`)}</td>`
+                  : html`<td class="num">${p.earnings.map((e) => html`<div>${tokenAmount(e.credited, e.tokenDecimals, e.token.symbol)}</div>`)}</td><td class="num">${p.earnings.map((e) => html`<div>${tokenAmount(e.withdrawn, e.tokenDecimals, e.token.symbol)}</div>`)}</td><td class="num strong">${p.earnings.map((e) => html`<div>${tokenAmount(e.claimable, e.tokenDecimals, e.token.symbol)}</div>`)}</td>`
               }</tr>`,
           )}</tbody></table></div>`
     }
@@ -91,7 +91,7 @@ ${o.indexerAvailable ? "" : html`<div class="notice notice-info">The indexer is 
         <td class="num strong">${formatUsd(s.amountUsd)}</td>
         ${
           s.legs.length === 3
-            ? s.legs.map((l) => html`<td class="num">${tokenAmount(l.amount, tokenDecimals(s.token), s.token)}</td>`)
+            ? s.legs.map((l) => html`<td class="num">${tokenAmount(l.amount, tokenDecimals(s.token.symbol), s.token.symbol)}</td>`)
             : html`<td class="num dim" colspan="3">not indexed yet</td>`
         }
         <td class="mono small" title="${s.transactionHash}">${shortHex(s.transactionHash)}</td>

@@ -160,7 +160,7 @@ ${
         value: opts.secret,
         text: s.previousSecretHint
           ? html`Copy it now: it is shown only this once. Until ${when(s.previousSecretExpiresAt)} deliveries are signed with it and with the previous secret (<code>x-service-signature</code> with the previous one only): switch your endpoint to it before then.`
-          : html`Copy it now: it is shown only this once. Verify every delivery with it (see <code>sdk/webhooks.ts</code> <code>verifyWebhook</code>).`,
+          : html`Copy it now: it is shown only this once. Verify every delivery with it (see <code>verifyWebhook</code> of <code>@payg/sdk</code>).`,
       })
     : ""
 }
