@@ -1,6 +1,6 @@
 // Shared deployment and signing helpers of the contract tests.
 import { network } from "hardhat";
-import { keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex, type LocalAccount } from "viem";
+import { concat, keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex, type LocalAccount } from "viem";
 import {
   orderTypedData,
   permitSignatureParts,
@@ -108,13 +108,13 @@ export async function signPermit(p: Payments, order: PaymentOrder, opts: { owner
       deadline,
     }),
   });
-  return { ...permitSignatureParts(signature), owner: owner.account.address, deadline };
+  return { ...permitSignatureParts(signature), signature, owner: owner.account.address, deadline };
 }
 
 /** Arguments of `payWithPermit` for `order`, signed by the quote signer and the payer. */
 export async function permitPayment(p: Payments, order: PaymentOrder) {
   const permit = await signPermit(p, order);
-  return [order, await signVoucher(p, order), permit.owner, permit.v, permit.r, permit.s] as const;
+  return [order, await signVoucher(p, order), permit.owner, permit.signature] as const;
 }
 
 /** Deploys RehearsalUsdc (USDC's EIP-712 domain, EIP-2612, EIP-3009 and blocklist; the admin owns it), points the
@@ -154,7 +154,7 @@ export async function signAuthorization(
       nonce: opts.nonce ?? (await p.router.read.authorizationNonce([order])),
     }),
   });
-  return { ...permitSignatureParts(signature), from: from.account.address };
+  return { ...permitSignatureParts(signature), signature, from: from.account.address };
 }
 
 /** `wallet` as the signing account the SDK takes. */
@@ -175,8 +175,7 @@ export async function authorizationPayment(p: Payments, order: PaymentOrder) {
     order,
     tokenDomain: await usdcDomain(order.token),
   });
-  const { v, r, s } = permitSignatureParts(signature);
-  return [order, await signVoucher(p, order), payer.account.address, v, r, s] as const;
+  return [order, await signVoucher(p, order), payer.account.address, signature] as const;
 }
 
 /** The router as seen by another account. */
@@ -284,6 +283,9 @@ async function deployFactory(
   return { factory, split };
 }
 
+/** 65 bytes (r = s = 0, v = 27) that recover no signer: a signature where the call needs one but no check reaches. */
+export const DUMMY_SIGNATURE: Hex = concat([zeroHash, zeroHash, "0x1b"]);
+
 /** The router's rails that pay in the fixture's token, by the name the tests use, and their `Rail` enum value.
  * The authorization rail (`Rail.Authorization`, 3) needs an EIP-3009 token: {@link deployUsdcRail}. */
 export const RAILS = ["permit", "approval", "cash"] as const;
@@ -303,11 +305,9 @@ export async function prepareRail(p: Payments, rail: RailName, order: PaymentOrd
   const signature = voucher ?? (await signVoucher(p, order));
   if (rail === "permit") {
     const permit =
-      order.token === zeroAddress
-        ? { owner: p.accounts.payer.account.address, v: 27, r: zeroHash, s: zeroHash }
-        : await signPermit(p, order);
+      order.token === zeroAddress ? { owner: p.accounts.payer.account.address, signature: DUMMY_SIGNATURE } : await signPermit(p, order);
     const asRelayer = await routerAs(p, p.accounts.relayer);
-    return () => asRelayer.write.payWithPermit([order, signature, permit.owner, permit.v, permit.r, permit.s]);
+    return () => asRelayer.write.payWithPermit([order, signature, permit.owner, permit.signature]);
   }
   if (rail === "approval") {
     if (order.token !== zeroAddress) {

@@ -5,7 +5,7 @@ import { type Address, type Hex, createPublicClient, createWalletClient, defineC
 import { paymentRouterAbi } from "../../generated/abis.ts";
 import { localAccount } from "../../lib/sample-data.ts";
 import { type ServerSentEvent, serverSentEvents } from "../../sdk/event-stream.ts";
-import { permitSignatureParts, signOrderPermit } from "../../sdk/payment-order.ts";
+import { signOrderPermit } from "../../sdk/payment-order.ts";
 import type { Stack } from "./stack.ts";
 import type { UncheckedJson } from "./unchecked-json.ts";
 
@@ -99,12 +99,11 @@ export async function pay(
   const router = order.paymentDetails.router as Address;
   if (rail === "wallet-permit") {
     const permit = await signPermit(stack, order, walletIndex);
-    const { v, r, s } = permitSignatureParts(permit.signature);
     const hash = await walletClient.writeContract({
       address: router,
       abi: paymentRouterAbi,
       functionName: "payWithPermit",
-      args: [voucher(order), order.paymentDetails.voucherSignature, permit.owner, v, r, s],
+      args: [voucher(order), order.paymentDetails.voucherSignature, permit.owner, permit.signature],
     });
     await publicClient.waitForTransactionReceipt({ hash });
     return { hash };

@@ -6,7 +6,7 @@
 // reverted transactions, and none of an order whose cancellation is queued (both hold the order's row).
 import { type Address, type Hex, encodeFunctionData, getAddress, recoverTypedDataAddress, toHex } from "viem";
 import { paymentRouterAbi } from "../../../generated/abis.ts";
-import { permitSignatureParts, permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/payment-order.ts";
+import { permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/payment-order.ts";
 import { and, eq, inArray } from "drizzle-orm";
 import { enqueueTransaction } from "../chain/tx-sender.ts";
 import { chainTransactions, orders } from "../db/schema.ts";
@@ -168,11 +168,10 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
       { path: "owner", message: `balance ${balance} < amount ${voucher.amount}` },
     ]);
   }
-  const { v, r, s } = permitSignatureParts(signature);
   const data = encodeFunctionData({
     abi: paymentRouterAbi,
     functionName: "payWithPermit",
-    args: [voucher, order.voucherSignature as Hex, owner, v, r, s],
+    args: [voucher, order.voucherSignature as Hex, owner, signature],
   });
   return submit(services, order, "pay_with_permit", data, { payer: owner });
 }
@@ -226,11 +225,10 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
       { path: "from", message: `balance ${balance} < amount ${voucher.amount}` },
     ]);
   }
-  const { v, r, s } = permitSignatureParts(signature);
   const data = encodeFunctionData({
     abi: paymentRouterAbi,
     functionName: "payWithAuthorization",
-    args: [voucher, order.voucherSignature as Hex, from, v, r, s],
+    args: [voucher, order.voucherSignature as Hex, from, signature],
   });
   return submit(services, order, "pay_with_authorization", data, { payer: from });
 }
