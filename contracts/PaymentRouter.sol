@@ -18,6 +18,7 @@ import {IAssetSplitFactory} from "./interfaces/IAssetSplitFactory.sol";
 import {IERC20PermitBytes, IERC3009Bytes} from "./interfaces/IFiatTokenSignatures.sol";
 import {SplitAddress} from "./libraries/SplitAddress.sol";
 import {Erc6492AccountDeployer} from "./utils/Erc6492AccountDeployer.sol";
+import {ISignatureTransfer} from "@uniswap/v4-periphery/lib/permit2/src/interfaces/ISignatureTransfer.sol";
 
 /// @title PaymentRouter
 /// @notice Pays device orders whose price the service has locked, and settles each payment through the
@@ -30,10 +31,12 @@ import {Erc6492AccountDeployer} from "./utils/Erc6492AccountDeployer.sol";
 /// from the order's device id and token ({SplitAddress}), so no split is registered and a voucher can only ever
 /// pay the device's own split.
 ///
-/// Four rails end in the same {OrderPaid} event:
+/// Five rails end in the same {OrderPaid} event:
 /// - {payWithPermit}: the payer signs one EIP-2612 permit; anyone (a relayer) submits the call and pays gas.
 /// - {payWithAuthorization}: the payer signs one EIP-3009 receive authorization (USDC's own gasless
 ///   transfer); anyone submits the call and pays gas.
+/// - {payWithPermit2}: the payer signs one Permit2 transfer with the order as its witness, for tokens without
+///   EIP-2612 or EIP-3009 (the payer approved Permit2 once); anyone submits the call and pays gas.
 /// - {pay}: the caller pays from an allowance it gave beforehand (smart-contract wallets).
 /// - {payCash}: an agent who took cash pays from its own stablecoin float.
 ///
@@ -54,7 +57,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         Permit,
         Approval,
         Cash,
-        Authorization
+        Authorization,
+        Permit2
     }
 
     /// @notice A price-locked order, signed by the quote signer.
@@ -91,6 +95,15 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     bytes32 public constant PAYMENT_ORDER_TYPEHASH = keccak256(
         "PaymentOrder(uint256 orderId,bytes32 deviceId,address token,address split,uint256 amount,uint64 expiry)"
     );
+    /// @notice Uniswap's Permit2, at the same address on every chain it is deployed to (the local chains install it
+    /// there too).
+    ISignatureTransfer public constant PERMIT2 = ISignatureTransfer(0x000000000022D473030F116dDEE9F6B43aC78BA3);
+    /// @notice The rest of the EIP-712 type of a Permit2 transfer whose witness is the {PaymentOrder}: what a
+    /// wallet signs is `PermitWitnessTransferFrom(TokenPermissions permitted,address spender,uint256 nonce,
+    /// uint256 deadline,` followed by this.
+    string public constant PERMIT2_WITNESS_TYPE = "PaymentOrder witness)"
+        "PaymentOrder(uint256 orderId,bytes32 deviceId,address token,address split,uint256 amount,uint64 expiry)"
+        "TokenPermissions(address token,uint256 amount)";
     /// @dev The suffix that marks an ERC-6492 signature (of an account that may not be deployed yet).
     bytes32 private constant _ERC6492_MAGIC = 0x6492649264926492649264926492649264926492649264926492649264926492;
     bytes32 private constant _PERMIT_TYPEHASH =
@@ -171,10 +184,12 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// nonce or validity does not match the order, it was used or cancelled, the token refused the transfer
     /// (a blocklisted account, a balance too low), or the token has no EIP-3009.
     error InvalidAuthorization(address payer);
+    /// @notice Permit2 refused the payer's transfer: its signature is not the payer's for this order (amount, token,
+    /// nonce = order id, deadline = expiry, the order as witness), the order id was used as a Permit2 nonce already,
+    /// or the payer has not approved Permit2 for the token or cannot cover the amount.
+    error InvalidPermit2(address payer);
     /// @notice An ERC-6492 signature whose wrapper does not decode (factory, factory calldata, signature).
     error InvalidErc6492Signature(address payer);
-    /// @notice The split received a different amount than the order's (fee-on-transfer or rebasing token).
-    error UnexpectedBalance(uint256 expected, uint256 received);
 
     /// @notice Deploys the router with no split factory and no role granted but the default admin's.
     /// @param initialAdmin Holder of the default admin role.
@@ -261,6 +276,38 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         _collect(order, payer, Rail.Authorization);
     }
 
+    /// @notice Pays `order` with one Permit2 signature of `payer`, and settles it through its split. Anyone may
+    /// submit it. The payer approved Permit2 for the token once; the signature is a `PermitWitnessTransferFrom`
+    /// of `order.amount` of `order.token` to this router as spender, with nonce `order.orderId`, deadline
+    /// `order.expiry` and the order as witness ({PERMIT2_WITNESS_TYPE}): it pays exactly this order, once (Permit2
+    /// spends the nonce), and expires with it. Permit2 moves the tokens straight from the payer to the split.
+    /// @param order The price-locked order.
+    /// @param voucherSignature The quote signer's signature of `order`.
+    /// @param payer The signer, who pays: an account without code or a smart-contract account (ERC-1271, deployed
+    /// or not: ERC-6492).
+    /// @param signature The Permit2 signature (Permit2 checks ECDSA, or ERC-1271 for a contract), or it wrapped in
+    /// ERC-6492.
+    function payWithPermit2(
+        PaymentOrder calldata order,
+        bytes calldata voucherSignature,
+        address payer,
+        bytes calldata signature
+    ) external whenNotPaused nonReentrant {
+        (, bytes32 witness) = _acceptOrderAndHash(order, voucherSignature);
+        ISignatureTransfer.PermitTransferFrom memory permit = ISignatureTransfer.PermitTransferFrom({
+            permitted: ISignatureTransfer.TokenPermissions({token: order.token, amount: order.amount}),
+            nonce: order.orderId,
+            deadline: order.expiry
+        });
+        ISignatureTransfer.SignatureTransferDetails memory transfer =
+            ISignatureTransfer.SignatureTransferDetails({to: order.split, requestedAmount: order.amount});
+        bool transferred = signature.length == 65
+            ? _permit2Transfer(permit, transfer, payer, witness, signature)
+            : _permit2Transfer(permit, transfer, payer, witness, _unwrapErc6492(payer, signature));
+        if (!transferred) revert InvalidPermit2(payer);
+        _settle(order, payer, Rail.Permit2);
+    }
+
     /// @notice Pays `order` from the caller's allowance to this router, and settles it through its split.
     /// @param order The price-locked order.
     /// @param voucherSignature The quote signer's signature of `order`.
@@ -329,19 +376,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice The EIP-712 digest of `order` under this router's domain.
     /// @param order The order.
     function hashOrder(PaymentOrder calldata order) public view returns (bytes32) {
-        return _hashTypedDataV4(
-            keccak256(
-                abi.encode(
-                    PAYMENT_ORDER_TYPEHASH,
-                    order.orderId,
-                    order.deviceId,
-                    order.token,
-                    order.split,
-                    order.amount,
-                    order.expiry
-                )
-            )
-        );
+        return _hashTypedDataV4(_hashOrderStruct(order));
     }
 
     /// @notice The `deadline` a payer's permit must carry to pay `order`: the order's EIP-712 digest.
@@ -413,11 +448,20 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         private
         returns (bytes32 digest)
     {
+        (digest,) = _acceptOrderAndHash(order, voucherSignature);
+    }
+
+    /// @dev {_acceptOrder}, also returning the order's EIP-712 struct hash (the Permit2 witness).
+    function _acceptOrderAndHash(PaymentOrder calldata order, bytes calldata voucherSignature)
+        private
+        returns (bytes32 digest, bytes32 structHash)
+    {
         if (block.timestamp > order.expiry) revert OrderExpired(order.orderId, order.expiry);
         if (order.amount == 0) revert ZeroAmount();
         if (order.token == address(0)) revert TokenNotAllowed(order.token, order.split);
         _checkSplit(order);
-        digest = hashOrder(order);
+        structHash = _hashOrderStruct(order);
+        digest = _hashTypedDataV4(structHash);
         // Read straight from calldata: copying the signature to memory first costs about 150 gas a payment.
         (address signer,,) = ECDSA.tryRecoverCalldata(digest, voucherSignature);
         if (signer == address(0) || !hasRole(QUOTE_SIGNER_ROLE, signer)) revert InvalidVoucherSigner(signer);
@@ -447,19 +491,57 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         _usedBitmap[word] = bits | bit;
     }
 
-    /// @dev Moves the order amount to the split, checks it arrived whole, and records the settlement of `payer`'s
-    /// payment. The amount comes straight from `payer` (its allowance to this router), or on the authorization
-    /// rail from this router, to which the authorization delivered it. The source follows from the rail, never
-    /// from an address a caller passes, so no other rail can spend tokens the router holds.
+    /// @dev Moves the order amount to the split and records the settlement of `payer`'s payment. The amount comes
+    /// straight from `payer` (its allowance to this router), or on the authorization rail from this router, to
+    /// which the authorization delivered it. The source follows from the rail, never from an address a caller
+    /// passes, so no other rail can spend tokens the router holds.
     function _collect(PaymentOrder calldata order, address payer, Rail rail) private {
         IERC20 token = IERC20(order.token);
-        uint256 before = token.balanceOf(order.split);
         if (rail == Rail.Authorization) token.safeTransfer(order.split, order.amount);
         else token.safeTransferFrom(payer, order.split, order.amount);
-        uint256 received = token.balanceOf(order.split) - before;
-        if (received != order.amount) revert UnexpectedBalance(order.amount, received);
+        _settle(order, payer, rail);
+    }
+
+    /// @dev Records the settlement of the order amount the split just received, and emits {OrderPaid}. The split
+    /// checks that its balance backs every settlement (`UnbackedSettlement`): a token that delivered less than the
+    /// amount (fee on transfer) or took tokens out of the split fails there, unless the split holds a surplus (tokens
+    /// sent to it directly, owed to no one) that covers the difference, which then pays it. The router checks no
+    /// balance of its own: that would read the split's balance twice on every payment for that edge only.
+    function _settle(PaymentOrder calldata order, address payer, Rail rail) private {
         IAssetSplit(order.split).settle(bytes32(order.orderId), order.amount);
         emit OrderPaid(order.orderId, order.deviceId, payer, order.token, order.split, order.amount, rail);
+    }
+
+    /// @dev Has Permit2 move the order amount from `payer` to the split with `payer`'s signature of the order's
+    /// transfer; false if Permit2 refused it (a signature that does not verify, a used nonce, a payer that has not
+    /// approved Permit2 or cannot cover the amount).
+    function _permit2Transfer(
+        ISignatureTransfer.PermitTransferFrom memory permit,
+        ISignatureTransfer.SignatureTransferDetails memory transfer,
+        address payer,
+        bytes32 witness,
+        bytes memory signature
+    ) private returns (bool) {
+        try PERMIT2.permitWitnessTransferFrom(permit, transfer, payer, witness, PERMIT2_WITNESS_TYPE, signature) {
+            return true;
+        } catch {
+            return false;
+        }
+    }
+
+    /// @dev The EIP-712 struct hash of `order` (without the domain).
+    function _hashOrderStruct(PaymentOrder calldata order) private pure returns (bytes32) {
+        return keccak256(
+            abi.encode(
+                PAYMENT_ORDER_TYPEHASH,
+                order.orderId,
+                order.deviceId,
+                order.token,
+                order.split,
+                order.amount,
+                order.expiry
+            )
+        );
     }
 
     /// @dev Submits the order's permit with a 65-byte signature to the token's `v, r, s` function; false if the

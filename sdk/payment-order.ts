@@ -120,6 +120,46 @@ export function signOrderPermit(
   );
 }
 
+/** Uniswap's Permit2, at the same address on every chain (the local chains install it there). */
+export const PERMIT2_ADDRESS = "0x000000000022D473030F116dDEE9F6B43aC78BA3" as const;
+
+/** Types of the Permit2 transfer that pays an order (`PermitWitnessTransferFrom` with the order as its witness):
+ * the router's `PERMIT2_WITNESS_TYPE` is the tail of this type's encoding, from `PaymentOrder witness)` on. */
+export const permit2WitnessTypes = {
+  PermitWitnessTransferFrom: [
+    { name: "permitted", type: "TokenPermissions" },
+    { name: "spender", type: "address" },
+    { name: "nonce", type: "uint256" },
+    { name: "deadline", type: "uint256" },
+    { name: "witness", type: "PaymentOrder" },
+  ],
+  TokenPermissions: [
+    { name: "token", type: "address" },
+    { name: "amount", type: "uint256" },
+  ],
+  PaymentOrder: paymentOrderTypes.PaymentOrder,
+} as const;
+
+/** Typed data of the Permit2 signature that pays `order` with the router's `payWithPermit2`: `order.amount` of
+ * `order.token` to the router as spender, nonce the order id, deadline the order's expiry, and the order itself
+ * as the witness. It pays that one order once (Permit2 spends the nonce) and expires with it. The payer must have
+ * approved Permit2 for the token (once, for every later payment). */
+export function permit2TypedData(params: { chainId: number; router: Address; order: PaymentOrder }) {
+  const { chainId, router, order } = params;
+  return {
+    domain: { name: "Permit2", chainId, verifyingContract: PERMIT2_ADDRESS },
+    types: permit2WitnessTypes,
+    primaryType: "PermitWitnessTransferFrom",
+    message: {
+      permitted: { token: order.token, amount: order.amount },
+      spender: router,
+      nonce: order.orderId,
+      deadline: order.expiry,
+      witness: order,
+    },
+  } as const;
+}
+
 /** EIP-3009 `ReceiveWithAuthorization` types (USDC's gasless transfer that only the payee may submit). */
 export const receiveAuthorizationTypes = {
   ReceiveWithAuthorization: [

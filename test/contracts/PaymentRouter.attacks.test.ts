@@ -377,7 +377,7 @@ describe("PaymentRouter attacks", () => {
       assert.equal(await p.router.read.isPaid([innerOrder.orderId]), true);
     });
 
-    it("a token that pulls funds out of the split during the transfer makes the router revert UnexpectedBalance", async () => {
+    it("a token that pays a recipient out of the split during the transfer: the payment still settles, backed", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { token, split } = await reentrantSetup(p);
       const { assetOwner } = p.accounts;
@@ -389,9 +389,13 @@ describe("PaymentRouter attacks", () => {
         encodeFunctionData({ abi: split.abi, functionName: "release", args: [assetOwner.account.address] }),
       ]);
       const order = await makeOrder(p, USDC(10), { token: token.address, split: split.address });
-      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "UnexpectedBalance", [USDC(10), USDC(5)]);
+      // The release pays the asset owner's 5 out during the transfer (a withdrawal it was owed); the 10 of the order
+      // arrive whole, so the split's settlement check passes and the asset owner accrues its 5 of this order.
+      await viem.assertions.emit(payOnRail(p, "cash", order), p.router, "OrderPaid");
+      assert.equal(await token.read.balanceOf([assetOwner.account.address]), USDC(5));
       assert.equal(await split.read.claimable([assetOwner.account.address]), USDC(5));
-      assert.equal(await token.read.balanceOf([split.address]), USDC(10));
+      assert.equal(await token.read.balanceOf([split.address]), USDC(15));
+      assert.equal(await split.read.surplus(), 0n);
     });
 
     it("AssetSplit.deposit and withdraw are guarded too", async () => {
@@ -450,13 +454,13 @@ describe("PaymentRouter attacks", () => {
 
   describe("(5) a fee-on-transfer token", () => {
     for (const rail of RAILS) {
-      it(`is refused on the ${rail} rail with UnexpectedBalance(amount, received)`, async () => {
+      it(`is refused on the ${rail} rail by the split's settlement check, UnbackedSettlement(amount, received)`, async () => {
         const p = await networkHelpers.loadFixture(deployPayments);
         const fee = await viem.deployContract("FeeOnTransferToken");
         const split = await deploySplitFor(p, fee.address);
         await fund(p, fee.address, 1_000_000n);
         const order = await makeOrder(p, 10_000n, { token: fee.address, split: split.address });
-        await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, rail, order), p.router, "UnexpectedBalance", [10_000n, 9_900n]);
+        await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, rail, order), split, "UnbackedSettlement", [10_000n, 9_900n]);
         assert.equal(await p.router.read.isPaid([order.orderId]), false);
         assert.equal(await fee.read.balanceOf([split.address]), 0n);
         assert.equal(await fee.read.balanceOf([railPayer(p, rail).account.address]), 1_000_000n);
@@ -619,7 +623,7 @@ describe("PaymentRouter attacks", () => {
         for (const rail of RAILS as readonly RailName[]) {
           const order = await makeOrder(p, USDC(3), { token, split });
           if (token === fee.address) {
-            await viem.assertions.revertWithCustomError(payOnRail(p, rail, order), p.router, "UnexpectedBalance");
+            await viem.assertions.revertWithCustomError(payOnRail(p, rail, order), p.split, "UnbackedSettlement");
           } else {
             await viem.assertions.emit(payOnRail(p, rail, order), p.router, "OrderPaid");
             await viem.assertions.revertWithCustomError(payOnRail(p, rail, order), p.router, "OrderAlreadyPaid");

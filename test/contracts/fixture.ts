@@ -2,13 +2,16 @@
 import { network } from "hardhat";
 import { concat, keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex, type LocalAccount } from "viem";
 import {
+  PERMIT2_ADDRESS,
   orderTypedData,
+  permit2TypedData,
   permitSignatureParts,
   permitTypedData,
   receiveAuthorizationTypedData,
   signOrderAuthorization,
   type PaymentOrder,
 } from "../../sdk/payment-order.ts";
+import { installPermit2 } from "../../lib/permit2.ts";
 
 export const connection = await network.connect();
 export const { viem, networkHelpers } = connection;
@@ -337,3 +340,36 @@ export async function deployWithCredits() {
 export async function tokenBalance(p: Payments, address: Address) {
   return p.token.read.balanceOf([address]);
 }
+
+/** Installs Permit2 at its canonical address as the local stack does (lib/permit2.ts), deploys PlainStablecoin (no
+ * EIP-2612, no EIP-3009: Permit2 is its only gasless rail), points the router at a split factory of it with the
+ * fixture device's split, funds the payer and has the payer approve Permit2 once. Orders in it:
+ * `makeOrder(p, amount, { token: plain.address, split: plainSplit.address })`. */
+export async function deployPermit2Rail(p: Payments) {
+  await installPermit2((method, params) => connection.provider.request({ method, params }));
+  const plain = await viem.deployContract("PlainStablecoin", ["Tether USD (test)", "USDT", p.accounts.admin.account.address]);
+  const plainSplit = await deploySplitFor(p, plain.address);
+  await plain.write.mint([p.accounts.payer.account.address, USDC(1_000)]);
+  const asPayer = await viem.getContractAt("PlainStablecoin", plain.address, { client: { wallet: p.accounts.payer } });
+  await asPayer.write.approve([PERMIT2_ADDRESS, MAX_UINT256]);
+  const permit2 = await viem.getContractAt("Permit2", PERMIT2_ADDRESS);
+  return { plain, plainSplit, permit2 };
+}
+
+/** The payer's Permit2 signature of `order` (the order as witness, nonce its id, deadline its expiry), or another
+ * signer's, or of another order's fields. */
+export async function signPermit2(p: Payments, order: PaymentOrder, opts: { signer?: Wallet; signed?: PaymentOrder } = {}) {
+  const signer = opts.signer ?? p.accounts.payer;
+  return signer.signTypedData({
+    account: signer.account,
+    ...permit2TypedData({ chainId, router: p.router.address, order: opts.signed ?? order }),
+  });
+}
+
+/** Arguments of `payWithPermit2` for `order`, signed by the quote signer and the payer. */
+export async function permit2Payment(p: Payments, order: PaymentOrder) {
+  return [order, await signVoucher(p, order), p.accounts.payer.account.address, await signPermit2(p, order)] as const;
+}
+
+/** The `Rail` enum value of payWithPermit2. */
+export const PERMIT2_RAIL_ID = 4;

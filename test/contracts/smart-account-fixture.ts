@@ -25,16 +25,20 @@ export type SmartAccount = {
   factoryCalldata: Hex;
 };
 
-let nextSalt = 1n;
+let nextSalt = 1_000n;
 
 /** A 2-of-3 account (or `owners`/`threshold` given), deployed unless `deployed` is false (then only its address
  * is known, as for a wallet that has not sent a transaction yet). */
-export async function smartAccount(opts: { owners?: number; threshold?: number; deployed?: boolean } = {}): Promise<SmartAccount> {
+export async function smartAccount(
+  opts: { owners?: number; threshold?: number; deployed?: boolean; keys?: Hex[]; salt?: bigint } = {},
+): Promise<SmartAccount> {
   const factory = await viem.deployContract("MultiOwnerAccountFactory");
-  const owners = Array.from({ length: opts.owners ?? 3 }, () => privateKeyToAccount(generatePrivateKey()));
+  // Fixed keys and salt (`keys`, `salt`) give the same account and signatures on every run: the gas benchmark's.
+  const keys = opts.keys ?? Array.from({ length: opts.owners ?? 3 }, () => generatePrivateKey());
+  const owners = keys.map((key) => privateKeyToAccount(key));
   const threshold = opts.threshold ?? 2;
   const signers = owners.map((owner) => owner.address);
-  const salt = `0x${(nextSalt++).toString(16).padStart(64, "0")}` as Hex;
+  const salt = `0x${(opts.salt ?? nextSalt++).toString(16).padStart(64, "0")}` as Hex;
   const args = [signers, BigInt(threshold), salt] as const;
   const address = await factory.read.predictAccount(args);
   if (opts.deployed ?? true) await factory.write.createAccount(args);

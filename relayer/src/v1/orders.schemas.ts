@@ -98,7 +98,7 @@ export const Order = z
     paymentDetails: PaymentDetails.optional().openapi({ description: "Present while the order is pending" }),
     payment: z
       .object({
-        rail: z.enum(["permit", "approval", "cash", "authorization"]),
+        rail: z.enum(["permit", "approval", "cash", "authorization", "permit2"]),
         payer: Address,
         transactionHash: Hex,
         blockNumber: z.number().int(),
@@ -173,7 +173,7 @@ export const Receipt = z
     chain: z.string(),
     chainId: z.number().int(),
     payment: z.object({
-      rail: z.enum(["permit", "approval", "cash", "authorization"]),
+      rail: z.enum(["permit", "approval", "cash", "authorization", "permit2"]),
       payer: Address,
       transactionHash: Hex,
       blockNumber: z.number().int(),

@@ -10,9 +10,9 @@ const Address = z
   .regex(/^0x[0-9a-fA-F]{40}$/)
   .openapi({ example: "0x90F79bf6EB2c4f870365E785982E1f101E93b906" });
 const TxHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
-const Rail = z.enum(["permit", "approval", "cash", "authorization"]).openapi({
+const Rail = z.enum(["permit", "approval", "cash", "authorization", "permit2"]).openapi({
   description:
-    "permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer)",
+    "permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer); permit2: a Permit2 transfer with the order as its witness (tokens without EIP-2612 or EIP-3009)",
 });
 const Timestamp = z.string().openapi({ description: "ISO 8601, UTC", example: "2026-01-01T12:00:00.000Z" });
 
