@@ -101,8 +101,8 @@ export type OrderPermit = {
 
 /** Signs the permit that pays an order: `permit` is the order's `paymentDetails.permit`, `nonce` the
  * owner's current permit nonce on the token (`nonces(owner)`). The signature goes to
- * POST /v1/orders/{id}/permit (the relayer pays the gas) or, split with permitSignatureParts, into the
- * wallet's own payWithPermit transaction. */
+ * POST /v1/orders/{id}/permit (the relayer pays the gas) or, as it is, into the wallet's own
+ * `payWithPermit(order, voucherSignature, owner, signature)` transaction. */
 export function signOrderPermit(
   account: Pick<LocalAccount, "address" | "signTypedData">,
   permit: OrderPermit,
@@ -197,8 +197,8 @@ export function receiveAuthorizationTypedData(params: {
 /** Signs the EIP-3009 receive authorization that pays `order` through the router's `payWithAuthorization`
  * (USDC's own gasless rail): `order.amount` from the account to the router, valid before the order's expiry,
  * with the order's digest as nonce. `tokenDomain` is the token's EIP-712 domain: for USDC its `name()` and
- * version "2" (USDC does not publish its domain by ERC-5267). Split with permitSignatureParts, the signature
- * goes into `payWithAuthorization(order, voucherSignature, account, v, r, s)`, which anyone may submit; only
+ * version "2" (USDC does not publish its domain by ERC-5267). The signature goes as it is into
+ * `payWithAuthorization(order, voucherSignature, account, signature)`, which anyone may submit; only
  * the router can use it (the token lets only the payee submit a receive authorization). */
 export function signOrderAuthorization(
   account: Pick<LocalAccount, "address" | "signTypedData">,
@@ -218,7 +218,8 @@ export function signOrderAuthorization(
   );
 }
 
-/** Splits a 65-byte signature into the `v`, `r`, `s` that `payWithPermit` and `payWithAuthorization` take. */
+/** Splits a 65-byte signature into the `v`, `r`, `s` of a token's own `permit`, `receiveWithAuthorization` or
+ * `cancelAuthorization` (the router's rails take the signature as bytes). */
 export function permitSignatureParts(signature: Hex): { v: number; r: Hex; s: Hex } {
   const { v, r, s, yParity } = parseSignature(signature);
   return { v: Number(v ?? BigInt(yParity + 27)), r, s };

@@ -4,7 +4,7 @@
 // The hot wallet pays only for what will succeed (relay-guard.ts): no relay of an order expiring within the
 // margin of the chain's next block, one relay in flight per payer, none past a payer's or tenant's budget of
 // reverted transactions, and none of an order whose cancellation is queued (both hold the order's row).
-import { type Address, type Hex, encodeFunctionData, getAddress, recoverTypedDataAddress, toHex } from "viem";
+import { type Address, type Hex, type TypedDataDefinition, encodeFunctionData, getAddress, recoverTypedDataAddress, toHex } from "viem";
 import { paymentRouterAbi } from "../../../generated/abis.ts";
 import { permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/payment-order.ts";
 import { and, eq, inArray } from "drizzle-orm";
@@ -125,6 +125,17 @@ async function submit(
   return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
 }
 
+/** Whether `signature` is `signer`'s signature of `typedData`: recovered here for an account without code (ECDSA);
+ * otherwise asked of the chain, which checks a smart-contract account's ERC-1271 signature, or one of an account not
+ * deployed yet wrapped in ERC-6492 (viem's verification, through the universal ERC-6492 validator in an eth_call). */
+async function signedBy(services: Services, signer: Address, typedData: TypedDataDefinition, signature: Hex): Promise<boolean> {
+  const recovered = await recoverTypedDataAddress({ ...typedData, signature }).catch(() => undefined);
+  if (recovered === signer) return true;
+  return services.chain.publicClient.verifyTypedData({ address: signer, ...typedData, signature }).catch(() => {
+    throw errors.unavailable("the chain is not reachable; retry shortly");
+  });
+}
+
 /** The stablecoin of the order's voucher, as the chain described it. */
 async function tokenOf(services: Services, token: Address) {
   const info = [...(await services.chain.stablecoins()).values()].find((t) => t.address === token);
@@ -147,18 +158,8 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   });
   const token = await tokenOf(services, voucher.token);
   const signature = body.signature as Hex;
-  const signer = await recoverTypedDataAddress({
-    ...permitTypedData({
-      tokenDomain: token.domain,
-      owner,
-      spender: chain.router,
-      value: voucher.amount,
-      nonce,
-      deadline,
-    }),
-    signature,
-  }).catch(() => undefined);
-  if (signer !== owner) {
+  const permit = permitTypedData({ tokenDomain: token.domain, owner, spender: chain.router, value: voucher.amount, nonce, deadline });
+  if (!(await signedBy(services, owner, permit, signature))) {
     throw errors.invalid("the permit signature is not the owner's signature of this order's permit", [
       { path: "signature", message: "does not recover to owner for the permit in paymentDetails.permit with the owner's current nonce" },
     ]);
@@ -194,19 +195,16 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
   }
   const nonce = toHex(chain.permitDeadline(voucher), { size: 32 });
   const signature = body.signature as Hex;
-  const signer = await recoverTypedDataAddress({
-    ...receiveAuthorizationTypedData({
-      tokenDomain: token.domain,
-      from,
-      to: chain.router,
-      value: voucher.amount,
-      validAfter: 0n,
-      validBefore: voucher.expiry,
-      nonce,
-    }),
-    signature,
-  }).catch(() => undefined);
-  if (signer !== from) {
+  const authorization = receiveAuthorizationTypedData({
+    tokenDomain: token.domain,
+    from,
+    to: chain.router,
+    value: voucher.amount,
+    validAfter: 0n,
+    validBefore: voucher.expiry,
+    nonce,
+  });
+  if (!(await signedBy(services, from, authorization, signature))) {
     throw errors.invalid("the signature is not the wallet's signature of this order's authorization", [
       { path: "signature", message: "does not recover to `from` for the authorization in paymentDetails.authorization" },
     ]);

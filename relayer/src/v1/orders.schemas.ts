@@ -124,11 +124,21 @@ export const Order = z
   })
   .openapi("Order");
 
+/** Bytes 65 (r, s, v) to 8,192 long: a wallet's ECDSA signature, or a smart-contract account's (a multisig's,
+ * a passkey wallet's WebAuthn data, an ERC-6492 wrapper with the account's factory call), bounded. */
+const WalletSignature = Hex.refine(
+  (s) => s.length % 2 === 0 && s.length >= 132 && s.length <= 2 + 2 * 8_192,
+  "a signature of 65 to 8,192 bytes",
+);
+
 export const PermitSubmission = z
   .object({
     owner: Address.openapi({ description: "The paying wallet (the permit's owner)" }),
-    signature: Hex.refine((s) => s.length === 132, "a 65-byte signature").openapi({
-      description: "The owner's EIP-712 signature of the permit in paymentDetails.permit",
+    signature: WalletSignature.openapi({
+      description:
+        "The owner's EIP-712 signature of the permit in paymentDetails.permit: 65 bytes from a wallet without code, " +
+        "or a smart-contract account's ERC-1271 signature of any length (ERC-6492-wrapped if not deployed yet); the " +
+        "permit's `bytes` overload must exist at the token for any other length than 65 (USDC has it)",
     }),
   })
   .strict()
@@ -137,8 +147,11 @@ export const PermitSubmission = z
 export const AuthorizationSubmission = z
   .object({
     from: Address.openapi({ description: "The paying wallet (the authorization's `from`)" }),
-    signature: Hex.refine((s) => s.length === 132, "a 65-byte signature").openapi({
-      description: "The wallet's EIP-712 signature of the authorization in paymentDetails.authorization",
+    signature: WalletSignature.openapi({
+      description:
+        "The wallet's EIP-712 signature of the authorization in paymentDetails.authorization: 65 bytes from a wallet " +
+        "without code, or a smart-contract account's ERC-1271 signature of any length (ERC-6492-wrapped if not " +
+        "deployed yet)",
     }),
   })
   .strict()

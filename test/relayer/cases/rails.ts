@@ -121,6 +121,18 @@ export function railCases(stack: () => Stack) {
       });
       expectError(wrongOwner, 422, "invalid_parameters");
       assert.equal(wrongOwner.body.error.details[0].path, "signature");
+      // A smart-contract account's signature may be longer than 65 bytes: one that verifies for nobody (neither by
+      // ECDSA nor by the owner's ERC-1271, asked of the chain) is refused on the signature, one past 8 KiB as malformed.
+      const long = await s.api("POST", `/v1/orders/${order.id}/permit`, {
+        body: { owner: permit.owner, signature: `0x${"ab".repeat(300)}` },
+      });
+      expectError(long, 422, "invalid_parameters");
+      assert.equal(long.body.error.details[0].path, "signature");
+      expectError(
+        await s.api("POST", `/v1/orders/${order.id}/permit`, { body: { owner: permit.owner, signature: `0x${"ab".repeat(8_193)}` } }),
+        422,
+        "invalid_parameters",
+      );
       const broke = await signPermit(s, order, 9);
       const noFunds = await s.api("POST", `/v1/orders/${order.id}/permit`, { body: broke });
       expectError(noFunds, 422, "invalid_parameters");
