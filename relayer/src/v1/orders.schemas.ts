@@ -77,6 +77,35 @@ export const PaymentDetails = z
           "wallet) to the message and POST the signature to `relay.url`. The relayer submits PaymentRouter.payWithAuthorization " +
           "and pays the gas. Tokens with only EIP-2612 have `permit` only.",
       }),
+    permit2: z
+      .object({
+        domain: z.object({ name: z.literal("Permit2"), chainId: z.number().int(), verifyingContract: Address }),
+        types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+        primaryType: z.literal("PermitWitnessTransferFrom"),
+        message: z.object({
+          permitted: z.object({ token: Address, amount: z.string() }),
+          spender: Address.openapi({ description: "The router" }),
+          nonce: z.string().openapi({ description: "The order's on-chain id: Permit2 spends it, so the signature pays once" }),
+          deadline: z.string().openapi({ description: "The order's expiry (unix seconds): the signature expires with the order" }),
+          witness: z.object({
+            orderId: z.string(),
+            deviceId: Hex,
+            token: Address,
+            split: Address,
+            amount: z.string(),
+            expiry: z.string(),
+          }),
+        }),
+        relay: z.object({ method: z.literal("POST"), url: z.string(), body: z.string() }),
+      })
+      .optional()
+      .openapi({
+        description:
+          "Present where the chain has Uniswap's Permit2: the PermitWitnessTransferFrom typed data to sign (the order as " +
+          "witness); POST the signature with `owner` to `relay.url`. The wallet must have approved Permit2 for the token " +
+          "once. The relayer submits PaymentRouter.payWithPermit2 and pays the gas. The only gasless rail of a token " +
+          "without EIP-2612 or EIP-3009; unlike a permit, the signature expires with the order.",
+      }),
     scanToPay: z.object({ uri: z.string(), qrCodeUrl: z.string() }),
   })
   .openapi("PaymentDetails");
@@ -143,6 +172,18 @@ export const PermitSubmission = z
   })
   .strict()
   .openapi("PermitSubmission");
+
+export const Permit2Submission = z
+  .object({
+    owner: Address.openapi({ description: "The paying wallet (the Permit2 transfer's owner)" }),
+    signature: WalletSignature.openapi({
+      description:
+        "The owner's EIP-712 signature of paymentDetails.permit2: 65 bytes from a wallet without code, or a " +
+        "smart-contract account's ERC-1271 signature (Permit2 asks the account)",
+    }),
+  })
+  .strict()
+  .openapi("Permit2Submission");
 
 export const AuthorizationSubmission = z
   .object({
