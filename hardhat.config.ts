@@ -17,6 +17,18 @@ const compiler = {
   },
 };
 
+// Uniswap's Permit2, compiled from the Solidity that @uniswap/v4-periphery ships under lib/permit2 (with solmate
+// beside it, found through that folder's own remappings.txt) with the settings of its canonical deployment: solc
+// 0.8.17 (its exact pragma; the npm package `solc-0.8.17`, offline like the main compiler), via-IR, 1,000,000
+// optimizer runs, the compiler's default EVM version, no metadata hash. The local chains install it at its
+// canonical address (lib/permit2.ts); the public networks have it there already.
+const PERMIT2_SOURCE = "@uniswap/v4-periphery/lib/permit2/src/Permit2.sol";
+const permit2Compiler = {
+  version: require("solc-0.8.17/package.json").version as string,
+  path: require.resolve("solc-0.8.17/soljson.js"),
+  settings: { viaIR: true, optimizer: { enabled: true, runs: 1_000_000 }, metadata: { bytecodeHash: "none" } },
+};
+
 export default defineConfig({
   // parallelBuild: the compile on every core (lib/hardhat-parallel-build.ts says how).
   plugins: [hardhatToolboxViem, parallelBuild],
@@ -25,7 +37,11 @@ export default defineConfig({
   // (optimizer at 200 runs, the compiler's default EVM version), so deployed bytecode, and the artifacts an
   // Ignition deployment rewrites, would differ from what the tests and the gas snapshot measure.
   solidity: {
-    profiles: { default: compiler, production: compiler },
+    profiles: {
+      default: { compilers: [compiler], overrides: { [PERMIT2_SOURCE]: permit2Compiler } },
+      production: { compilers: [compiler], overrides: { [PERMIT2_SOURCE]: permit2Compiler } },
+    },
+    npmFilesToBuild: [PERMIT2_SOURCE],
   },
   ignition: {
     // The local stack polls fast; public networks keep Ignition's default of one second.

@@ -31,7 +31,7 @@ import type { Order, RelayAccepted } from "../relayer/src/v1/orders.schemas.ts";
 import type { Quote } from "../relayer/src/v1/quote.schemas.ts";
 import type { CreatedWebhookSubscription } from "../relayer/src/v1/webhook-subscriptions.schemas.ts";
 import { serverSentEvents } from "../sdk/src/event-stream.ts";
-import { type OrderPermit, permitSignatureParts, signOrderPermit } from "../sdk/src/payment-order.ts";
+import { type OrderPermit, signOrderPermit } from "../sdk/src/payment-order.ts";
 import { verifyWebhook } from "../sdk/src/webhooks.ts";
 import { type Stack, startStack } from "../test/support/stack.ts";
 import {
@@ -236,7 +236,6 @@ async function runRail(stack: Stack, rail: Rail, receiver: Awaited<ReturnType<ty
     let raw: Hex | undefined;
     if (rail === "wallet-permit") {
       const o = details.order;
-      const { v, r, s } = permitSignatureParts(signature);
       raw = await wallet.signTransaction({
         chainId,
         type: "eip1559",
@@ -255,9 +254,7 @@ async function runRail(stack: Stack, rail: Rail, receiver: Awaited<ReturnType<ty
             },
             details.voucherSignature,
             wallet.address,
-            v,
-            r,
-            s,
+            signature,
           ],
         }),
         gas: 300_000n,

@@ -16,8 +16,8 @@
 // fixed ids and a fixed expiry (an expiry taken from the clock would change the order's digest, so the
 // signatures, and with them the calldata's zero bytes, from run to run), and the chain is put back to
 // the state it started in, so that contracts deploy at the same addresses on the next call.
-import { type Hex, keccak256, toHex } from "viem";
-import type { PaymentOrder } from "../sdk/src/payment-order.ts";
+import { type Hex, type TypedDataDefinition, keccak256, toHex } from "viem";
+import { PERMIT2_ADDRESS, type PaymentOrder, permit2TypedData } from "../sdk/src/payment-order.ts";
 import {
   FIXTURE_DEVICE,
   MAX_UINT256,
@@ -26,11 +26,13 @@ import {
   assetKey,
   authorizationPayment,
   deployPayments,
+  deployPermit2Rail,
   deployUsdcRail,
   deviceKey,
   factoryAs,
   makeOrder,
   networkHelpers,
+  permit2Payment,
   permitPayment,
   publicClient,
   routerAs,
@@ -39,6 +41,7 @@ import {
   tokenAs,
   viem,
 } from "../test/contracts/fixture.ts";
+import { accountAuthorization, accountPermit, fundAccount, signAsAccount, smartAccount } from "../test/contracts/smart-account-fixture.ts";
 
 /** One measured operation: `name` is its key in bench/gas-snapshot.json. */
 export type GasFigure = { name: string; gas: number; note: string };
@@ -49,6 +52,8 @@ export const REPEAT_PAYER = "payWithPermit, repeat payer";
 export const AUTHORIZATION_REPEAT_PAYER = "payWithAuthorization in RehearsalUsdc, repeat payer";
 /** The repeat payer's `payWithPermit` in RehearsalUsdc, the same scenario: the two gasless rails side by side. */
 export const USDC_PERMIT_REPEAT_PAYER = "payWithPermit in RehearsalUsdc, repeat payer";
+/** The repeat payer's `payWithPermit2` in PlainStablecoin (no EIP-2612, no EIP-3009) through the device's split. */
+export const PERMIT2_REPEAT_PAYER = "payWithPermit2 in PlainStablecoin, repeat payer";
 /** Creating a device's split. */
 export const CREATE_SPLIT = "AssetSplitFactory.createSplit";
 
@@ -58,10 +63,16 @@ export const EXECUTE_RECIPIENTS = "AssetSplitFactory.executeRecipients";
 
 /** The figures with a target: name -> the most gas it may take. */
 export const GAS_TARGETS: Readonly<Record<string, number>> = {
-  [REPEAT_PAYER]: 100_000,
+  [REPEAT_PAYER]: 95_500,
+  [AUTHORIZATION_REPEAT_PAYER]: 129_000,
+  [PERMIT2_REPEAT_PAYER]: 115_000,
   [CREATE_SPLIT]: 150_000,
 };
 const targetNote = (name: string) => `target <= ${GAS_TARGETS[name].toLocaleString("en-US")}`;
+
+/** The owners of the benchmark's smart-contract accounts: fixed keys, so that their signatures, and the calldata's
+ * zero bytes with them, are the same on every run. */
+const BENCH_OWNER_KEYS: Hex[] = [1, 2, 3].map((i) => keccak256(toHex(`bench smart-account owner ${i}`)));
 
 /** 2099-12-31T23:59:59Z: four non-zero bytes, as a real expiry has. */
 const EXPIRY = 4_102_444_799n;
@@ -245,9 +256,94 @@ async function measure(): Promise<GasFigure[]> {
     {
       name: AUTHORIZATION_REPEAT_PAYER,
       gas: Number(median(usdcAuthorization)),
-      note: "median of 5; one EIP-3009 receive authorization, through the router to the split",
+      note: `median of 5; one EIP-3009 receive authorization, through the router to the split; ${targetNote(AUTHORIZATION_REPEAT_PAYER)}`,
     },
   ];
+
+  // The same two rails from a smart-contract account: OpenZeppelin's account with 2-of-3 owners (ERC-1271; its
+  // signature is abi.encode(signers, signatures), some 450 bytes), a repeat payer, through the tokens' bytes
+  // overloads. Then an account not deployed yet, whose first payment deploys it (ERC-6492).
+  const account = await smartAccount({ keys: BENCH_OWNER_KEYS, salt: 1n });
+  await fundAccount(usdc.address, account);
+  const accountPermitPay = async () => {
+    const o = await usdcOrder(USDC(1.5));
+    return gasOf(asRelayer.write.payWithPermit([o, await signVoucher(p, o), account.address, await accountPermit(p, account, o)]));
+  };
+  const accountAuthorizationPay = async () => {
+    const o = await usdcOrder(USDC(1.5));
+    const signature = await accountAuthorization(p, account, o);
+    return gasOf(asRelayer.write.payWithAuthorization([o, await signVoucher(p, o), account.address, signature]));
+  };
+  await accountPermitPay();
+  await accountAuthorizationPay();
+  const accountPermitGas: bigint[] = [];
+  const accountAuthorizationGas: bigint[] = [];
+  for (let i = 0; i < 3; i++) {
+    accountPermitGas.push(await accountPermitPay());
+    accountAuthorizationGas.push(await accountAuthorizationPay());
+  }
+  const fresh = await smartAccount({ keys: BENCH_OWNER_KEYS, salt: 2n, deployed: false });
+  await fundAccount(usdc.address, fresh);
+  const freshOrder = await usdcOrder(USDC(1.5));
+  const freshSignature = await accountAuthorization(p, fresh, freshOrder, { erc6492: true });
+  const freshGas = await gasOf(
+    asRelayer.write.payWithAuthorization([freshOrder, await signVoucher(p, freshOrder), fresh.address, freshSignature]),
+  );
+  usdcFigures.push(
+    { name: "payWithPermit in RehearsalUsdc, 2-of-3 smart account", gas: Number(median(accountPermitGas)), note: "median of 3; ERC-1271" },
+    {
+      name: "payWithAuthorization in RehearsalUsdc, 2-of-3 smart account",
+      gas: Number(median(accountAuthorizationGas)),
+      note: "median of 3; ERC-1271",
+    },
+    {
+      name: "payWithAuthorization in RehearsalUsdc, undeployed 2-of-3 smart account",
+      gas: Number(freshGas),
+      note: "ERC-6492: the payment deploys the account through its factory first",
+    },
+  );
+
+  // Permit2 in a token without EIP-2612 or EIP-3009 (as USDT), the same scenario: a split another wallet paid
+  // through, a payer who paid before (its Permit2 nonce word in use) and approved Permit2 once.
+  const { plain, plainSplit } = await deployPermit2Rail(p);
+  const plainOrder = (amount: bigint) => order(amount, { token: plain.address, split: plainSplit.address });
+  await plain.write.mint([stranger.account.address, USDC(100)]);
+  await (
+    await viem.getContractAt("PlainStablecoin", plain.address, { client: { wallet: stranger } })
+  ).write.approve([p.router.address, MAX_UINT256]);
+  const plainWarmup = await plainOrder(USDC(1));
+  await gasOf((await routerAs(p, stranger)).write.pay([plainWarmup, await signVoucher(p, plainWarmup)]));
+  const firstPermit2 = await gasOf(asRelayer.write.payWithPermit2(await permit2Payment(p, await plainOrder(USDC(1.5)))));
+  const permit2Gas: bigint[] = [];
+  for (let i = 0; i < 5; i++)
+    permit2Gas.push(await gasOf(asRelayer.write.payWithPermit2(await permit2Payment(p, await plainOrder(USDC(1.5))))));
+  // The smart account approved Permit2 once, by a transaction of its own (sent here on its behalf).
+  await plain.write.mint([account.address, USDC(100)]);
+  await networkHelpers.impersonateAccount(account.address);
+  await networkHelpers.setBalance(account.address, 10n ** 18n);
+  const asAccount = await viem.getContractAt("PlainStablecoin", plain.address, {
+    client: { wallet: await viem.getWalletClient(account.address) },
+  });
+  await asAccount.write.approve([PERMIT2_ADDRESS, MAX_UINT256]);
+  await networkHelpers.stopImpersonatingAccount(account.address);
+  const accountPermit2Pay = async () => {
+    const o = await plainOrder(USDC(1.5));
+    const typedData = permit2TypedData({ chainId: await publicClient.getChainId(), router: p.router.address, order: o });
+    const signature = await signAsAccount(account, typedData as unknown as TypedDataDefinition);
+    return gasOf(asRelayer.write.payWithPermit2([o, await signVoucher(p, o), account.address, signature]));
+  };
+  await accountPermit2Pay();
+  const accountPermit2Gas: bigint[] = [];
+  for (let i = 0; i < 3; i++) accountPermit2Gas.push(await accountPermit2Pay());
+  usdcFigures.push(
+    { name: "payWithPermit2 in PlainStablecoin, a payer's first payment", gas: Number(firstPermit2), note: "its first Permit2 nonce word" },
+    { name: PERMIT2_REPEAT_PAYER, gas: Number(median(permit2Gas)), note: `median of 5; ${targetNote(PERMIT2_REPEAT_PAYER)}` },
+    {
+      name: "payWithPermit2 in PlainStablecoin, 2-of-3 smart account",
+      gas: Number(median(accountPermit2Gas)),
+      note: "median of 3; ERC-1271",
+    },
+  );
   figures.splice(figures.findIndex((f) => f.name === REPEAT_PAYER) + 1, 0, ...usdcFigures);
 
   // Telemetry anchoring: one anchorBatches transaction anchors the root of a tree of many batches, so a

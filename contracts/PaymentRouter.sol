@@ -8,13 +8,17 @@ import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {IERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Permit.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IAssetSplit} from "./interfaces/IAssetSplit.sol";
 import {IAssetSplitFactory} from "./interfaces/IAssetSplitFactory.sol";
+import {IERC20PermitBytes, IERC3009Bytes} from "./interfaces/IFiatTokenSignatures.sol";
 import {SplitAddress} from "./libraries/SplitAddress.sol";
+import {Erc6492AccountDeployer} from "./utils/Erc6492AccountDeployer.sol";
+import {ISignatureTransfer} from "@uniswap/v4-periphery/lib/permit2/src/interfaces/ISignatureTransfer.sol";
 
 /// @title PaymentRouter
 /// @notice Pays device orders whose price the service has locked, and settles each payment through the
@@ -27,12 +31,20 @@ import {SplitAddress} from "./libraries/SplitAddress.sol";
 /// from the order's device id and token ({SplitAddress}), so no split is registered and a voucher can only ever
 /// pay the device's own split.
 ///
-/// Four rails end in the same {OrderPaid} event:
+/// Five rails end in the same {OrderPaid} event:
 /// - {payWithPermit}: the payer signs one EIP-2612 permit; anyone (a relayer) submits the call and pays gas.
 /// - {payWithAuthorization}: the payer signs one EIP-3009 receive authorization (USDC's own gasless
 ///   transfer); anyone submits the call and pays gas.
+/// - {payWithPermit2}: the payer signs one Permit2 transfer with the order as its witness, for tokens without
+///   EIP-2612 or EIP-3009 (the payer approved Permit2 once); anyone submits the call and pays gas.
 /// - {pay}: the caller pays from an allowance it gave beforehand (smart-contract wallets).
 /// - {payCash}: an agent who took cash pays from its own stablecoin float.
+///
+/// Both gasless rails take the payer's signature as bytes: 65 bytes (r, s, v) go to the token's `v, r, s` function,
+/// which every EIP-2612 and EIP-3009 token has (USDC checks ERC-1271 there too); any other length goes to the
+/// `bytes` overload of Circle's FiatToken v2.2 (USDC), where a smart-contract account's ERC-1271 signature of
+/// any length verifies. An ERC-6492 signature of an account not deployed yet is unwrapped first: its factory call
+/// runs (through {accountDeployer}), then the account's own signature goes to the token.
 ///
 /// @dev The permit's `deadline` must equal {permitDeadline} of the order, and the authorization's `nonce`
 /// {authorizationNonce} of the order: both are the order's EIP-712 digest, so a permit or authorization
@@ -45,7 +57,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         Permit,
         Approval,
         Cash,
-        Authorization
+        Authorization,
+        Permit2
     }
 
     /// @notice A price-locked order, signed by the quote signer.
@@ -82,6 +95,17 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     bytes32 public constant PAYMENT_ORDER_TYPEHASH = keccak256(
         "PaymentOrder(uint256 orderId,bytes32 deviceId,address token,address split,uint256 amount,uint64 expiry)"
     );
+    /// @notice Uniswap's Permit2, at the same address on every chain it is deployed to (the local chains install it
+    /// there too).
+    ISignatureTransfer public constant PERMIT2 = ISignatureTransfer(0x000000000022D473030F116dDEE9F6B43aC78BA3);
+    /// @notice The rest of the EIP-712 type of a Permit2 transfer whose witness is the {PaymentOrder}: what a
+    /// wallet signs is `PermitWitnessTransferFrom(TokenPermissions permitted,address spender,uint256 nonce,
+    /// uint256 deadline,` followed by this.
+    string public constant PERMIT2_WITNESS_TYPE = "PaymentOrder witness)"
+        "PaymentOrder(uint256 orderId,bytes32 deviceId,address token,address split,uint256 amount,uint64 expiry)"
+        "TokenPermissions(address token,uint256 amount)";
+    /// @dev The suffix that marks an ERC-6492 signature (of an account that may not be deployed yet).
+    bytes32 private constant _ERC6492_MAGIC = 0x6492649264926492649264926492649264926492649264926492649264926492;
     bytes32 private constant _PERMIT_TYPEHASH =
         keccak256("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)");
 
@@ -91,6 +115,9 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         address splitFactory;
         bool paused;
     }
+
+    /// @notice The contract that runs the account factory call of an ERC-6492 signature (never the router itself).
+    Erc6492AccountDeployer public immutable accountDeployer;
 
     Config private _config;
     /// @dev One bit per order id, set once the order is paid or cancelled: sequential ids share a word, so
@@ -157,8 +184,12 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// nonce or validity does not match the order, it was used or cancelled, the token refused the transfer
     /// (a blocklisted account, a balance too low), or the token has no EIP-3009.
     error InvalidAuthorization(address payer);
-    /// @notice The split received a different amount than the order's (fee-on-transfer or rebasing token).
-    error UnexpectedBalance(uint256 expected, uint256 received);
+    /// @notice Permit2 refused the payer's transfer: its signature is not the payer's for this order (amount, token,
+    /// nonce = order id, deadline = expiry, the order as witness), the order id was used as a Permit2 nonce already,
+    /// or the payer has not approved Permit2 for the token or cannot cover the amount.
+    error InvalidPermit2(address payer);
+    /// @notice An ERC-6492 signature whose wrapper does not decode (factory, factory calldata, signature).
+    error InvalidErc6492Signature(address payer);
 
     /// @notice Deploys the router with no split factory and no role granted but the default admin's.
     /// @param initialAdmin Holder of the default admin role.
@@ -166,7 +197,9 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     constructor(address initialAdmin, uint48 adminTransferDelay)
         AccessControlDefaultAdminRules(adminTransferDelay, initialAdmin)
         EIP712("PaymentRouter", "1")
-    {}
+    {
+        accountDeployer = new Erc6492AccountDeployer();
+    }
 
     /// @notice Pays `order` with one EIP-2612 permit signed by `payer`, and settles it through its split.
     /// Anyone may submit it. The permit must grant this router `order.amount` with the deadline
@@ -175,29 +208,35 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// who changed it since, e.g. to cancel, is not charged from another approval).
     /// @param order The price-locked order.
     /// @param voucherSignature The quote signer's signature of `order`.
-    /// @param payer The permit's owner, who pays.
-    /// @param v Permit signature `v`.
-    /// @param r Permit signature `r`.
-    /// @param s Permit signature `s`.
+    /// @param payer The permit's owner, who pays: an account without code or a smart-contract account (ERC-1271,
+    /// deployed or not: ERC-6492).
+    /// @param signature The permit's signature: 65 bytes (r, s, v), or any other signature the token's `bytes`
+    /// overload takes, or either wrapped in ERC-6492.
     function payWithPermit(
         PaymentOrder calldata order,
         bytes calldata voucherSignature,
         address payer,
-        uint8 v,
-        bytes32 r,
-        bytes32 s
+        bytes calldata signature
     ) external whenNotPaused nonReentrant {
-        bytes32 digest = _acceptOrder(order, voucherSignature);
-        uint256 deadline = uint256(digest);
+        uint256 deadline = uint256(_acceptOrder(order, voucherSignature));
         IERC20Permit token = IERC20Permit(order.token);
         // The nonce must move: a token without permit() whose fallback accepts any call would otherwise let
         // this call spend an allowance the payer gave for something else.
         uint256 nonce = token.nonces(payer);
-        try token.permit(payer, address(this), order.amount, deadline, v, r, s) {
+        bytes memory accountSignature;
+        bool executed;
+        if (signature.length == 65) {
+            executed = _permitVrs(order, payer, deadline, signature);
+        } else {
+            accountSignature = _unwrapErc6492(payer, signature);
+            executed = _permitBytes(order, payer, deadline, accountSignature);
+        }
+        if (executed) {
             if (token.nonces(payer) != nonce + 1) revert InvalidPermit(payer);
-        } catch {
+        } else {
+            if (signature.length == 65) accountSignature = signature;
             if (
-                !_permitWasConsumed(order.token, payer, order.amount, deadline, v, r, s)
+                !_permitWasConsumed(order.token, payer, order.amount, deadline, accountSignature)
                     || IERC20(order.token).allowance(payer, address(this)) != order.amount
             ) revert InvalidPermit(payer);
         }
@@ -213,33 +252,60 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// before its expiry. The tokens pass through this router within the call.
     /// @param order The price-locked order.
     /// @param voucherSignature The quote signer's signature of `order`.
-    /// @param payer The authorization's signer, who pays.
-    /// @param v Authorization signature `v`.
-    /// @param r Authorization signature `r`.
-    /// @param s Authorization signature `s`.
+    /// @param payer The authorization's signer, who pays: an account without code or a smart-contract account
+    /// (ERC-1271, deployed or not: ERC-6492).
+    /// @param signature The authorization's signature: 65 bytes (r, s, v), or any other signature the token's
+    /// `bytes` overload takes, or either wrapped in ERC-6492.
     function payWithAuthorization(
         PaymentOrder calldata order,
         bytes calldata voucherSignature,
         address payer,
-        uint8 v,
-        bytes32 r,
-        bytes32 s
+        bytes calldata signature
     ) external whenNotPaused nonReentrant {
         bytes32 nonce = _acceptOrder(order, voucherSignature);
         IERC20 token = IERC20(order.token);
         // Read before the call, the router's balance slot is warm when the token credits it: the check costs
         // little more than the call to balanceOf.
         uint256 held = token.balanceOf(address(this));
-        try IERC3009(order.token).receiveWithAuthorization(
-            payer, address(this), order.amount, 0, order.expiry, nonce, v, r, s
-        ) {
-            // A token without EIP-3009 whose fallback accepts any call "succeeds" without moving anything: the
-            // router must not pay the split from tokens it holds by mistake.
-            if (token.balanceOf(address(this)) != held + order.amount) revert InvalidAuthorization(payer);
-        } catch {
-            revert InvalidAuthorization(payer);
-        }
+        bool received = signature.length == 65
+            ? _receiveVrs(order, payer, nonce, signature)
+            : _receiveBytes(order, payer, nonce, _unwrapErc6492(payer, signature));
+        // A token without EIP-3009 whose fallback accepts any call "succeeds" without moving anything: the
+        // router must not pay the split from tokens it holds by mistake.
+        if (!received || token.balanceOf(address(this)) != held + order.amount) revert InvalidAuthorization(payer);
         _collect(order, payer, Rail.Authorization);
+    }
+
+    /// @notice Pays `order` with one Permit2 signature of `payer`, and settles it through its split. Anyone may
+    /// submit it. The payer approved Permit2 for the token once; the signature is a `PermitWitnessTransferFrom`
+    /// of `order.amount` of `order.token` to this router as spender, with nonce `order.orderId`, deadline
+    /// `order.expiry` and the order as witness ({PERMIT2_WITNESS_TYPE}): it pays exactly this order, once (Permit2
+    /// spends the nonce), and expires with it. Permit2 moves the tokens straight from the payer to the split.
+    /// @param order The price-locked order.
+    /// @param voucherSignature The quote signer's signature of `order`.
+    /// @param payer The signer, who pays: an account without code or a smart-contract account (ERC-1271, deployed
+    /// or not: ERC-6492).
+    /// @param signature The Permit2 signature (Permit2 checks ECDSA, or ERC-1271 for a contract), or it wrapped in
+    /// ERC-6492.
+    function payWithPermit2(
+        PaymentOrder calldata order,
+        bytes calldata voucherSignature,
+        address payer,
+        bytes calldata signature
+    ) external whenNotPaused nonReentrant {
+        (, bytes32 witness) = _acceptOrderAndHash(order, voucherSignature);
+        ISignatureTransfer.PermitTransferFrom memory permit = ISignatureTransfer.PermitTransferFrom({
+            permitted: ISignatureTransfer.TokenPermissions({token: order.token, amount: order.amount}),
+            nonce: order.orderId,
+            deadline: order.expiry
+        });
+        ISignatureTransfer.SignatureTransferDetails memory transfer =
+            ISignatureTransfer.SignatureTransferDetails({to: order.split, requestedAmount: order.amount});
+        bool transferred = signature.length == 65
+            ? _permit2Transfer(permit, transfer, payer, witness, signature)
+            : _permit2Transfer(permit, transfer, payer, witness, _unwrapErc6492(payer, signature));
+        if (!transferred) revert InvalidPermit2(payer);
+        _settle(order, payer, Rail.Permit2);
     }
 
     /// @notice Pays `order` from the caller's allowance to this router, and settles it through its split.
@@ -310,19 +376,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice The EIP-712 digest of `order` under this router's domain.
     /// @param order The order.
     function hashOrder(PaymentOrder calldata order) public view returns (bytes32) {
-        return _hashTypedDataV4(
-            keccak256(
-                abi.encode(
-                    PAYMENT_ORDER_TYPEHASH,
-                    order.orderId,
-                    order.deviceId,
-                    order.token,
-                    order.split,
-                    order.amount,
-                    order.expiry
-                )
-            )
-        );
+        return _hashTypedDataV4(_hashOrderStruct(order));
     }
 
     /// @notice The `deadline` a payer's permit must carry to pay `order`: the order's EIP-712 digest.
@@ -394,11 +448,20 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         private
         returns (bytes32 digest)
     {
+        (digest,) = _acceptOrderAndHash(order, voucherSignature);
+    }
+
+    /// @dev {_acceptOrder}, also returning the order's EIP-712 struct hash (the Permit2 witness).
+    function _acceptOrderAndHash(PaymentOrder calldata order, bytes calldata voucherSignature)
+        private
+        returns (bytes32 digest, bytes32 structHash)
+    {
         if (block.timestamp > order.expiry) revert OrderExpired(order.orderId, order.expiry);
         if (order.amount == 0) revert ZeroAmount();
         if (order.token == address(0)) revert TokenNotAllowed(order.token, order.split);
         _checkSplit(order);
-        digest = hashOrder(order);
+        structHash = _hashOrderStruct(order);
+        digest = _hashTypedDataV4(structHash);
         // Read straight from calldata: copying the signature to memory first costs about 150 gas a payment.
         (address signer,,) = ECDSA.tryRecoverCalldata(digest, voucherSignature);
         if (signer == address(0) || !hasRole(QUOTE_SIGNER_ROLE, signer)) revert InvalidVoucherSigner(signer);
@@ -428,37 +491,150 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         _usedBitmap[word] = bits | bit;
     }
 
-    /// @dev Moves the order amount to the split, checks it arrived whole, and records the settlement of `payer`'s
-    /// payment. The amount comes straight from `payer` (its allowance to this router), or on the authorization
-    /// rail from this router, to which the authorization delivered it. The source follows from the rail, never
-    /// from an address a caller passes, so no other rail can spend tokens the router holds.
+    /// @dev Moves the order amount to the split and records the settlement of `payer`'s payment. The amount comes
+    /// straight from `payer` (its allowance to this router), or on the authorization rail from this router, to
+    /// which the authorization delivered it. The source follows from the rail, never from an address a caller
+    /// passes, so no other rail can spend tokens the router holds.
     function _collect(PaymentOrder calldata order, address payer, Rail rail) private {
         IERC20 token = IERC20(order.token);
-        uint256 before = token.balanceOf(order.split);
         if (rail == Rail.Authorization) token.safeTransfer(order.split, order.amount);
         else token.safeTransferFrom(payer, order.split, order.amount);
-        uint256 received = token.balanceOf(order.split) - before;
-        if (received != order.amount) revert UnexpectedBalance(order.amount, received);
+        _settle(order, payer, rail);
+    }
+
+    /// @dev Records the settlement of the order amount the split just received, and emits {OrderPaid}. The split
+    /// checks that its balance backs every settlement (`UnbackedSettlement`): a token that delivered less than the
+    /// amount (fee on transfer) or took tokens out of the split fails there, unless the split holds a surplus (tokens
+    /// sent to it directly, owed to no one) that covers the difference, which then pays it. The router checks no
+    /// balance of its own: that would read the split's balance twice on every payment for that edge only.
+    function _settle(PaymentOrder calldata order, address payer, Rail rail) private {
         IAssetSplit(order.split).settle(bytes32(order.orderId), order.amount);
         emit OrderPaid(order.orderId, order.deviceId, payer, order.token, order.split, order.amount, rail);
     }
 
+    /// @dev Has Permit2 move the order amount from `payer` to the split with `payer`'s signature of the order's
+    /// transfer; false if Permit2 refused it (a signature that does not verify, a used nonce, a payer that has not
+    /// approved Permit2 or cannot cover the amount).
+    function _permit2Transfer(
+        ISignatureTransfer.PermitTransferFrom memory permit,
+        ISignatureTransfer.SignatureTransferDetails memory transfer,
+        address payer,
+        bytes32 witness,
+        bytes memory signature
+    ) private returns (bool) {
+        try PERMIT2.permitWitnessTransferFrom(permit, transfer, payer, witness, PERMIT2_WITNESS_TYPE, signature) {
+            return true;
+        } catch {
+            return false;
+        }
+    }
+
+    /// @dev The EIP-712 struct hash of `order` (without the domain).
+    function _hashOrderStruct(PaymentOrder calldata order) private pure returns (bytes32) {
+        return keccak256(
+            abi.encode(
+                PAYMENT_ORDER_TYPEHASH,
+                order.orderId,
+                order.deviceId,
+                order.token,
+                order.split,
+                order.amount,
+                order.expiry
+            )
+        );
+    }
+
+    /// @dev Submits the order's permit with a 65-byte signature to the token's `v, r, s` function; false if the
+    /// token refused it.
+    function _permitVrs(PaymentOrder calldata order, address payer, uint256 deadline, bytes calldata signature)
+        private
+        returns (bool)
+    {
+        (uint8 v, bytes32 r, bytes32 s) = _vrs(signature);
+        try IERC20Permit(order.token).permit(payer, address(this), order.amount, deadline, v, r, s) {
+            return true;
+        } catch {
+            return false;
+        }
+    }
+
+    /// @dev Submits the order's permit with a signature of another length to the token's `bytes` overload; false
+    /// if the token refused it (or has no such overload).
+    function _permitBytes(PaymentOrder calldata order, address payer, uint256 deadline, bytes memory signature)
+        private
+        returns (bool)
+    {
+        try IERC20PermitBytes(order.token).permit(payer, address(this), order.amount, deadline, signature) {
+            return true;
+        } catch {
+            return false;
+        }
+    }
+
+    /// @dev Submits the order's receive authorization with a 65-byte signature to the token's `v, r, s` function;
+    /// false if the token refused it.
+    function _receiveVrs(PaymentOrder calldata order, address payer, bytes32 nonce, bytes calldata signature)
+        private
+        returns (bool)
+    {
+        (uint8 v, bytes32 r, bytes32 s) = _vrs(signature);
+        try IERC3009(order.token).receiveWithAuthorization(
+            payer, address(this), order.amount, 0, order.expiry, nonce, v, r, s
+        ) {
+            return true;
+        } catch {
+            return false;
+        }
+    }
+
+    /// @dev Submits the order's receive authorization with a signature of another length to the token's `bytes`
+    /// overload; false if the token refused it (or has no such overload).
+    function _receiveBytes(PaymentOrder calldata order, address payer, bytes32 nonce, bytes memory signature)
+        private
+        returns (bool)
+    {
+        try IERC3009Bytes(order.token).receiveWithAuthorization(
+            payer, address(this), order.amount, 0, order.expiry, nonce, signature
+        ) {
+            return true;
+        } catch {
+            return false;
+        }
+    }
+
+    /// @dev The signature the token must check: `signature` itself, or, for an ERC-6492 signature, the account's
+    /// signature inside it, after the account's factory call ran if `payer` has no code yet.
+    function _unwrapErc6492(address payer, bytes calldata signature) private returns (bytes memory) {
+        uint256 length = signature.length;
+        if (length < 32 || bytes32(signature[length - 32:]) != _ERC6492_MAGIC) return signature;
+        try accountDeployer.deployAndUnwrap(payer, signature[:length - 32]) returns (bytes memory inner) {
+            return inner;
+        } catch {
+            revert InvalidErc6492Signature(payer);
+        }
+    }
+
+    /// @dev The `v, r, s` of a 65-byte signature (r, s, v), read from calldata.
+    function _vrs(bytes calldata signature) private pure returns (uint8 v, bytes32 r, bytes32 s) {
+        r = bytes32(signature[:32]);
+        s = bytes32(signature[32:64]);
+        v = uint8(signature[64]);
+    }
+
     /// @dev True when the payer's latest permit nonce was consumed by exactly this signature, i.e. someone
-    /// submitted this order's permit to the token before this call.
+    /// submitted this order's permit to the token before this call. The signature is checked as the token checks
+    /// it: by ECDSA for an account without code, by ERC-1271 for a smart-contract account.
     function _permitWasConsumed(
         address token,
         address owner,
         uint256 value,
         uint256 deadline,
-        uint8 v,
-        bytes32 r,
-        bytes32 s
+        bytes memory signature
     ) private view returns (bool) {
         uint256 nonce = IERC20Permit(token).nonces(owner);
-        if (nonce == 0) return false;
+        if (nonce == 0 || owner == address(0)) return false;
         bytes32 structHash = keccak256(abi.encode(_PERMIT_TYPEHASH, owner, address(this), value, nonce - 1, deadline));
         bytes32 digest = MessageHashUtils.toTypedDataHash(IERC20Permit(token).DOMAIN_SEPARATOR(), structHash);
-        (address signer,,) = ECDSA.tryRecover(digest, v, r, s);
-        return signer == owner && owner != address(0);
+        return SignatureChecker.isValidSignatureNow(owner, digest, signature);
     }
 }

@@ -12,6 +12,7 @@ export function emptyNetworkStats(chainId: number): typeof schema.networkStats.$
     approvalPayments: 0,
     cashPayments: 0,
     authorizationPayments: 0,
+    permit2Payments: 0,
     settlements: 0,
     settledUsdMicro: 0n,
     firstPaymentAt: null,

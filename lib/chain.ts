@@ -11,6 +11,7 @@ import {
   saveDeploymentRecord,
 } from "../ignition/deployment-records.ts";
 import { hardhatEnv } from "./contracts.ts";
+import { installPermit2 } from "./permit2.ts";
 import { type Service, startService, waitUntil } from "./processes.ts";
 
 /** A JSON-RPC call with a timeout. */
@@ -79,6 +80,8 @@ export async function deployWithIgnition(opts: {
   });
   const code = await deploy.exited;
   if (code !== 0) throw new Error(`Ignition deployment failed (exit ${code}):\n${deploy.recentOutput()}`);
+  // Permit2 (the router's Permit2 rail) at its canonical address; a public network has it there already.
+  await installPermit2((method, params) => rpc(opts.rpcUrl, method, params));
   const record = await readDeployment(opts.deploymentId);
   const saved = await loadDeploymentRecord(opts.deploymentId).catch(() => undefined);
   return isDeepStrictEqual(saved, record) ? record : saveDeploymentRecord(record);

@@ -18,7 +18,8 @@ import {Nonces} from "@openzeppelin/contracts/utils/Nonces.sol";
 /// @dev Like USDC, and unlike OpenZeppelin's {EIP712}, it does not implement ERC-5267 (`eip712Domain()`): a
 /// client must know the domain's version ("2") rather than read it. The domain separator is therefore written
 /// by hand. Signatures are checked with {SignatureChecker}, so a smart-contract account signs through
-/// ERC-1271, as with USDC v2.2.
+/// ERC-1271, as with USDC v2.2, and every signed function has USDC v2.2's overload that takes the signature as
+/// `bytes` (a smart-contract account's signature is often longer than 65 bytes).
 contract RehearsalUsdc is ERC20, Ownable, Nonces, IERC20Permit, IERC3009, IERC3009Cancel {
     /// @notice EIP-2612 permit type hash.
     bytes32 public constant PERMIT_TYPEHASH =
@@ -126,10 +127,20 @@ contract RehearsalUsdc is ERC20, Ownable, Nonces, IERC20Permit, IERC3009, IERC30
     function permit(address owner, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)
         external
     {
-        if (block.timestamp > deadline) revert PermitExpired(deadline);
-        bytes32 structHash = keccak256(abi.encode(PERMIT_TYPEHASH, owner, spender, value, _useNonce(owner), deadline));
-        _requireValidSignature(owner, structHash, v, r, s);
-        _approve(owner, spender, value);
+        _permit(owner, spender, value, deadline, abi.encodePacked(r, s, v));
+    }
+
+    /// @notice {permit} with the signature as bytes (USDC v2.2): 65 bytes (r, s, v) for an account without code,
+    /// any ERC-1271 signature for a contract.
+    /// @param owner The account whose tokens are approved.
+    /// @param spender The account approved.
+    /// @param value The allowance set.
+    /// @param deadline Last second (unix time) at which the permit can be used.
+    /// @param signature `owner`'s signature.
+    function permit(address owner, address spender, uint256 value, uint256 deadline, bytes calldata signature)
+        external
+    {
+        _permit(owner, spender, value, deadline, signature);
     }
 
     /// @notice The permit nonce `owner` must sign next.
@@ -167,7 +178,36 @@ contract RehearsalUsdc is ERC20, Ownable, Nonces, IERC20Permit, IERC3009, IERC30
         bytes32 s
     ) external {
         _useAuthorization(
-            TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, v, r, s
+            TRANSFER_WITH_AUTHORIZATION_TYPEHASH,
+            from,
+            to,
+            value,
+            validAfter,
+            validBefore,
+            nonce,
+            abi.encodePacked(r, s, v)
+        );
+    }
+
+    /// @notice {transferWithAuthorization} with the signature as bytes (USDC v2.2).
+    /// @param from The payer, who signed.
+    /// @param to The payee.
+    /// @param value Amount in base units.
+    /// @param validAfter The authorization is valid after this second (unix time).
+    /// @param validBefore The authorization is valid before this second (unix time).
+    /// @param nonce A unique nonce chosen by the payer.
+    /// @param signature `from`'s signature: 65 bytes (r, s, v), or any ERC-1271 signature for a contract.
+    function transferWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes calldata signature
+    ) external {
+        _useAuthorization(
+            TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, signature
         );
     }
 
@@ -194,10 +234,27 @@ contract RehearsalUsdc is ERC20, Ownable, Nonces, IERC20Permit, IERC3009, IERC30
         bytes32 r,
         bytes32 s
     ) external {
-        if (to != _msgSender()) revert CallerNotPayee(_msgSender(), to);
-        _useAuthorization(
-            RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, v, r, s
-        );
+        _receiveWithAuthorization(from, to, value, validAfter, validBefore, nonce, abi.encodePacked(r, s, v));
+    }
+
+    /// @notice {receiveWithAuthorization} with the signature as bytes (USDC v2.2). Only the payee may submit it.
+    /// @param from The payer, who signed.
+    /// @param to The payee, who must be the caller.
+    /// @param value Amount in base units.
+    /// @param validAfter The authorization is valid after this second (unix time).
+    /// @param validBefore The authorization is valid before this second (unix time).
+    /// @param nonce A unique nonce chosen by the payer.
+    /// @param signature `from`'s signature: 65 bytes (r, s, v), or any ERC-1271 signature for a contract.
+    function receiveWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes calldata signature
+    ) external {
+        _receiveWithAuthorization(from, to, value, validAfter, validBefore, nonce, signature);
     }
 
     /// @notice Voids `authorizer`'s unused authorization with `nonce`, with `authorizer`'s signature.
@@ -207,11 +264,15 @@ contract RehearsalUsdc is ERC20, Ownable, Nonces, IERC20Permit, IERC3009, IERC30
     /// @param r Signature `r`.
     /// @param s Signature `s`.
     function cancelAuthorization(address authorizer, bytes32 nonce, uint8 v, bytes32 r, bytes32 s) external {
-        _requireUnusedAuthorization(authorizer, nonce);
-        bytes32 structHash = keccak256(abi.encode(CANCEL_AUTHORIZATION_TYPEHASH, authorizer, nonce));
-        _requireValidSignature(authorizer, structHash, v, r, s);
-        _authorizationStates[authorizer][nonce] = true;
-        emit AuthorizationCanceled(authorizer, nonce);
+        _cancelAuthorization(authorizer, nonce, abi.encodePacked(r, s, v));
+    }
+
+    /// @notice {cancelAuthorization} with the signature as bytes (USDC v2.2).
+    /// @param authorizer The account that signed the authorization.
+    /// @param nonce The authorization's nonce.
+    /// @param signature `authorizer`'s signature: 65 bytes (r, s, v), or any ERC-1271 signature for a contract.
+    function cancelAuthorization(address authorizer, bytes32 nonce, bytes calldata signature) external {
+        _cancelAuthorization(authorizer, nonce, signature);
     }
 
     /// @notice Whether `account` is blacklisted.
@@ -264,6 +325,41 @@ contract RehearsalUsdc is ERC20, Ownable, Nonces, IERC20Permit, IERC3009, IERC30
         super._approve(owner, spender, value, emitEvent);
     }
 
+    /// @dev Checks `owner`'s permit signature, uses its nonce and sets the allowance.
+    function _permit(address owner, address spender, uint256 value, uint256 deadline, bytes memory signature)
+        private
+    {
+        if (block.timestamp > deadline) revert PermitExpired(deadline);
+        bytes32 structHash = keccak256(abi.encode(PERMIT_TYPEHASH, owner, spender, value, _useNonce(owner), deadline));
+        _requireValidSignature(owner, structHash, signature);
+        _approve(owner, spender, value);
+    }
+
+    /// @dev A receive authorization, submitted by its payee.
+    function _receiveWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes memory signature
+    ) private {
+        if (to != _msgSender()) revert CallerNotPayee(_msgSender(), to);
+        _useAuthorization(
+            RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, signature
+        );
+    }
+
+    /// @dev Voids `authorizer`'s unused `nonce` with its signature.
+    function _cancelAuthorization(address authorizer, bytes32 nonce, bytes memory signature) private {
+        _requireUnusedAuthorization(authorizer, nonce);
+        bytes32 structHash = keccak256(abi.encode(CANCEL_AUTHORIZATION_TYPEHASH, authorizer, nonce));
+        _requireValidSignature(authorizer, structHash, signature);
+        _authorizationStates[authorizer][nonce] = true;
+        emit AuthorizationCanceled(authorizer, nonce);
+    }
+
     /// @dev Checks the validity window, the nonce and `from`'s signature of the authorization of type
     /// `typeHash`, marks the nonce used and moves the tokens.
     function _useAuthorization(
@@ -274,16 +370,14 @@ contract RehearsalUsdc is ERC20, Ownable, Nonces, IERC20Permit, IERC3009, IERC30
         uint256 validAfter,
         uint256 validBefore,
         bytes32 nonce,
-        uint8 v,
-        bytes32 r,
-        bytes32 s
+        bytes memory signature
     ) private {
         // Valid strictly after `validAfter` and strictly before `validBefore`, as EIP-3009 and USDC have it.
         if (!(block.timestamp > validAfter)) revert AuthorizationNotYetValid(validAfter);
         if (!(block.timestamp < validBefore)) revert AuthorizationExpired(validBefore);
         _requireUnusedAuthorization(from, nonce);
         bytes32 structHash = keccak256(abi.encode(typeHash, from, to, value, validAfter, validBefore, nonce));
-        _requireValidSignature(from, structHash, v, r, s);
+        _requireValidSignature(from, structHash, signature);
         _authorizationStates[from][nonce] = true;
         emit AuthorizationUsed(from, nonce);
         _transfer(from, to, value);
@@ -291,12 +385,9 @@ contract RehearsalUsdc is ERC20, Ownable, Nonces, IERC20Permit, IERC3009, IERC30
 
     /// @dev Reverts unless `signer` signed the typed data of `structHash` under this token's domain (by ECDSA
     /// for an account without code, by ERC-1271 for a contract).
-    function _requireValidSignature(address signer, bytes32 structHash, uint8 v, bytes32 r, bytes32 s)
-        private
-        view
-    {
+    function _requireValidSignature(address signer, bytes32 structHash, bytes memory signature) private view {
         bytes32 digest = MessageHashUtils.toTypedDataHash(DOMAIN_SEPARATOR(), structHash);
-        if (!SignatureChecker.isValidSignatureNow(signer, digest, abi.encodePacked(r, s, v))) {
+        if (!SignatureChecker.isValidSignatureNow(signer, digest, signature)) {
             revert InvalidSignature();
         }
     }

@@ -144,10 +144,50 @@ export function orderPermitTypedData(permit: OrderPermit, owner: Address, nonce:
 
 /** Signs the permit that pays an order: `permit` is the order's `paymentDetails.permit`, `nonce` the
  * owner's current permit nonce on the token (`nonces(owner)`). The signature goes to
- * POST /v1/orders/{id}/permit (the relayer pays the gas) or, split with permitSignatureParts, into the
- * wallet's own payWithPermit transaction. */
+ * POST /v1/orders/{id}/permit (the relayer pays the gas) or, as it is, into the wallet's own
+ * `payWithPermit(order, voucherSignature, owner, signature)` transaction. */
 export function signOrderPermit(account: Signer, permit: OrderPermit, nonce: bigint): Promise<Hex> {
   return account.signTypedData(orderPermitTypedData(permit, account.address, nonce));
+}
+
+/** Uniswap's Permit2, at the same address on every chain (the local chains install it there). */
+export const PERMIT2_ADDRESS = "0x000000000022D473030F116dDEE9F6B43aC78BA3" as const;
+
+/** Types of the Permit2 transfer that pays an order (`PermitWitnessTransferFrom` with the order as its witness):
+ * the router's `PERMIT2_WITNESS_TYPE` is the tail of this type's encoding, from `PaymentOrder witness)` on. */
+export const permit2WitnessTypes = {
+  PermitWitnessTransferFrom: [
+    { name: "permitted", type: "TokenPermissions" },
+    { name: "spender", type: "address" },
+    { name: "nonce", type: "uint256" },
+    { name: "deadline", type: "uint256" },
+    { name: "witness", type: "PaymentOrder" },
+  ],
+  TokenPermissions: [
+    { name: "token", type: "address" },
+    { name: "amount", type: "uint256" },
+  ],
+  PaymentOrder: paymentOrderTypes.PaymentOrder,
+} as const;
+
+/** Typed data of the Permit2 signature that pays `order` with the router's `payWithPermit2`: `order.amount` of
+ * `order.token` to the router as spender, nonce the order id, deadline the order's expiry, and the order itself
+ * as the witness. It pays that one order once (Permit2 spends the nonce) and expires with it. The payer must have
+ * approved Permit2 for the token (once, for every later payment). */
+export function permit2TypedData(params: { chainId: number; router: Address; order: PaymentOrder }) {
+  const { chainId, router, order } = params;
+  return {
+    domain: { name: "Permit2", chainId, verifyingContract: PERMIT2_ADDRESS },
+    types: permit2WitnessTypes,
+    primaryType: "PermitWitnessTransferFrom",
+    message: {
+      permitted: { token: order.token, amount: order.amount },
+      spender: router,
+      nonce: order.orderId,
+      deadline: order.expiry,
+      witness: order,
+    },
+  } as const;
 }
 
 /** EIP-3009 `ReceiveWithAuthorization` types (USDC's gasless transfer that only the payee may submit). */
@@ -189,8 +229,8 @@ export function receiveAuthorizationTypedData(params: ReceiveAuthorizationMessag
 /** Signs the EIP-3009 receive authorization that pays `order` through the router's `payWithAuthorization`
  * (USDC's own gasless rail): `order.amount` from the account to the router, valid before the order's expiry,
  * with the order's digest as nonce. `tokenDomain` is the token's EIP-712 domain (`paymentDetails.authorization
- * .domain`): for USDC its `name()` and version "2". Split with permitSignatureParts, the signature goes into
- * `payWithAuthorization(order, voucherSignature, account, v, r, s)`, which anyone may submit; only the router
+ * .domain`): for USDC its `name()` and version "2". The signature goes as it is into
+ * `payWithAuthorization(order, voucherSignature, account, signature)`, which anyone may submit; only the router
  * can use it (the token lets only the payee submit a receive authorization). */
 export function signOrderAuthorization(
   account: Signer,
@@ -210,7 +250,8 @@ export function signOrderAuthorization(
   );
 }
 
-/** Splits a 65-byte signature into the `v`, `r`, `s` that `payWithPermit` and `payWithAuthorization` take. */
+/** Splits a 65-byte signature into the `v`, `r`, `s` of a token's own `permit`, `receiveWithAuthorization` or
+ * `cancelAuthorization` (the router's rails take the signature as bytes). */
 export function permitSignatureParts(signature: Hex): { v: number; r: Hex; s: Hex } {
   const { v, r, s, yParity } = parseSignature(signature);
   return { v: Number(v ?? BigInt(yParity + 27)), r, s };

@@ -4,6 +4,7 @@ import { getAddress, toHex } from "viem";
 import { orderDigest, permitSignatureParts } from "../../sdk/src/payment-order.ts";
 import {
   AUTHORIZATION_RAIL_ID,
+  DUMMY_SIGNATURE,
   USDC,
   authorizationPayment,
   chainId,
@@ -105,7 +106,7 @@ describe("PaymentRouter.payWithAuthorization", () => {
       // A receive authorization is no transfer authorization (another type hash): it cannot move the tokens either.
       await viem.assertions.revertWithCustomError(usdcAsStranger.write.transferWithAuthorization(call), p.usdc, "InvalidSignature");
 
-      await p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.v, auth.r, auth.s]);
+      await p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.signature]);
       assert.equal(await p.router.read.isPaid([order.orderId]), true);
       assert.equal(await p.usdc.read.balanceOf([payer.account.address]), USDC(1_000) - USDC(4));
     });
@@ -148,13 +149,13 @@ describe("PaymentRouter.payWithAuthorization", () => {
       const second = await usdcOrder(p, USDC(1), { expiry: first.expiry });
 
       await viem.assertions.revertWithCustomErrorWithArgs(
-        p.router.write.payWithAuthorization([second, await signVoucher(p, second), auth.from, auth.v, auth.r, auth.s]),
+        p.router.write.payWithAuthorization([second, await signVoucher(p, second), auth.from, auth.signature]),
         p.router,
         "InvalidAuthorization",
         [getAddress(payer.account.address)],
       );
       assert.equal(await p.router.read.isPaid([second.orderId]), false);
-      await p.router.write.payWithAuthorization([first, await signVoucher(p, first), auth.from, auth.v, auth.r, auth.s]);
+      await p.router.write.payWithAuthorization([first, await signVoucher(p, first), auth.from, auth.signature]);
       assert.equal(await p.usdc.read.balanceOf([payer.account.address]), USDC(1_000) - USDC(1));
     });
   });
@@ -199,11 +200,7 @@ describe("PaymentRouter.payWithAuthorization", () => {
       const p = await networkHelpers.loadFixture(deployWithUsdc);
       const order = await usdcOrder(p, USDC(5));
       const auth = await signAuthorization(p, order, { value: USDC(4) });
-      await rejects(
-        p,
-        p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.v, auth.r, auth.s]),
-        order.orderId,
-      );
+      await rejects(p, p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.signature]), order.orderId);
     });
 
     it("when the authorization was signed by someone else than the payer named", async () => {
@@ -213,7 +210,7 @@ describe("PaymentRouter.payWithAuthorization", () => {
       const voucher = await signVoucher(p, order);
       await rejects(
         p,
-        p.router.write.payWithAuthorization([order, voucher, p.accounts.payer.account.address, auth.v, auth.r, auth.s]),
+        p.router.write.payWithAuthorization([order, voucher, p.accounts.payer.account.address, auth.signature]),
         order.orderId,
       );
     });
@@ -266,7 +263,7 @@ describe("PaymentRouter.payWithAuthorization", () => {
     // The payer signs an authorization as for USDC, but the test stablecoin has no receiveWithAuthorization.
     const auth = await signAuthorization(p, order);
     await viem.assertions.revertWithCustomErrorWithArgs(
-      p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.v, auth.r, auth.s]),
+      p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.signature]),
       p.router,
       "InvalidAuthorization",
       [getAddress(p.accounts.payer.account.address)],
@@ -281,9 +278,8 @@ describe("PaymentRouter.payWithAuthorization", () => {
     // Tokens sent to the router by mistake must not pay the order.
     await phantom.write.mint([p.router.address, USDC(10)]);
     const order = await makeOrder(p, USDC(1), { token: phantom.address, split: split.address });
-    const zero = toHex(0n, { size: 32 });
     await viem.assertions.revertWithCustomError(
-      p.router.write.payWithAuthorization([order, await signVoucher(p, order), p.accounts.payer.account.address, 27, zero, zero]),
+      p.router.write.payWithAuthorization([order, await signVoucher(p, order), p.accounts.payer.account.address, DUMMY_SIGNATURE]),
       p.router,
       "InvalidAuthorization",
     );
@@ -297,14 +293,14 @@ describe("PaymentRouter.payWithAuthorization", () => {
     const auth = await signAuthorization(p, order);
     const forged = await signVoucher(p, order, { signer: p.accounts.stranger });
     await viem.assertions.revertWithCustomErrorWithArgs(
-      p.router.write.payWithAuthorization([order, forged, auth.from, auth.v, auth.r, auth.s]),
+      p.router.write.payWithAuthorization([order, forged, auth.from, auth.signature]),
       p.router,
       "InvalidVoucherSigner",
       [getAddress(p.accounts.stranger.account.address)],
     );
     await (await routerAs(p, p.accounts.pauser)).write.pause();
     await viem.assertions.revertWithCustomError(
-      p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.v, auth.r, auth.s]),
+      p.router.write.payWithAuthorization([order, await signVoucher(p, order), auth.from, auth.signature]),
       p.router,
       "EnforcedPause",
     );

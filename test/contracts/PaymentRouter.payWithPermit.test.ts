@@ -68,7 +68,7 @@ describe("PaymentRouter.payWithPermit", () => {
     const order = await makeOrder(p, USDC(1));
     const permit = await signPermit(p, order, { owner: p.accounts.stranger });
     await viem.assertions.revertWithCustomErrorWithArgs(
-      p.router.write.payWithPermit([order, await signVoucher(p, order), p.accounts.payer.account.address, permit.v, permit.r, permit.s]),
+      p.router.write.payWithPermit([order, await signVoucher(p, order), p.accounts.payer.account.address, permit.signature]),
       p.router,
       "InvalidPermit",
       [getAddress(p.accounts.payer.account.address)],
@@ -81,7 +81,7 @@ describe("PaymentRouter.payWithPermit", () => {
     const order = await makeOrder(p, USDC(1));
     const permit = await signPermit(p, order, { deadline: order.expiry });
     await viem.assertions.revertWithCustomError(
-      p.router.write.payWithPermit([order, await signVoucher(p, order), permit.owner, permit.v, permit.r, permit.s]),
+      p.router.write.payWithPermit([order, await signVoucher(p, order), permit.owner, permit.signature]),
       p.router,
       "InvalidPermit",
     );
@@ -92,7 +92,7 @@ describe("PaymentRouter.payWithPermit", () => {
     const order = await makeOrder(p, USDC(5));
     const permit = await signPermit(p, order, { value: USDC(4) });
     await viem.assertions.revertWithCustomError(
-      p.router.write.payWithPermit([order, await signVoucher(p, order), permit.owner, permit.v, permit.r, permit.s]),
+      p.router.write.payWithPermit([order, await signVoucher(p, order), permit.owner, permit.signature]),
       p.router,
       "InvalidPermit",
     );

@@ -1,8 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { domainSeparator, getAddress, keccak256, toFunctionSelector, toHex, zeroAddress, type Address, type Hex } from "viem";
-import { permitSignatureParts, permitTypedData, receiveAuthorizationTypes } from "../../sdk/src/payment-order.ts";
+import {
+  domainSeparator,
+  getAddress,
+  keccak256,
+  toFunctionSelector,
+  toHex,
+  zeroAddress,
+  type Address,
+  type Hex,
+  type TypedDataDefinition,
+} from "viem";
+import { permitSignatureParts, permitTypedData, permitTypes, receiveAuthorizationTypes } from "../../sdk/src/payment-order.ts";
 import { USDC, networkHelpers, publicClient, usdcDomain, viem, type Wallet } from "./fixture.ts";
+import { signAsAccount, smartAccount } from "./smart-account-fixture.ts";
 
 async function deployUsdc() {
   const [owner, alice, bob, carol, blacklister] = await viem.getWalletClients();
@@ -277,6 +288,100 @@ describe("RehearsalUsdc", () => {
       await viem.assertions.revertWithCustomError(d.usdc.write.blacklist([alice.account.address]), d.usdc, "CallerNotBlacklister");
       await (await usdcAs(d, blacklister)).write.blacklist([alice.account.address]);
       assert.equal(await d.usdc.read.isBlacklisted([alice.account.address]), true);
+    });
+  });
+
+  describe("USDC v2.2's bytes overloads", () => {
+    const typed = async (
+      d: Deployed,
+      primaryType: "TransferWithAuthorization" | "CancelAuthorization" | "Permit",
+      message: Record<string, unknown>,
+    ) => ({
+      domain: await usdcDomain(d.usdc.address),
+      types:
+        primaryType === "Permit"
+          ? permitTypes
+          : primaryType === "CancelAuthorization"
+            ? {
+                CancelAuthorization: [
+                  { name: "authorizer", type: "address" },
+                  { name: "nonce", type: "bytes32" },
+                ],
+              }
+            : { TransferWithAuthorization: receiveAuthorizationTypes.ReceiveWithAuthorization },
+      primaryType,
+      message,
+    });
+
+    it("a multi-owner account permits, transfers and cancels with its ERC-1271 signature; too few owners is InvalidSignature", async () => {
+      const d = await networkHelpers.loadFixture(deployUsdc);
+      const { bob } = d;
+      const account = await smartAccount();
+      await d.usdc.write.mint([account.address, USDC(10)]);
+      const deadline = BigInt(await networkHelpers.time.latest()) + 3600n;
+      const permit = { owner: account.address, spender: bob.account.address, value: USDC(3), nonce: 0n, deadline };
+      const permitData = (await typed(d, "Permit", permit)) as TypedDataDefinition;
+      await viem.assertions.revertWithCustomError(
+        d.usdc.write.permit([
+          account.address,
+          bob.account.address,
+          USDC(3),
+          deadline,
+          await signAsAccount(account, permitData, { count: 1 }),
+        ]),
+        d.usdc,
+        "InvalidSignature",
+      );
+      await d.usdc.write.permit([account.address, bob.account.address, USDC(3), deadline, await signAsAccount(account, permitData)]);
+      assert.equal(await d.usdc.read.allowance([account.address, bob.account.address]), USDC(3));
+
+      const validBefore = deadline;
+      const transfer = {
+        from: account.address,
+        to: bob.account.address,
+        value: USDC(2),
+        validAfter: 0n,
+        validBefore,
+        nonce: keccak256(toHex("bytes-1")),
+      };
+      const signature = await signAsAccount(account, (await typed(d, "TransferWithAuthorization", transfer)) as TypedDataDefinition);
+      await d.usdc.write.transferWithAuthorization([
+        account.address,
+        bob.account.address,
+        USDC(2),
+        0n,
+        validBefore,
+        transfer.nonce,
+        signature,
+      ]);
+      assert.equal(await d.usdc.read.balanceOf([bob.account.address]), USDC(2));
+
+      const nonce = keccak256(toHex("bytes-2"));
+      const cancel = await signAsAccount(
+        account,
+        (await typed(d, "CancelAuthorization", { authorizer: account.address, nonce })) as TypedDataDefinition,
+      );
+      await d.usdc.write.cancelAuthorization([account.address, nonce, cancel]);
+      assert.equal(await d.usdc.read.authorizationState([account.address, nonce]), true);
+    });
+
+    it("an account without code signs the bytes overload with its 65-byte ECDSA signature", async () => {
+      const d = await networkHelpers.loadFixture(deployUsdc);
+      const { alice, bob } = d;
+      const deadline = BigInt(await networkHelpers.time.latest()) + 3600n;
+      const signature = await alice.signTypedData({
+        account: alice.account,
+        ...permitTypedData({
+          tokenDomain: await usdcDomain(d.usdc.address),
+          owner: alice.account.address,
+          spender: bob.account.address,
+          value: USDC(1),
+          nonce: 0n,
+          deadline,
+        }),
+      });
+      await d.usdc.write.permit([alice.account.address, bob.account.address, USDC(1), deadline, signature]);
+      assert.equal(await d.usdc.read.allowance([alice.account.address, bob.account.address]), USDC(1));
     });
   });
 });

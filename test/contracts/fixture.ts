@@ -1,14 +1,17 @@
 // Shared deployment and signing helpers of the contract tests.
 import { network } from "hardhat";
-import { encodeAbiParameters, keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex, type LocalAccount } from "viem";
+import { concat, encodeAbiParameters, keccak256, toHex, zeroAddress, zeroHash, type Address, type Hex, type LocalAccount } from "viem";
 import {
+  PERMIT2_ADDRESS,
   orderTypedData,
+  permit2TypedData,
   permitSignatureParts,
   permitTypedData,
   receiveAuthorizationTypedData,
   signOrderAuthorization,
   type PaymentOrder,
 } from "../../sdk/src/payment-order.ts";
+import { installPermit2 } from "../../lib/permit2.ts";
 
 export const connection = await network.connect();
 export const { viem, networkHelpers } = connection;
@@ -134,13 +137,13 @@ export async function signPermit(p: Payments, order: PaymentOrder, opts: { owner
       deadline,
     }),
   });
-  return { ...permitSignatureParts(signature), owner: owner.account.address, deadline };
+  return { ...permitSignatureParts(signature), signature, owner: owner.account.address, deadline };
 }
 
 /** Arguments of `payWithPermit` for `order`, signed by the quote signer and the payer. */
 export async function permitPayment(p: Payments, order: PaymentOrder) {
   const permit = await signPermit(p, order);
-  return [order, await signVoucher(p, order), permit.owner, permit.v, permit.r, permit.s] as const;
+  return [order, await signVoucher(p, order), permit.owner, permit.signature] as const;
 }
 
 /** Deploys RehearsalUsdc (USDC's EIP-712 domain, EIP-2612, EIP-3009 and blocklist; the admin owns it), points the
@@ -180,7 +183,7 @@ export async function signAuthorization(
       nonce: opts.nonce ?? (await p.router.read.authorizationNonce([order])),
     }),
   });
-  return { ...permitSignatureParts(signature), from: from.account.address };
+  return { ...permitSignatureParts(signature), signature, from: from.account.address };
 }
 
 /** `wallet` as the signing account the SDK takes. */
@@ -201,8 +204,7 @@ export async function authorizationPayment(p: Payments, order: PaymentOrder) {
     order,
     tokenDomain: await usdcDomain(order.token),
   });
-  const { v, r, s } = permitSignatureParts(signature);
-  return [order, await signVoucher(p, order), payer.account.address, v, r, s] as const;
+  return [order, await signVoucher(p, order), payer.account.address, signature] as const;
 }
 
 /** The router as seen by another account. */
@@ -316,6 +318,9 @@ async function deployFactory(
   return { factory, split };
 }
 
+/** 65 bytes (r = s = 0, v = 27) that recover no signer: a signature where the call needs one but no check reaches. */
+export const DUMMY_SIGNATURE: Hex = concat([zeroHash, zeroHash, "0x1b"]);
+
 /** The router's rails that pay in the fixture's token, by the name the tests use, and their `Rail` enum value.
  * The authorization rail (`Rail.Authorization`, 3) needs an EIP-3009 token: {@link deployUsdcRail}. */
 export const RAILS = ["permit", "approval", "cash"] as const;
@@ -335,11 +340,9 @@ export async function prepareRail(p: Payments, rail: RailName, order: PaymentOrd
   const signature = voucher ?? (await signVoucher(p, order));
   if (rail === "permit") {
     const permit =
-      order.token === zeroAddress
-        ? { owner: p.accounts.payer.account.address, v: 27, r: zeroHash, s: zeroHash }
-        : await signPermit(p, order);
+      order.token === zeroAddress ? { owner: p.accounts.payer.account.address, signature: DUMMY_SIGNATURE } : await signPermit(p, order);
     const asRelayer = await routerAs(p, p.accounts.relayer);
-    return () => asRelayer.write.payWithPermit([order, signature, permit.owner, permit.v, permit.r, permit.s]);
+    return () => asRelayer.write.payWithPermit([order, signature, permit.owner, permit.signature]);
   }
   if (rail === "approval") {
     if (order.token !== zeroAddress) {
@@ -369,3 +372,36 @@ export async function deployWithCredits() {
 export async function tokenBalance(p: Payments, address: Address) {
   return p.token.read.balanceOf([address]);
 }
+
+/** Installs Permit2 at its canonical address as the local stack does (lib/permit2.ts), deploys PlainStablecoin (no
+ * EIP-2612, no EIP-3009: Permit2 is its only gasless rail), points the router at a split factory of it with the
+ * fixture device's split, funds the payer and has the payer approve Permit2 once. Orders in it:
+ * `makeOrder(p, amount, { token: plain.address, split: plainSplit.address })`. */
+export async function deployPermit2Rail(p: Payments) {
+  await installPermit2((method, params) => connection.provider.request({ method, params }));
+  const plain = await viem.deployContract("PlainStablecoin", ["Tether USD (test)", "USDT", p.accounts.admin.account.address]);
+  const plainSplit = await deploySplitFor(p, plain.address);
+  await plain.write.mint([p.accounts.payer.account.address, USDC(1_000)]);
+  const asPayer = await viem.getContractAt("PlainStablecoin", plain.address, { client: { wallet: p.accounts.payer } });
+  await asPayer.write.approve([PERMIT2_ADDRESS, MAX_UINT256]);
+  const permit2 = await viem.getContractAt("Permit2", PERMIT2_ADDRESS);
+  return { plain, plainSplit, permit2 };
+}
+
+/** The payer's Permit2 signature of `order` (the order as witness, nonce its id, deadline its expiry), or another
+ * signer's, or of another order's fields. */
+export async function signPermit2(p: Payments, order: PaymentOrder, opts: { signer?: Wallet; signed?: PaymentOrder } = {}) {
+  const signer = opts.signer ?? p.accounts.payer;
+  return signer.signTypedData({
+    account: signer.account,
+    ...permit2TypedData({ chainId, router: p.router.address, order: opts.signed ?? order }),
+  });
+}
+
+/** Arguments of `payWithPermit2` for `order`, signed by the quote signer and the payer. */
+export async function permit2Payment(p: Payments, order: PaymentOrder) {
+  return [order, await signVoucher(p, order), p.accounts.payer.account.address, await signPermit2(p, order)] as const;
+}
+
+/** The `Rail` enum value of payWithPermit2. */
+export const PERMIT2_RAIL_ID = 4;

@@ -350,9 +350,7 @@ describe(`gas griefing of the hot wallet on ${database}`, { concurrency: false, 
           },
           first!.paymentDetails.voucherSignature,
           wallet,
-          27,
-          `0x${"00".repeat(32)}`,
-          `0x${"00".repeat(32)}`,
+          `0x${"00".repeat(64)}1b`,
         ],
       });
     const insert = async (rows: Array<ReturnType<typeof revertedRow>>) => {

@@ -29,6 +29,7 @@ const PUBLIC = {
     "GET /orders/{id}/receipt",
     "POST /orders/{id}/permit",
     "POST /orders/{id}/authorization",
+    "POST /orders/{id}/permit2",
     "GET /public/stats",
     "GET /impact",
     "GET /webhooks/event-types",

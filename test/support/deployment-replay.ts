@@ -12,6 +12,7 @@ import path from "node:path";
 import { type DeploymentRecord, repoRoot, saveDeploymentRecord } from "../../ignition/deployment-records.ts";
 import { rpc } from "../../lib/chain.ts";
 import { withFileLock } from "../../lib/file-lock.ts";
+import { installPermit2 } from "../../lib/permit2.ts";
 
 type Hex = `0x${string}`;
 type RecordedTransaction = { from: Hex; to: Hex | null; input: Hex; value: Hex; gas: Hex };
@@ -120,6 +121,8 @@ export async function replayDeployment(rpcUrl: string, deploymentId: string, rec
       mined.set(receipt.contractAddress.toLowerCase(), { blockNumber: Number(receipt.blockNumber), blockHash: receipt.blockHash });
     }
   }
+  // Permit2 at its canonical address, as after an Ignition deployment (lib/chain.ts): not a transaction to replay.
+  await installPermit2((method, params) => rpc(rpcUrl, method, params));
   const contracts: DeploymentRecord["contracts"] = {};
   for (const [name, recorded] of Object.entries(recording.contracts)) {
     const block = mined.get(recorded.address.toLowerCase());

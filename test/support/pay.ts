@@ -12,7 +12,6 @@ import {
   type ServerSentEvent,
   createPaymentClient,
   payOrder as payWithSdk,
-  permitSignatureParts,
   serverSentEvents,
   signOrderPayment,
   submitOrderPayment,
@@ -116,12 +115,11 @@ export async function pay(
   const router = order.paymentDetails.router as Address;
   if (rail === "wallet-permit") {
     const permit = await signPermit(stack, order, walletIndex);
-    const { v, r, s } = permitSignatureParts(permit.signature);
     const hash = await walletClient.writeContract({
       address: router,
       abi: paymentRouterAbi,
       functionName: "payWithPermit",
-      args: [voucher(order), order.paymentDetails.voucherSignature, permit.owner, v, r, s],
+      args: [voucher(order), order.paymentDetails.voucherSignature, permit.owner, permit.signature],
     });
     await publicClient.waitForTransactionReceipt({ hash });
     return { hash };

@@ -21,7 +21,7 @@ import {
   toHex,
 } from "viem";
 import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi, testStablecoinAbi } from "../../generated/abis.ts";
-import { type PaymentOrder, orderTypedData, permitSignatureParts, permitTypedData } from "../../sdk/src/payment-order.ts";
+import { type PaymentOrder, orderTypedData, permitTypedData } from "../../sdk/src/payment-order.ts";
 import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "./local-chain.ts";
 
 export type Rail = "permit" | "approval" | "cash";
@@ -119,24 +119,22 @@ export function createPayments(chain: LocalChain) {
         publicClient.readContract({ address: token, abi: testStablecoinAbi, functionName: "name" }),
       ]);
       const deadline = BigInt(hashTypedData(orderTypedData(record.chainId, router, order)));
-      const permit = permitSignatureParts(
-        await payer.signTypedData(
-          permitTypedData({
-            tokenDomain: { name, version: "1", chainId: record.chainId, verifyingContract: token },
-            owner: payer.address,
-            spender: router,
-            value: order.amount,
-            nonce,
-            deadline,
-          }),
-        ),
+      const signature = await payer.signTypedData(
+        permitTypedData({
+          tokenDomain: { name, version: "1", chainId: record.chainId, verifyingContract: token },
+          owner: payer.address,
+          spender: router,
+          value: order.amount,
+          nonce,
+          deadline,
+        }),
       );
       const voucher = await api.signVoucher(order);
       const hash = await wallet(opts.submitter ?? LOCAL_ACCOUNT_INDEX.agent).writeContract({
         address: router,
         abi: paymentRouterAbi,
         functionName: "payWithPermit",
-        args: [order, voucher, payer.address, permit.v, permit.r, permit.s],
+        args: [order, voucher, payer.address, signature],
       });
       return mined(hash);
     },

@@ -25,7 +25,7 @@ import {
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../../../generated/abis.ts";
 import { type DeploymentRecord, loadDeploymentRecord, waitForDeploymentRecord } from "../../../ignition/deployment-records.ts";
-import { type PaymentOrder, orderTypedData } from "../../../sdk/src/payment-order.ts";
+import { PERMIT2_ADDRESS, type PaymentOrder, orderTypedData } from "../../../sdk/src/payment-order.ts";
 import { type Config, rpcUrls } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import { predictSplitAddress } from "./split-address.ts";
@@ -42,6 +42,9 @@ export type StablecoinInfo = {
    * the authorization rail (PaymentRouter.payWithAuthorization) as well as by permit. Read from the chain
    * (the token answers authorizationState), never from a list of names. */
   eip3009: boolean;
+  /** Whether Uniswap's Permit2 is on this chain at its canonical address: the token's orders can then be paid on
+   * the Permit2 rail (PaymentRouter.payWithPermit2), whatever signatures the token itself has. */
+  permit2: boolean;
 };
 
 const permitExtrasAbi = parseAbi([
@@ -85,8 +88,12 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
       publicClient.readContract({ address, abi: erc20Abi, functionName: "decimals" }),
       publicClient.readContract({ address, abi: erc20Abi, functionName: "name" }),
     ]);
-    const [domain, eip3009] = await Promise.all([readPermitDomain(address, name, deployment.chainId), hasEip3009(address)]);
-    return { symbol, address, decimals, factory, domain, eip3009 };
+    const [domain, eip3009, permit2Code] = await Promise.all([
+      readPermitDomain(address, name, deployment.chainId),
+      hasEip3009(address),
+      publicClient.getCode({ address: PERMIT2_ADDRESS }),
+    ]);
+    return { symbol, address, decimals, factory, domain, eip3009, permit2: (permit2Code?.length ?? 0) > 2 };
   }
 
   /** Whether `token` answers EIP-3009's authorizationState. A revert or an answer that is not a bool (a

@@ -2,7 +2,7 @@
 // carries the quote signer's EIP-712 voucher, which is the same lock on-chain.
 import { eq, sql } from "drizzle-orm";
 import { type Address, type Hex, toHex } from "viem";
-import { permitTypes, receiveAuthorizationTypes } from "../../../sdk/src/payment-order.ts";
+import { PERMIT2_ADDRESS, permit2WitnessTypes, permitTypes, receiveAuthorizationTypes } from "../../../sdk/src/payment-order.ts";
 import type { Db } from "../db/client.ts";
 import { chainTransactions, devices, orderOnchainIdSeq, orders, quotes } from "../db/schema.ts";
 import { recordOrderEvent } from "../events/record.ts";
@@ -251,6 +251,40 @@ export async function paymentDetails(services: Services, order: OrderRow) {
               method: "POST" as const,
               url: `${base}/v1/orders/${order.id}/authorization`,
               body: '{"from": "<wallet address>", "signature": "<65-byte authorization signature>"}',
+            },
+          },
+        }
+      : {}),
+    // Permit2, where the chain has it: one signature that pays this order only, once, until its expiry, for any
+    // token (the only gasless rail of a token without EIP-2612 or EIP-3009); the wallet approves Permit2 once.
+    ...(token.permit2
+      ? {
+          permit2: {
+            domain: { name: "Permit2" as const, chainId: order.chainId, verifyingContract: PERMIT2_ADDRESS },
+            types: {
+              PermitWitnessTransferFrom: [...permit2WitnessTypes.PermitWitnessTransferFrom],
+              TokenPermissions: [...permit2WitnessTypes.TokenPermissions],
+              PaymentOrder: [...permit2WitnessTypes.PaymentOrder],
+            },
+            primaryType: "PermitWitnessTransferFrom" as const,
+            message: {
+              permitted: { token: voucher.token, amount: voucher.amount.toString() },
+              spender: order.routerAddress,
+              nonce: voucher.orderId.toString(),
+              deadline: voucher.expiry.toString(),
+              witness: {
+                orderId: voucher.orderId.toString(),
+                deviceId: voucher.deviceId,
+                token: voucher.token,
+                split: voucher.split,
+                amount: voucher.amount.toString(),
+                expiry: voucher.expiry.toString(),
+              },
+            },
+            relay: {
+              method: "POST" as const,
+              url: `${base}/v1/orders/${order.id}/permit2`,
+              body: '{"owner": "<wallet address>", "signature": "<Permit2 signature>"}',
             },
           },
         }

@@ -20,7 +20,7 @@ import { type ServiceError, errors } from "../errors.ts";
 
 /** The relayer transaction kinds that pay an order for a wallet (the payer signed a permit or an
  * authorization). */
-export const PAYER_RELAY_KINDS = ["pay_with_permit", "pay_with_authorization"] as const;
+export const PAYER_RELAY_KINDS = ["pay_with_permit", "pay_with_authorization", "pay_with_permit2"] as const;
 const SAMPLE_BLOCKS = 10;
 export const MAX_BLOCK_SECONDS = 60;
 const BLOCK_TIME_TTL_MS = 60_000;
@@ -81,7 +81,7 @@ export function orderExpiring(orderId: string, expiry: bigint, clock: ChainClock
 export function voucherExpiryOf(calldata: Hex): bigint | undefined {
   try {
     const call = decodeFunctionData({ abi: paymentRouterAbi, data: calldata });
-    if (!["payWithPermit", "payWithAuthorization", "payCash", "pay"].includes(call.functionName)) return undefined;
+    if (!["payWithPermit", "payWithAuthorization", "payWithPermit2", "payCash", "pay"].includes(call.functionName)) return undefined;
     const voucher = (call.args as readonly unknown[])[0] as { expiry?: bigint } | undefined;
     return typeof voucher?.expiry === "bigint" ? voucher.expiry : undefined;
   } catch {
@@ -93,7 +93,7 @@ export function voucherExpiryOf(calldata: Hex): bigint | undefined {
 export function payerOf(calldata: Hex): Address | undefined {
   try {
     const call = decodeFunctionData({ abi: paymentRouterAbi, data: calldata });
-    if (call.functionName !== "payWithPermit" && call.functionName !== "payWithAuthorization") return undefined;
+    if (!["payWithPermit", "payWithAuthorization", "payWithPermit2"].includes(call.functionName)) return undefined;
     return (call.args as readonly unknown[])[2] as Address;
   } catch {
     return undefined;

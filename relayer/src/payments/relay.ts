@@ -4,9 +4,18 @@
 // The hot wallet pays only for what will succeed (relay-guard.ts): no relay of an order expiring within the
 // margin of the chain's next block, one relay in flight per payer, none past a payer's or tenant's budget of
 // reverted transactions, and none of an order whose cancellation is queued (both hold the order's row).
-import { type Address, type Hex, encodeFunctionData, getAddress, recoverTypedDataAddress, toHex } from "viem";
+import {
+  type Address,
+  type Hex,
+  type TypedDataDefinition,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  recoverTypedDataAddress,
+  toHex,
+} from "viem";
 import { paymentRouterAbi } from "../../../generated/abis.ts";
-import { permitSignatureParts, permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/src/payment-order.ts";
+import { PERMIT2_ADDRESS, permit2TypedData, permitTypedData, receiveAuthorizationTypedData } from "../../../sdk/src/payment-order.ts";
 import { and, eq, inArray } from "drizzle-orm";
 import { enqueueTransaction } from "../chain/tx-sender.ts";
 import { chainTransactions, orders } from "../db/schema.ts";
@@ -60,10 +69,11 @@ async function simulate(services: Services, data: Hex) {
 
 /** The relayer transaction already under way for the order on the same rail, if any: repeating a request
  * returns it. A failed one does not count (the order may be retried); one on the other rail is a conflict. */
-type RelayKind = "pay_with_permit" | "pay_with_authorization" | "pay_cash";
-const RAIL_OF: Record<RelayKind, "permit" | "authorization" | "cash"> = {
+type RelayKind = "pay_with_permit" | "pay_with_authorization" | "pay_with_permit2" | "pay_cash";
+const RAIL_OF: Record<RelayKind, "permit" | "authorization" | "permit2" | "cash"> = {
   pay_with_permit: "permit",
   pay_with_authorization: "authorization",
+  pay_with_permit2: "permit2",
   pay_cash: "cash",
 };
 
@@ -125,6 +135,17 @@ async function submit(
   return { orderId: order.id, status: row.status, transactionHash: row.txHash as Hex | null };
 }
 
+/** Whether `signature` is `signer`'s signature of `typedData`: recovered here for an account without code (ECDSA);
+ * otherwise asked of the chain, which checks a smart-contract account's ERC-1271 signature, or one of an account not
+ * deployed yet wrapped in ERC-6492 (viem's verification, through the universal ERC-6492 validator in an eth_call). */
+async function signedBy(services: Services, signer: Address, typedData: TypedDataDefinition, signature: Hex): Promise<boolean> {
+  const recovered = await recoverTypedDataAddress({ ...typedData, signature }).catch(() => undefined);
+  if (recovered === signer) return true;
+  return services.chain.publicClient.verifyTypedData({ address: signer, ...typedData, signature }).catch(() => {
+    throw errors.unavailable("the chain is not reachable; retry shortly");
+  });
+}
+
 /** The stablecoin of the order's voucher, as the chain described it. */
 async function tokenOf(services: Services, token: Address) {
   const info = [...(await services.chain.stablecoins()).values()].find((t) => t.address === token);
@@ -147,18 +168,8 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   });
   const token = await tokenOf(services, voucher.token);
   const signature = body.signature as Hex;
-  const signer = await recoverTypedDataAddress({
-    ...permitTypedData({
-      tokenDomain: token.domain,
-      owner,
-      spender: chain.router,
-      value: voucher.amount,
-      nonce,
-      deadline,
-    }),
-    signature,
-  }).catch(() => undefined);
-  if (signer !== owner) {
+  const permit = permitTypedData({ tokenDomain: token.domain, owner, spender: chain.router, value: voucher.amount, nonce, deadline });
+  if (!(await signedBy(services, owner, permit, signature))) {
     throw errors.invalid("the permit signature is not the owner's signature of this order's permit", [
       { path: "signature", message: "does not recover to owner for the permit in paymentDetails.permit with the owner's current nonce" },
     ]);
@@ -168,11 +179,10 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
       { path: "owner", message: `balance ${balance} < amount ${voucher.amount}` },
     ]);
   }
-  const { v, r, s } = permitSignatureParts(signature);
   const data = encodeFunctionData({
     abi: paymentRouterAbi,
     functionName: "payWithPermit",
-    args: [voucher, order.voucherSignature as Hex, owner, v, r, s],
+    args: [voucher, order.voucherSignature as Hex, owner, signature],
   });
   return submit(services, order, "pay_with_permit", data, { payer: owner });
 }
@@ -195,19 +205,16 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
   }
   const nonce = toHex(chain.permitDeadline(voucher), { size: 32 });
   const signature = body.signature as Hex;
-  const signer = await recoverTypedDataAddress({
-    ...receiveAuthorizationTypedData({
-      tokenDomain: token.domain,
-      from,
-      to: chain.router,
-      value: voucher.amount,
-      validAfter: 0n,
-      validBefore: voucher.expiry,
-      nonce,
-    }),
-    signature,
-  }).catch(() => undefined);
-  if (signer !== from) {
+  const authorization = receiveAuthorizationTypedData({
+    tokenDomain: token.domain,
+    from,
+    to: chain.router,
+    value: voucher.amount,
+    validAfter: 0n,
+    validBefore: voucher.expiry,
+    nonce,
+  });
+  if (!(await signedBy(services, from, authorization, signature))) {
     throw errors.invalid("the signature is not the wallet's signature of this order's authorization", [
       { path: "signature", message: "does not recover to `from` for the authorization in paymentDetails.authorization" },
     ]);
@@ -226,13 +233,59 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
       { path: "from", message: `balance ${balance} < amount ${voucher.amount}` },
     ]);
   }
-  const { v, r, s } = permitSignatureParts(signature);
   const data = encodeFunctionData({
     abi: paymentRouterAbi,
     functionName: "payWithAuthorization",
-    args: [voucher, order.voucherSignature as Hex, from, v, r, s],
+    args: [voucher, order.voucherSignature as Hex, from, signature],
   });
   return submit(services, order, "pay_with_authorization", data, { payer: from });
+}
+
+/** POST /v1/orders/{id}/permit2: checks the Permit2 signature (the order as witness) off-chain, the owner's balance
+ * and its approval of Permit2, simulates the payment, queues it. */
+export async function relayPermit2(services: Services, order: OrderRow, body: { owner: string; signature: string }) {
+  const active = await activeRelay(services, order, "pay_with_permit2");
+  if (active) return active;
+  await assertPayable(services, order);
+  const owner = getAddress(body.owner);
+  await assertPayerRevertBudget(services.database.db, services.config, owner);
+  const voucher = voucherOf(order);
+  const chain = services.chain;
+  const token = await tokenOf(services, voucher.token);
+  if (!token.permit2) {
+    throw errors.invalid("this chain has no Permit2: pay by permit (paymentDetails.permit)", [
+      { path: "signature", message: "Permit2 is not deployed on this chain" },
+    ]);
+  }
+  const signature = body.signature as Hex;
+  const typedData = permit2TypedData({ chainId: order.chainId, router: chain.router, order: voucher });
+  if (!(await signedBy(services, owner, typedData as unknown as TypedDataDefinition, signature))) {
+    throw errors.invalid("the signature is not the owner's Permit2 signature of this order", [
+      { path: "signature", message: "does not verify for owner against the typed data in paymentDetails.permit2" },
+    ]);
+  }
+  const [balance, approved] = await Promise.all([
+    chain.balanceOf(voucher.token, owner),
+    chain.publicClient.readContract({ address: voucher.token, abi: erc20Abi, functionName: "allowance", args: [owner, PERMIT2_ADDRESS] }),
+  ]).catch(() => {
+    throw errors.unavailable("the chain is not reachable; retry shortly");
+  });
+  if (balance < voucher.amount) {
+    throw errors.invalid("the owner's balance does not cover the order", [
+      { path: "owner", message: `balance ${balance} < amount ${voucher.amount}` },
+    ]);
+  }
+  if (approved < voucher.amount) {
+    throw errors.invalid("the owner has not approved Permit2 for the token: approve it once, then sign again", [
+      { path: "owner", message: `allowance to Permit2 ${approved} < amount ${voucher.amount}` },
+    ]);
+  }
+  const data = encodeFunctionData({
+    abi: paymentRouterAbi,
+    functionName: "payWithPermit2",
+    args: [voucher, order.voucherSignature as Hex, owner, signature],
+  });
+  return submit(services, order, "pay_with_permit2", data, { payer: owner });
 }
 
 /** POST /v1/orders/{id}/cash: an agent took cash for the order; the relayer pays it from its float. The

@@ -1,6 +1,7 @@
 // Schemas of the order routes (/v1/orders/*): the order, its payment details, the relayer's rails and the
 // receipt.
 import { z } from "@hono/zod-openapi";
+import { paymentRouterRailValues } from "../../../generated/abis.ts";
 import { ChecksummedAddress, SplitLeg, Token } from "../representation.ts";
 import { DeviceId } from "./shared-schemas.ts";
 import {
@@ -88,6 +89,35 @@ export const PaymentDetails = z
           "wallet) to the message and POST the signature to `relay.url`. The relayer submits PaymentRouter.payWithAuthorization " +
           "and pays the gas. Tokens with only EIP-2612 have `permit` only.",
       }),
+    permit2: z
+      .object({
+        domain: z.object({ name: z.literal("Permit2"), chainId: z.number().int(), verifyingContract: Address }),
+        types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+        primaryType: z.literal("PermitWitnessTransferFrom"),
+        message: z.object({
+          permitted: z.object({ token: Address, amount: z.string() }),
+          spender: Address.openapi({ description: "The router" }),
+          nonce: z.string().openapi({ description: "The order's on-chain id: Permit2 spends it, so the signature pays once" }),
+          deadline: z.string().openapi({ description: "The order's expiry (unix seconds): the signature expires with the order" }),
+          witness: z.object({
+            orderId: z.string(),
+            deviceId: Hex,
+            token: Address,
+            split: Address,
+            amount: z.string(),
+            expiry: z.string(),
+          }),
+        }),
+        relay: z.object({ method: z.literal("POST"), url: z.string(), body: z.string() }),
+      })
+      .optional()
+      .openapi({
+        description:
+          "Present where the chain has Uniswap's Permit2: the PermitWitnessTransferFrom typed data to sign (the order as " +
+          "witness); POST the signature with `owner` to `relay.url`. The wallet must have approved Permit2 for the token " +
+          "once. The relayer submits PaymentRouter.payWithPermit2 and pays the gas. The only gasless rail of a token " +
+          "without EIP-2612 or EIP-3009; unlike a permit, the signature expires with the order.",
+      }),
     scanToPay: z.object({ uri: z.string(), qrCodeUrl: z.string() }),
   })
   .openapi("PaymentDetails");
@@ -109,7 +139,7 @@ export const Order = z
     paymentDetails: PaymentDetails.optional().openapi({ description: "Present while the order is pending" }),
     payment: z
       .object({
-        rail: z.enum(["permit", "approval", "cash", "authorization"]),
+        rail: z.enum(paymentRouterRailValues),
         payer: ChecksummedAddress,
         transactionHash: Hex,
         blockNumber: z.number().int(),
@@ -135,21 +165,46 @@ export const Order = z
   })
   .openapi("Order", { example: ORDER_EXAMPLE });
 
+/** Bytes 65 (r, s, v) to 8,192 long: a wallet's ECDSA signature, or a smart-contract account's (a multisig's,
+ * a passkey wallet's WebAuthn data, an ERC-6492 wrapper with the account's factory call), bounded. */
+const WalletSignature = Hex.refine(
+  (s) => s.length % 2 === 0 && s.length >= 132 && s.length <= 2 + 2 * 8_192,
+  "a signature of 65 to 8,192 bytes",
+);
+
 export const PermitSubmission = z
   .object({
     owner: Address.openapi({ description: "The paying wallet (the permit's owner)" }),
-    signature: Hex.refine((s) => s.length === 132, "a 65-byte signature").openapi({
-      description: "The owner's EIP-712 signature of the permit in paymentDetails.permit",
+    signature: WalletSignature.openapi({
+      description:
+        "The owner's EIP-712 signature of the permit in paymentDetails.permit: 65 bytes from a wallet without code, " +
+        "or a smart-contract account's ERC-1271 signature of any length (ERC-6492-wrapped if not deployed yet); the " +
+        "permit's `bytes` overload must exist at the token for any other length than 65 (USDC has it)",
     }),
   })
   .strict()
   .openapi("PermitSubmission", { example: PERMIT_SUBMISSION_EXAMPLE });
 
+export const Permit2Submission = z
+  .object({
+    owner: Address.openapi({ description: "The paying wallet (the Permit2 transfer's owner)" }),
+    signature: WalletSignature.openapi({
+      description:
+        "The owner's EIP-712 signature of paymentDetails.permit2: 65 bytes from a wallet without code, or a " +
+        "smart-contract account's ERC-1271 signature (Permit2 asks the account)",
+    }),
+  })
+  .strict()
+  .openapi("Permit2Submission");
+
 export const AuthorizationSubmission = z
   .object({
     from: Address.openapi({ description: "The paying wallet (the authorization's `from`)" }),
-    signature: Hex.refine((s) => s.length === 132, "a 65-byte signature").openapi({
-      description: "The wallet's EIP-712 signature of the authorization in paymentDetails.authorization",
+    signature: WalletSignature.openapi({
+      description:
+        "The wallet's EIP-712 signature of the authorization in paymentDetails.authorization: 65 bytes from a wallet " +
+        "without code, or a smart-contract account's ERC-1271 signature of any length (ERC-6492-wrapped if not " +
+        "deployed yet)",
     }),
   })
   .strict()
@@ -184,7 +239,7 @@ export const Receipt = z
     chain: z.string(),
     chainId: z.number().int(),
     payment: z.object({
-      rail: z.enum(["permit", "approval", "cash", "authorization"]),
+      rail: z.enum(paymentRouterRailValues),
       payer: ChecksummedAddress,
       transactionHash: Hex,
       blockNumber: z.number().int(),

@@ -11,11 +11,12 @@ import { createOrder, findOrder, findOrderWithRelay, orderView } from "../paymen
 import { orderReceipt } from "../payments/receipt.ts";
 import { cancelOrder } from "../payments/cancellation.ts";
 import { releaseCash, reserveCash } from "../payments/cash-limits.ts";
-import { relayAuthorization, relayCash, relayPermit } from "../payments/relay.ts";
+import { relayAuthorization, relayCash, relayPermit, relayPermit2 } from "../payments/relay.ts";
 import type { Identity } from "../http/env.ts";
 import type { Services } from "../services.ts";
 import {
   AuthorizationSubmission,
+  Permit2Submission,
   CancellationAccepted,
   Order,
   OrderRequest,
@@ -200,6 +201,36 @@ export function orderRoutes(services: Services) {
     async (c) => {
       const order = await findOrder(services, c.req.valid("param").id);
       return c.json(await relayAuthorization(services, order, c.req.valid("json")), 202);
+    },
+  );
+
+  api.openapi(
+    createRoute({
+      method: "post",
+      path: "/orders/{id}/permit2",
+      operationId: "relayPermit2",
+      tags: ["Payments"],
+      summary: "Relay a wallet's Permit2 signature: the relayer submits payWithPermit2 and pays the gas",
+      description:
+        "Offered when paymentDetails has `permit2` (the chain has Uniswap's Permit2). The signature is checked " +
+        "off-chain (signer, balance, the wallet's approval of Permit2) and the payment simulated before it is queued. " +
+        "It pays this order only (the order is its witness and its id the Permit2 nonce), once, before the order's " +
+        "expiry; only the router can use it. One transaction per order: repeating the request returns the " +
+        "transaction under way. " +
+        RELAY_REFUSALS,
+      middleware: [rateLimit({ capacity: 30, perSecond: 5 })] as const,
+      request: {
+        params: OrderIdParam,
+        body: { content: { "application/json": { schema: Permit2Submission } }, required: true },
+      },
+      responses: {
+        202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
+        ...errorResponses(400, 404, 409, 422, 429, 503),
+      },
+    }),
+    async (c) => {
+      const order = await findOrder(services, c.req.valid("param").id);
+      return c.json(await relayPermit2(services, order, c.req.valid("json")), 202);
     },
   );
 

@@ -2,15 +2,16 @@
 // lists them under `webhooks` (registerWebhookDocs), the portal offers them as checkboxes, and the tests
 // check every delivered event against its schema.
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { paymentRouterRailValues } from "../../../generated/abis.ts";
 import { ChecksummedAddress, SplitLeg, Token, checksummedAddress } from "../representation.ts";
 
 type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
 
 const Address = ChecksummedAddress;
 const TxHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
-const Rail = z.enum(["permit", "approval", "cash", "authorization"]).openapi({
+const Rail = z.enum(paymentRouterRailValues).openapi({
   description:
-    "permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer)",
+    "permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer); permit2: a Permit2 transfer with the order as its witness (tokens without EIP-2612 or EIP-3009)",
 });
 const Timestamp = z.string().openapi({ description: "ISO 8601, UTC", example: "2026-01-01T12:00:00.000Z" });
 

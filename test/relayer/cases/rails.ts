@@ -2,11 +2,11 @@
 // stream shows it, the device is powered on, the split is recorded.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createPublicClient, http } from "viem";
+import { createPublicClient, erc20Abi, http, maxUint256 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { localAccount, localPrivateKey } from "../../../lib/sample-data.ts";
-import { paymentOrderOf, signOrderAuthorization } from "../../../sdk/src/payment-order.ts";
-import { createOrder, pay, readEventStream, signPermit, waitForOrder } from "../../support/pay.ts";
+import { PERMIT2_ADDRESS, paymentOrderOf, permit2TypedData, signOrderAuthorization } from "../../../sdk/src/payment-order.ts";
+import { clients, createOrder, pay, readEventStream, signPermit, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
 import { expectError } from "./expect.ts";
 
@@ -54,6 +54,48 @@ export function railCases(stack: () => Stack) {
         );
       });
     }
+
+    it("relayed-permit2: the wallet approves Permit2 once and signs paymentDetails.permit2; the relayer pays on the Permit2 rail", async () => {
+      const s = stack();
+      const order = await createOrder(s, "kiosk-nbo-001", "30m");
+      const details = order.paymentDetails;
+      const voucher = paymentOrderOf(details.order);
+      // The typed data the order offers is the SDK's (the order as witness, nonce its id, deadline its expiry).
+      const typedData = permit2TypedData({ chainId: details.chainId, router: details.router, order: voucher });
+      assert.equal(details.permit2.domain.verifyingContract, PERMIT2_ADDRESS);
+      assert.equal(details.permit2.message.nonce, voucher.orderId.toString());
+      assert.equal(details.permit2.message.deadline, voucher.expiry.toString());
+      assert.deepEqual(Object.keys(details.permit2.types), Object.keys(typedData.types));
+
+      const { account, walletClient, publicClient } = clients(s);
+      const wallet = privateKeyToAccount(localPrivateKey(7));
+      const unapproved = await s.api("POST", `/v1/orders/${order.id}/permit2`, {
+        body: { owner: account.address, signature: await wallet.signTypedData(typedData) },
+      });
+      if (unapproved.status === 422) assert.match(unapproved.body.error.message, /Permit2/);
+      else assert.equal(unapproved.status, 202, "the wallet had approved Permit2 in an earlier test");
+      if (unapproved.status === 422) {
+        const approve = await walletClient.writeContract({
+          address: voucher.token,
+          abi: erc20Abi,
+          functionName: "approve",
+          args: [PERMIT2_ADDRESS, maxUint256],
+        });
+        await publicClient.waitForTransactionReceipt({ hash: approve });
+        const wrong = await s.api("POST", `/v1/orders/${order.id}/permit2`, {
+          body: { owner: account.address, signature: await localAccount(8).signTypedData(typedData) },
+        });
+        expectError(wrong, 422, "invalid_parameters");
+        assert.equal(wrong.body.error.details[0].path, "signature");
+        const relayed = await s.api("POST", `/v1/orders/${order.id}/permit2`, {
+          body: { owner: account.address, signature: await wallet.signTypedData(typedData) },
+        });
+        assert.equal(relayed.status, 202, JSON.stringify(relayed.body));
+      }
+      const paid = await waitForOrder(s, order.id, (o) => o.status === "success");
+      assert.equal(paid.payment.rail, "permit2");
+      assert.equal(paid.payment.payer, account.address.toLowerCase());
+    });
 
     it("streams the order: current state, payment, split, power-on, then closes; resumes after Last-Event-ID", async () => {
       const s = stack();
@@ -121,6 +163,18 @@ export function railCases(stack: () => Stack) {
       });
       expectError(wrongOwner, 422, "invalid_parameters");
       assert.equal(wrongOwner.body.error.details[0].path, "signature");
+      // A smart-contract account's signature may be longer than 65 bytes: one that verifies for nobody (neither by
+      // ECDSA nor by the owner's ERC-1271, asked of the chain) is refused on the signature, one past 8 KiB as malformed.
+      const long = await s.api("POST", `/v1/orders/${order.id}/permit`, {
+        body: { owner: permit.owner, signature: `0x${"ab".repeat(300)}` },
+      });
+      expectError(long, 422, "invalid_parameters");
+      assert.equal(long.body.error.details[0].path, "signature");
+      expectError(
+        await s.api("POST", `/v1/orders/${order.id}/permit`, { body: { owner: permit.owner, signature: `0x${"ab".repeat(8_193)}` } }),
+        422,
+        "invalid_parameters",
+      );
       const broke = await signPermit(s, order, 9);
       const noFunds = await s.api("POST", `/v1/orders/${order.id}/permit`, { body: broke });
       expectError(noFunds, 422, "invalid_parameters");

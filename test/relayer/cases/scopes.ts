@@ -94,6 +94,7 @@ const TABLE = new Map<string, Rule>([
   ["GET /orders/{id}/receipt", { access: PUBLIC, ok: 200 }],
   ["POST /orders/{id}/permit", { access: PUBLIC, ok: 422 }],
   ["POST /orders/{id}/authorization", { access: PUBLIC, ok: 422 }],
+  ["POST /orders/{id}/permit2", { access: PUBLIC, ok: 422 }],
   // The order is paid already: an agent of its tenant passes and is told so; another tenant's is 404.
   ["POST /orders/{id}/cash", { access: "agentKey", ok: 409, otherTenant: 404 }],
   // The same paid order: a developer key of its tenant passes and is told it is paid; another tenant's is 404.
