@@ -127,6 +127,8 @@ export const ERROR_CODES = {
   device_timeout: "the device cloud did not answer in time",
   quote_expired: "the quote expired: ask for a new one",
   split_not_ready: "the device's own split contract is not on-chain yet; retry after the retry-after header's seconds",
+  split_recipients_mismatch:
+    "the device's split pays recipients other than its payout parties: the device takes no payment until the operator resolves it",
   order_unpaid: "the order is not paid (yet): there is no receipt",
   order_already_paid: "the order is paid already",
   order_expired: "the order expired: order again",

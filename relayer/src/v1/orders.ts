@@ -69,7 +69,7 @@ export function orderRoutes(services: Services) {
       responses: {
         200: { description: "The order this quote already made", content: { "application/json": { schema: Order } } },
         201: { description: "The new order, with its payment details", content: { "application/json": { schema: Order } } },
-        ...errorResponses(400, 404, { 409: ["quote_expired", "split_not_ready"] }, 422, 429, 503),
+        ...errorResponses(400, 404, { 409: ["quote_expired", "split_not_ready", "split_recipients_mismatch"] }, 422, 429, 503),
       },
     }),
     async (c) => {
@@ -225,7 +225,23 @@ export function orderRoutes(services: Services) {
       },
       responses: {
         202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
-        ...errorResponses(400, 404, 409, 422, 429, 503),
+        ...errorResponses(
+          400,
+          404,
+          {
+            409: [
+              "order_already_paid",
+              "order_expired",
+              "order_expiring",
+              "order_cancelled",
+              "payment_in_progress",
+              "payer_payment_in_progress",
+            ],
+          },
+          422,
+          { 429: ["rate_limited", "too_many_reverts"] },
+          503,
+        ),
       },
     }),
     async (c) => {

@@ -345,6 +345,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/orders/{id}/permit2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Relay a wallet's Permit2 signature: the relayer submits payWithPermit2 and pays the gas
+         * @description **Access: public.** No credential is needed; an `Authorization` header sent anyway is ignored.
+         *
+         *     Offered when paymentDetails has `permit2` (the chain has Uniswap's Permit2). The signature is checked off-chain (signer, balance, the wallet's approval of Permit2) and the payment simulated before it is queued. It pays this order only (the order is its witness and its id the Permit2 nonce), once, before the order's expiry; only the router can use it. One transaction per order: repeating the request returns the transaction under way. The relayer pays the gas only for what will succeed: 409 `order_expiring` when the order's voucher expires before the chain's block RELAY_EXPIRY_MARGIN_BLOCKS blocks after the next one (chain time: pay from the wallet, or order again); 409 `payer_payment_in_progress` while another relayed payment by the same wallet is queued or under way (its permit nonce and balance are in use: sign again once it is mined); 409 `order_cancelled` when a cancellation is queued; 429 `too_many_reverts` (Retry-After) once the wallet's relayed payments reverted RELAY_PAYER_MAX_REVERTS times, or the tenant's order transactions RELAY_TENANT_MAX_REVERTS times, in RELAY_REVERT_WINDOW_SECONDS.
+         */
+        post: operations["relayPermit2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/orders/{id}/cash": {
         parameters: {
             query?: never;
@@ -790,7 +812,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Change a device's payout parties (asset owner and operator): later payments credit the new recipients, earlier ones stay with the recipients of their time. The split's recipients are replaced on-chain (transactionId); the protocol leg and the 50/40/10 shares cannot change. A change closes the cash rail to the device for PAYOUT_CHANGE_DELAY_SECONDS (POST /v1/orders/{id}/cash: 409 payout_change_pending). Each change is a transaction from the relayer's hot wallet: a tenant may make TENANT_CHAIN_WRITES_PER_MINUTE a minute (a burst of as many) per relayer process, beyond that 429 `rate_limited` with Retry-After.
+         * Change a device's payout parties (asset owner and operator): later payments credit the new recipients, earlier ones stay with the recipients of their time. A device whose split is not created yet takes them at once. A device with a split keeps paying its current parties: the new ones are recorded as payout.pendingChange, proposed on-chain by the split manager and effective after the split factory's delay (the relayer then shows them as the parties); parties equal to the current ones drop a pending change. The protocol leg and the 50/40/10 shares cannot change. A change closes the cash rail to the device for PAYOUT_CHANGE_DELAY_SECONDS from the request and again from the moment it takes effect (POST /v1/orders/{id}/cash: 409 payout_change_pending). A tenant may make TENANT_CHAIN_WRITES_PER_MINUTE a minute (a burst of as many) per relayer process, beyond that 429 `rate_limited` with Retry-After.
          * @description **Access: a portal JWT** (the session token of POST /auth/login, as `Authorization: Bearer`). 401 `unauthorized`: no credential, or an unknown, expired, revoked or malformed one, or an API key (a key is not a session).
          */
         put: operations["setAssetPayout"];
@@ -1134,10 +1156,10 @@ export interface components {
                  */
                 tokenAmount: string;
                 /**
-                 * @description permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer)
+                 * @description permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer); permit2: a Permit2 transfer with the order as its witness (tokens without EIP-2612 or EIP-3009)
                  * @enum {string}
                  */
-                rail: "permit" | "approval" | "cash" | "authorization";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
                 /**
                  * @description The paying account (the agent's account for cash) (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
@@ -1184,10 +1206,10 @@ export interface components {
                  */
                 tokenAmount: string;
                 /**
-                 * @description permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer)
+                 * @description permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer); permit2: a Permit2 transfer with the order as its witness (tokens without EIP-2612 or EIP-3009)
                  * @enum {string}
                  */
-                rail: "permit" | "approval" | "cash" | "authorization";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
                 /**
                  * @description The paying account (the agent's account for cash) (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
@@ -1221,10 +1243,10 @@ export interface components {
                  */
                 tokenAmount: string;
                 /**
-                 * @description permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer)
+                 * @description permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer); permit2: a Permit2 transfer with the order as its witness (tokens without EIP-2612 or EIP-3009)
                  * @enum {string}
                  */
-                rail: "permit" | "approval" | "cash" | "authorization";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
                 /**
                  * @description The paying account (the agent's account for cash) (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
@@ -1261,7 +1283,7 @@ export interface components {
                 asset: {
                     /** @example kiosk-nbo-001 */
                     deviceId: string;
-                    /** @description keccak256 of the device id: the split's asset key */
+                    /** @description keccak256 of the device id: the device's own key (the split's asset key is derived from it) */
                     chainDeviceId: string;
                 };
                 token: components["schemas"]["Token"];
@@ -1307,7 +1329,7 @@ export interface components {
                 asset: {
                     /** @example kiosk-nbo-001 */
                     deviceId: string;
-                    /** @description keccak256 of the device id: the split's asset key */
+                    /** @description keccak256 of the device id: the device's own key (the split's asset key is derived from it) */
                     chainDeviceId: string;
                 };
                 token: components["schemas"]["Token"];
@@ -1805,7 +1827,7 @@ export interface components {
             deviceClass: string;
             /** @example KE-30 */
             region: string;
-            /** @description keccak256 of the id: the device id on-chain orders carry */
+            /** @description keccak256 of the id: the device's own key, from which its split's asset key (payout.assetKey) is derived */
             chainDeviceId: string;
             tiers: {
                 tier: string;
@@ -1823,10 +1845,17 @@ export interface components {
             /** @description The device's own split contract (predicted address, EIP-55); null until first requested */
             split: string | null;
             /**
-             * @description none: not requested yet; pending: its creation is on its way on-chain; created: payments can settle through it; failed: the creation failed (asked for again on the next quote)
+             * @description none: not requested yet; pending: its creation is on its way on-chain; created: payments can settle through it (its recipients read on-chain are the parties above); failed: the creation failed (asked for again on the next quote); mismatch: the split pays other recipients, the device's quotes and orders are refused (409 split_recipients_mismatch) until resolved
              * @enum {string}
              */
-            splitStatus: "none" | "pending" | "created" | "failed";
+            splitStatus: "none" | "pending" | "created" | "failed" | "mismatch";
+            /** @description The split's asset key, keccak256(abi.encode(chainDeviceId, first asset owner, first operator)): the device id on-chain orders carry. Null until the split is first requested */
+            assetKey: string | null;
+            /** @description Payout parties requested for a device whose split exists: they take effect when the split manager's change is executed on-chain (after the split factory's delay). Null: none */
+            pendingChange: {
+                assetOwner: string;
+                operator: string;
+            } | null;
         };
         /**
          * @example {
@@ -2071,7 +2100,7 @@ export interface components {
             paymentDetails?: components["schemas"]["PaymentDetails"];
             payment: {
                 /** @enum {string} */
-                rail: "permit" | "approval" | "cash" | "authorization";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
                 /**
                  * @description An address (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
@@ -2196,6 +2225,49 @@ export interface components {
                     body: string;
                 };
             };
+            /** @description Present where the chain has Uniswap's Permit2: the PermitWitnessTransferFrom typed data to sign (the order as witness); POST the signature with `owner` to `relay.url`. The wallet must have approved Permit2 for the token once. The relayer submits PaymentRouter.payWithPermit2 and pays the gas. The only gasless rail of a token without EIP-2612 or EIP-3009; unlike a permit, the signature expires with the order. */
+            permit2?: {
+                domain: {
+                    /** @enum {string} */
+                    name: "Permit2";
+                    chainId: number;
+                    verifyingContract: string;
+                };
+                types: {
+                    [key: string]: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+                /** @enum {string} */
+                primaryType: "PermitWitnessTransferFrom";
+                message: {
+                    permitted: {
+                        token: string;
+                        amount: string;
+                    };
+                    /** @description The router */
+                    spender: string;
+                    /** @description The order's on-chain id: Permit2 spends it, so the signature pays once */
+                    nonce: string;
+                    /** @description The order's expiry (unix seconds): the signature expires with the order */
+                    deadline: string;
+                    witness: {
+                        orderId: string;
+                        deviceId: string;
+                        token: string;
+                        split: string;
+                        amount: string;
+                        expiry: string;
+                    };
+                };
+                relay: {
+                    /** @enum {string} */
+                    method: "POST";
+                    url: string;
+                    body: string;
+                };
+            };
             scanToPay: {
                 uri: string;
                 qrCodeUrl: string;
@@ -2283,7 +2355,7 @@ export interface components {
             chainId: number;
             payment: {
                 /** @enum {string} */
-                rail: "permit" | "approval" | "cash" | "authorization";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
                 /**
                  * @description An address (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
@@ -2340,7 +2412,7 @@ export interface components {
         PermitSubmission: {
             /** @description The paying wallet (the permit's owner) */
             owner: string;
-            /** @description The owner's EIP-712 signature of the permit in paymentDetails.permit */
+            /** @description The owner's EIP-712 signature of the permit in paymentDetails.permit: 65 bytes from a wallet without code, or a smart-contract account's ERC-1271 signature of any length (ERC-6492-wrapped if not deployed yet); the permit's `bytes` overload must exist at the token for any other length than 65 (USDC has it) */
             signature: string;
         };
         /**
@@ -2352,7 +2424,13 @@ export interface components {
         AuthorizationSubmission: {
             /** @description The paying wallet (the authorization's `from`) */
             from: string;
-            /** @description The wallet's EIP-712 signature of the authorization in paymentDetails.authorization */
+            /** @description The wallet's EIP-712 signature of the authorization in paymentDetails.authorization: 65 bytes from a wallet without code, or a smart-contract account's ERC-1271 signature of any length (ERC-6492-wrapped if not deployed yet) */
+            signature: string;
+        };
+        Permit2Submission: {
+            /** @description The paying wallet (the Permit2 transfer's owner) */
+            owner: string;
+            /** @description The owner's EIP-712 signature of paymentDetails.permit2: 65 bytes from a wallet without code, or a smart-contract account's ERC-1271 signature (Permit2 asks the account) */
             signature: string;
         };
         /**
@@ -2442,7 +2520,7 @@ export interface components {
         AssetRef: {
             /** @description The tenant's device the split belongs to */
             deviceId: string | null;
-            /** @description keccak256 of the device id: the split's asset key */
+            /** @description keccak256 of the device id: the device's own key */
             chainDeviceId: string | null;
         };
         /**
@@ -3251,7 +3329,7 @@ export interface components {
             deviceId: string;
             name: string;
             region: string;
-            /** @description keccak256 of the device id: the split's asset key */
+            /** @description keccak256 of the device id: the device's own key (payout.assetKey is its split's) */
             chainDeviceId: string;
             payout: components["schemas"]["PayoutParties"];
         };
@@ -3271,7 +3349,7 @@ export interface components {
          *     }
          */
         ChangedPayoutParties: components["schemas"]["Asset"] & {
-            /** @description The relayer transaction replacing the split's recipients on-chain (null: nothing to send, the split does not exist yet or the parties are unchanged) */
+            /** @description Always null: the relayer sends nothing for a payout change. A device without a split takes the parties at once; one with a split records them as payout.pendingChange, which the split manager proposes on-chain and which takes effect after the split factory's delay */
             transactionId: string | null;
         };
         /**
@@ -4474,7 +4552,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `split_not_ready`: the device's own split contract is not on-chain yet; retry after the retry-after header's seconds. `idempotency_key_in_use`: a request with this Idempotency-Key is still running; retry after the retry-after header's seconds. */
+            /** @description `split_not_ready`: the device's own split contract is not on-chain yet; retry after the retry-after header's seconds. `split_recipients_mismatch`: the device's split pays recipients other than its payout parties: the device takes no payment until the operator resolves it. `idempotency_key_in_use`: a request with this Idempotency-Key is still running; retry after the retry-after header's seconds. */
             409: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4485,7 +4563,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            code: "split_not_ready" | "idempotency_key_in_use";
+                            code: "split_not_ready" | "split_recipients_mismatch" | "idempotency_key_in_use";
                             /**
                              * @description What went wrong, for people (not for parsing)
                              * @example invalid body
@@ -4702,7 +4780,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `quote_expired`: the quote expired: ask for a new one. `split_not_ready`: the device's own split contract is not on-chain yet; retry after the retry-after header's seconds. `idempotency_key_in_use`: a request with this Idempotency-Key is still running; retry after the retry-after header's seconds. */
+            /** @description `quote_expired`: the quote expired: ask for a new one. `split_not_ready`: the device's own split contract is not on-chain yet; retry after the retry-after header's seconds. `split_recipients_mismatch`: the device's split pays recipients other than its payout parties: the device takes no payment until the operator resolves it. `idempotency_key_in_use`: a request with this Idempotency-Key is still running; retry after the retry-after header's seconds. */
             409: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4713,7 +4791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            code: "quote_expired" | "split_not_ready" | "idempotency_key_in_use";
+                            code: "quote_expired" | "split_not_ready" | "split_recipients_mismatch" | "idempotency_key_in_use";
                             /**
                              * @description What went wrong, for people (not for parsing)
                              * @example invalid body
@@ -5330,6 +5408,228 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code: "order_already_paid" | "order_expired" | "order_expiring" | "order_cancelled" | "payment_in_progress" | "payer_payment_in_progress" | "authorization_used" | "idempotency_key_in_use";
+                            /**
+                             * @description What went wrong, for people (not for parsing)
+                             * @example invalid body
+                             */
+                            message: string;
+                            /**
+                             * @example [
+                             *       {
+                             *         "path": "tier",
+                             *         "message": "unknown tier 2h; allowed: 30m, 1h, 3h"
+                             *       }
+                             *     ]
+                             */
+                            details?: {
+                                path?: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameters`: a parameter or the body failed validation; `details` names each field. `idempotency_key_reused`: this Idempotency-Key was used with another request (method, path or body) in the last 24 hours. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code: "invalid_parameters" | "idempotency_key_reused";
+                            /**
+                             * @description What went wrong, for people (not for parsing)
+                             * @example invalid body
+                             */
+                            message: string;
+                            /**
+                             * @example [
+                             *       {
+                             *         "path": "tier",
+                             *         "message": "unknown tier 2h; allowed: 30m, 1h, 3h"
+                             *       }
+                             *     ]
+                             */
+                            details?: {
+                                path?: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests; retry after the retry-after header's seconds. `too_many_reverts`: too many relayed transactions of this wallet or tenant reverted recently; retry after the retry-after header's seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code: "rate_limited" | "too_many_reverts";
+                            /**
+                             * @description What went wrong, for people (not for parsing)
+                             * @example invalid body
+                             */
+                            message: string;
+                            /**
+                             * @example [
+                             *       {
+                             *         "path": "tier",
+                             *         "message": "unknown tier 2h; allowed: 30m, 1h, 3h"
+                             *       }
+                             *     ]
+                             */
+                            details?: {
+                                path?: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `unavailable`: a dependency cannot be reached right now; retry after the retry-after header's seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code: "unavailable";
+                            /**
+                             * @description What went wrong, for people (not for parsing)
+                             * @example invalid body
+                             */
+                            message: string;
+                            /**
+                             * @example [
+                             *       {
+                             *         "path": "tier",
+                             *         "message": "unknown tier 2h; allowed: 30m, 1h, 3h"
+                             *       }
+                             *     ]
+                             */
+                            details?: {
+                                path?: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    relayPermit2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the first request with a key runs; a retry with the same key and the same request (method, path and body; JSON compared with its keys in any order) within 24 h gets the first response again (status, body, Content-Type, Location) with the header `Idempotent-Replayed: true`, and does not run again. The same key with another request is 422 `idempotency_key_reused`; a request while the first one with its key still runs is 409 `idempotency_key_in_use` with Retry-After (seconds). A key belongs to the credential that sent it (an API key, a portal user; on a public operation without one, the client's address). 1 to 255 visible ASCII characters (a UUID v4 is a good choice); anything else is 400 `invalid_idempotency_key`. A 5xx, 401, 403, 429 or 422 `invalid_parameters` answer is not kept: a retry with the key runs again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description An order id: ord_ followed by 26 characters. Any other value names nothing: 404 not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Permit2Submission"];
+            };
+        };
+        responses: {
+            /** @description Queued or under way */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayAccepted"];
+                };
+            };
+            /** @description `invalid_body`: the body is not JSON, or not sent as application/json. `invalid_idempotency_key`: the Idempotency-Key header is not 1 to 255 visible ASCII characters. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code: "invalid_body" | "invalid_idempotency_key";
+                            /**
+                             * @description What went wrong, for people (not for parsing)
+                             * @example invalid body
+                             */
+                            message: string;
+                            /**
+                             * @example [
+                             *       {
+                             *         "path": "tier",
+                             *         "message": "unknown tier 2h; allowed: 30m, 1h, 3h"
+                             *       }
+                             *     ]
+                             */
+                            details?: {
+                                path?: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: no such resource (or it belongs to another tenant). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code: "not_found";
+                            /**
+                             * @description What went wrong, for people (not for parsing)
+                             * @example invalid body
+                             */
+                            message: string;
+                            /**
+                             * @example [
+                             *       {
+                             *         "path": "tier",
+                             *         "message": "unknown tier 2h; allowed: 30m, 1h, 3h"
+                             *       }
+                             *     ]
+                             */
+                            details?: {
+                                path?: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `order_already_paid`: the order is paid already. `order_expired`: the order expired: order again. `order_expiring`: the order's voucher expires before a relayed payment could be mined: pay from the wallet, or order again. `order_cancelled`: a cancellation of the order is queued or done. `payment_in_progress`: a payment of the order is already under way. `payer_payment_in_progress`: another relayed payment by the same wallet is queued or under way: sign again once it is mined. `idempotency_key_in_use`: a request with this Idempotency-Key is still running; retry after the retry-after header's seconds. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code: "order_already_paid" | "order_expired" | "order_expiring" | "order_cancelled" | "payment_in_progress" | "payer_payment_in_progress" | "idempotency_key_in_use";
                             /**
                              * @description What went wrong, for people (not for parsing)
                              * @example invalid body
