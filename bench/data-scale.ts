@@ -6,8 +6,9 @@
 // takes them) then runs `--runs` times on each size in turn after two warm-up runs. A statement's database
 // time is PostgreSQL's planning plus execution time (EXPLAIN (ANALYZE, TIMING OFF)), its median over the runs;
 // a route's time is the sum of its statements'. Printed as a table with the growth from the smallest to the
-// largest size. The revenue overview aggregates a time window (the orders paid in it), which holds the same
-// orders at every size here: its time does not grow with history, but is the window's.
+// largest size. The revenue overview's 24-hour range aggregates the orders paid in its window (the same
+// orders at every size here); its ranges of days read the per-day revenue rollups (a row per day, and per
+// device and day), whatever the window's orders.
 //
 //   npm run bench -- --only data-scale              10k, 100k and 1M orders (seeding 1M takes minutes)
 //   npm run bench -- --only data-scale --quick      10k and 100k

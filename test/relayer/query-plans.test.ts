@@ -1,8 +1,9 @@
 // The relayer's reads of tables that grow with history stay flat: on a PostgreSQL database seeded with
 // enough rows that the planner prefers indexes (200,000 orders over 2,000 devices, 100,000 webhook
 // deliveries with their events and attempts: test/support/history-seed.ts), every statement of the revenue
-// lists, the delivery log and its counts, impact and public stats, the split provisioner and the device-status
-// poller is run with EXPLAIN (ANALYZE, FORMAT JSON), and its plan
+// lists and overview (whose ranges of days read the per-day revenue rollups, checked to answer what the
+// window's orders do, and whose upserts record a payment), the delivery log and its counts, impact and public
+// stats, the split provisioner and the device-status poller is run with EXPLAIN (ANALYZE, FORMAT JSON), and its plan
 // must not read a history table with a sequential scan, sort its rows, or discard more than a page's worth
 // of them through a filter. The statements are the relayer's own, taken with drizzle's toSQL() (or, for the
 // poller, rendered by PgDialect) from the functions that run them. The poller's update locks only
@@ -19,6 +20,7 @@ import { orders, webhookEvents } from "../../relayer/src/db/schema.ts";
 import { ulid } from "../../relayer/src/ids.ts";
 import { createLogger } from "../../relayer/src/logger.ts";
 import { splitsDue, splitsWatched } from "../../relayer/src/payments/payout-parties.ts";
+import { revenueDayUpserts } from "../../relayer/src/payments/revenue-days.ts";
 import { revenueOverviewQueries } from "../../relayer/src/payments/revenue-overview.ts";
 import { paidOrdersPage } from "../../relayer/src/payments/revenue-splits.ts";
 import { activeDevicesQuery, regionUsageQuery, usageTotalsQuery } from "../../relayer/src/payments/stats.ts";
@@ -27,75 +29,27 @@ import { deleteExpiredEvents, listEvents } from "../../relayer/src/webhooks/even
 import { attemptsQuery, deliveryCounts, deliveryCountsQuery, listDeliveries } from "../../relayer/src/webhooks/subscriptions-store.ts";
 import { pgliteDatabase, postgresDatabase, selectedDatabaseKinds } from "../support/databases.ts";
 import { seedHistory, seededDeviceId } from "../support/history-seed.ts";
+import { explain, planProblems, walk } from "../support/query-plan.ts";
 
 const logger = createLogger("error");
 const dialect = new PgDialect();
 
 /** Tables whose rows grow with history (every payment, event, delivery and attempt adds some). */
-const HISTORY_TABLES = new Set(["orders", "quotes", "order_events", "webhook_events", "webhook_deliveries", "webhook_attempts"]);
-/** More rows than this removed by a filter of a scan means the index does not match the statement. */
-const MAX_ROWS_FILTERED = 1_000;
+const HISTORY_TABLES = new Set([
+  "orders",
+  "quotes",
+  "order_events",
+  "webhook_events",
+  "webhook_deliveries",
+  "webhook_attempts",
+  "tenant_revenue_days",
+  "device_revenue_days",
+]);
 
 const ORDERS = 200_000;
 const DEVICES = 2_000;
 const DELIVERIES = 100_000;
 const deviceId = seededDeviceId;
-
-type PlanNode = {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Rows Removed by Filter"?: number;
-  "Actual Loops"?: number;
-  Plans?: PlanNode[];
-};
-
-/** Every node of the plan, depth first, each with the nodes above it. */
-function* walk(node: PlanNode, above: PlanNode[] = []): Generator<{ node: PlanNode; above: PlanNode[] }> {
-  yield { node, above };
-  for (const child of node.Plans ?? []) yield* walk(child, [...above, node]);
-}
-
-const isSort = (node: PlanNode) => node["Node Type"] === "Sort" || node["Node Type"] === "Incremental Sort";
-
-/** What is wrong with the plan: a sequential scan of a table of `tables`, a sort of its rows (not of
- * aggregated groups), a filter discarding more than MAX_ROWS_FILTERED of them, or rows locked by a SELECT
- * (LockRows). */
-function planProblems(plan: PlanNode, tables: Set<string>): string[] {
-  const problems: string[] = [];
-  for (const { node, above } of walk(plan)) {
-    const table = node["Relation Name"];
-    if (node["Node Type"] === "LockRows") problems.push("LockRows: a SELECT ... FOR UPDATE locking the rows it reads");
-    if (table === undefined || !tables.has(table)) continue;
-    if (node["Node Type"] === "Seq Scan") problems.push(`Seq Scan on ${table}`);
-    const removed = (node["Rows Removed by Filter"] ?? 0) * (node["Actual Loops"] ?? 1);
-    if (removed > MAX_ROWS_FILTERED)
-      problems.push(`${node["Node Type"]} on ${table} (${node["Index Name"] ?? "-"}) discards ${removed} rows`);
-    // The nearest sort above the scan, unless an aggregate lies between them (a sort of groups, not of rows).
-    for (let i = above.length - 1; i >= 0; i--) {
-      if (above[i]["Node Type"] === "Aggregate") break;
-      if (isSort(above[i])) {
-        problems.push(`${above[i]["Node Type"]} of the rows of ${table}`);
-        break;
-      }
-    }
-  }
-  return problems;
-}
-
-/** The plan of `query` as PostgreSQL runs it (EXPLAIN ANALYZE, in a transaction rolled back after). */
-async function explain(client: pg.Client, query: { sql: string; params: unknown[] }): Promise<PlanNode> {
-  await client.query("begin");
-  try {
-    const { rows } = await client.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(
-      `explain (analyze, buffers, format json) ${query.sql}`,
-      query.params,
-    );
-    return rows[0]["QUERY PLAN"][0].Plan;
-  } finally {
-    await client.query("rollback");
-  }
-}
 
 const render = (statement: SQL) => dialect.sqlToQuery(statement);
 
@@ -170,6 +124,46 @@ describe("query plans on a database grown with history (PostgreSQL)", { skip: !s
       assert.equal((await queries.latest).length, 10);
     });
   }
+
+  it("GET /v1/revenue/overview: a range of days reads the rollups, which answer what the window's orders do", async () => {
+    for (const days of [7, 30]) {
+      const day = 86_400_000;
+      const from = new Date(Math.floor(Date.now() / day) * day - (days - 1) * day);
+      const queries = revenueOverviewQueries(db, "ten_a", days === 7 ? "7d" : "30d", from);
+      const perBucket = await queries.perBucket;
+      const { rows: buckets } = await client.query<{ bucket: string; orders: string; micros: string }>(
+        `select (floor(extract(epoch from paid_at) / 86400) * 86400)::bigint as bucket, count(*) as orders,
+           sum(amount_usd_micros) as micros
+         from orders where tenant_id = 'ten_a' and status = 'success' and paid_at >= $1 group by 1 order by 1`,
+        [from],
+      );
+      // ten_a's devices take 95 orders in 100 in turn, ten_b's the rest: a gap of hours each week, a day at most.
+      assert.ok(buckets.length >= days - 1, `${days}d: ${buckets.length} days with orders`);
+      const byBucket = (rows: Array<{ bucket: string; orders: string; micros: string }>) =>
+        rows.map((r) => [Number(r.bucket), Number(r.orders), Number(r.micros)]).sort(([a], [b]) => a - b);
+      assert.deepEqual(byBucket(perBucket), byBucket(buckets), `${days}d per bucket`);
+      const { rows: devices } = await client.query<{ device_id: string; orders: string; micros: string }>(
+        `select device_id, count(*) as orders, sum(amount_usd_micros) as micros
+         from orders where tenant_id = 'ten_a' and status = 'success' and paid_at >= $1
+         group by device_id order by sum(amount_usd_micros) desc, device_id limit 10`,
+        [from],
+      );
+      assert.deepEqual(
+        (await queries.perDevice).map((d) => [d.deviceId, Number(d.orders), Number(d.micros)]),
+        devices.map((d) => [d.device_id, Number(d.orders), Number(d.micros)]),
+        `${days}d per device`,
+      );
+    }
+  });
+
+  it("a payment recorded or taken back out changes a row of each rollup", async () => {
+    const order = { tenantId: "ten_a", deviceId: deviceId(7), amountUsdMicros: 500_000 };
+    for (const sign of [1, -1] as const) {
+      for (const statement of revenueDayUpserts(order, new Date(), sign)) {
+        await assertFlat("revenue day upsert", render(statement), new Set([...HISTORY_TABLES, "devices", "tenants"]));
+      }
+    }
+  });
 
   it("GET /v1/webhooks/subscriptions/{id}/deliveries: all, ?status=failed, and their next pages; the page's attempts", async () => {
     const all = listDeliveries(db, "whs_big", { limit: 50 });

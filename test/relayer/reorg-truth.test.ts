@@ -4,8 +4,9 @@
 // reorganisation (evm_snapshot before the payment, evm_revert, a longer fork without it) turns the order
 // pending again and sends the `payment.reverted` webhook to a subscribed receiver, signed and matching its
 // documented schema; the device never powered on for the removed payment. Paid anew and CONFIRMATIONS deep,
-// the order's device powers on after payment.confirmed. A tenant that chose instant power-on (0
-// confirmations) gets its device on at payment.succeeded.
+// the order's device powers on after payment.confirmed. The running totals (GET /v1/impact's region volume,
+// the 30-day revenue overview's per-day rollups) count the payment, take it back out and count it again. A
+// tenant that chose instant power-on (0 confirmations) gets its device on at payment.succeeded.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { EVENT_CATALOGUE } from "../../relayer/src/webhooks/catalogue.ts";
@@ -111,9 +112,34 @@ describe(`payments undone by a reorganisation, power-on after CONFIRMATIONS (${o
     return Math.round(region.volumeUsd * 1e6);
   }
 
+  /** GET /v1/revenue/overview?range=30d (read from the per-day rollups): the tenant's paid orders and gross
+   * (micro-USD) in the window, and those of `deviceId`. */
+  async function overview30d(deviceId: string) {
+    const response = await stack.api("GET", "/v1/revenue/overview?range=30d", { token: await login(stack) });
+    assert.equal(response.status, 200, response.text);
+    const body = response.body as { totals: Bucket; byDevice: Array<Bucket & { deviceId: string }> };
+    const device = body.byDevice.find((d) => d.deviceId === deviceId);
+    const micros = (usd: number) => Math.round(usd * 1e6);
+    return {
+      orders: body.totals.orders,
+      micros: micros(body.totals.grossUsd),
+      deviceOrders: device?.orders ?? 0,
+      deviceMicros: micros(device?.grossUsd ?? 0),
+    };
+  }
+  type Bucket = { orders: number; grossUsd: number };
+
   it("sends payment.reverted when a reorganisation removes a payment, and the device never powered on for it", async () => {
     const order = await createOrder(stack, stack.sample.devices[1].id, "30m");
     const volumeBefore = await regionVolume(order.deviceId);
+    const revenueBefore = await overview30d(order.deviceId);
+    const amount = Math.round((order.amountUsd as number) * 1e6);
+    const revenuePaid = {
+      orders: revenueBefore.orders + 1,
+      micros: revenueBefore.micros + amount,
+      deviceOrders: revenueBefore.deviceOrders + 1,
+      deviceMicros: revenueBefore.deviceMicros + amount,
+    };
     const snapshot = await stack.chain.rpc<string>("evm_snapshot");
     const { hash } = await pay(stack, order, "wallet-permit");
     const paidBlock = await blockNumber();
@@ -123,6 +149,7 @@ describe(`payments undone by a reorganisation, power-on after CONFIRMATIONS (${o
     await assertStaysOff(order, "paid but not CONFIRMATIONS deep: no power-on");
     // The running totals count the payment's volume in the device's region...
     assert.equal(await regionVolume(order.deviceId), volumeBefore + Math.round((order.amountUsd as number) * 1e6));
+    assert.deepEqual(await overview30d(order.deviceId), revenuePaid, "the revenue overview counts the payment");
 
     // The block with the payment is replaced by a longer fork without it (fewer blocks than CONFIRMATIONS on
     // top of the old payment's height, so nothing on the new fork confirms it either).
@@ -145,6 +172,7 @@ describe(`payments undone by a reorganisation, power-on after CONFIRMATIONS (${o
     assert.equal(deliveriesOf("payment.confirmed", order.id).length, 0, "the removed payment was never confirmed");
     // ...and take it back out with the payment the reorganisation removed.
     assert.equal(await regionVolume(order.deviceId), volumeBefore);
+    assert.deepEqual(await overview30d(order.deviceId), revenueBefore, "the revenue overview no longer counts it");
 
     // Paid anew on the new fork and CONFIRMATIONS deep: the device powers on once.
     const { hash: again } = await pay(stack, order, "wallet-permit");
@@ -158,6 +186,7 @@ describe(`payments undone by a reorganisation, power-on after CONFIRMATIONS (${o
       volumeBefore + Math.round((order.amountUsd as number) * 1e6),
       "counted once more, paid anew",
     );
+    assert.deepEqual(await overview30d(order.deviceId), revenuePaid, "in the revenue overview too");
   });
 
   it("powers on at payment.succeeded for a tenant that chose 0 confirmations", async () => {

@@ -4,8 +4,8 @@
 // paid every 5 minutes back from now (one in 20 expired, one in 50 pending; the paid ones powered on and
 // metered), webhook events with one delivery each (whs_big has almost all, a few failed among the oldest;
 // three small subscriptions share the rest) and one attempt per delivery. The running totals (device and
-// region usage, delivery counters) are then computed by the relayer's own migration backfill, as an upgraded
-// database has them.
+// region usage, delivery counters, revenue per day) are then computed by the relayer's own migration
+// backfills, as an upgraded database has them.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type pg from "pg";
@@ -77,21 +77,23 @@ export async function seedHistory(client: pg.Client, size: HistorySize): Promise
 }
 
 const MIGRATIONS = path.resolve(import.meta.dirname, "../../relayer/src/db/migrations");
-/** The line the backfill of the running totals starts after, in the migration that made them. */
+/** The line a backfill of running totals starts at, in each migration that has one. */
 export const BACKFILL_MARKER = "-- Running totals of the rows already there";
 
-/** The statements of the migration's backfill of the running totals (the migration that has the marker). */
+/** The statements of the migrations' backfills of running totals (from the marker to the end of each
+ * migration that has it), in the order the migrations run. */
 export function runningTotalsBackfill(): string[] {
   const journal = JSON.parse(readFileSync(path.join(MIGRATIONS, "meta/_journal.json"), "utf8")) as { entries: Array<{ tag: string }> };
-  for (const { tag } of journal.entries) {
+  const statements = journal.entries.flatMap(({ tag }) => {
     const text = readFileSync(path.join(MIGRATIONS, `${tag}.sql`), "utf8");
     const at = text.indexOf(BACKFILL_MARKER);
-    if (at < 0) continue;
+    if (at < 0) return [];
     return text
       .slice(at)
       .split("--> statement-breakpoint")
       .map((s) => s.trim())
       .filter((s) => s.replace(/^--.*$/gm, "").trim() !== "");
-  }
-  throw new Error(`no migration has the running totals' backfill (${BACKFILL_MARKER})`);
+  });
+  if (statements.length === 0) throw new Error(`no migration has a backfill of running totals (${BACKFILL_MARKER})`);
+  return statements;
 }

@@ -8,3 +8,4 @@ export * from "./schema/webhooks.ts";
 export * from "./schema/energy.ts";
 export * from "./schema/usage.ts";
 export * from "./schema/delivery-counts.ts";
+export * from "./schema/revenue-days.ts";

@@ -31,6 +31,7 @@ import { checksummed, tokenRef } from "../representation.ts";
 import { usd } from "./pricing.ts";
 import type { OrderRow } from "./orders.ts";
 import { countPaidVolume } from "./usage-totals.ts";
+import { countRevenue, moveRevenue } from "./revenue-days.ts";
 
 const CURSOR = "payments_cursor";
 const PAGE = 200;
@@ -144,7 +145,13 @@ export function createPaymentSync(services: Services) {
       .returning();
     // Paid anew after a reorganisation, or for the first time: its volume counts (once: an order paid
     // already is only given its new transaction).
-    if (order.status !== "success") await countPaidVolume(tx, order.deviceId, order.amountUsdMicros);
+    if (order.status !== "success") {
+      await countPaidVolume(tx, order.deviceId, order.amountUsdMicros);
+      await countRevenue(tx, order, paidAt, 1);
+    } else {
+      // Its new transaction may be in a block of another day than the one it was counted on.
+      await moveRevenue(tx, order, order.paidAt, paidAt);
+    }
     const payment = paymentEventData(updated, paid);
     await recordOrderEvent(tx, order.id, "payment.succeeded", payment);
     await recordWebhookEvent(tx, order.tenantId, "payment.succeeded", payment);
@@ -176,6 +183,7 @@ export function createPaymentSync(services: Services) {
       if (still.has(order.onchainId)) continue;
       // Its volume comes back out of the usage totals; a session it started stays counted (it happened).
       await countPaidVolume(tx, order.deviceId, -order.amountUsdMicros);
+      if (order.paidAt) await countRevenue(tx, order, order.paidAt, -1);
       await tx
         .update(orders)
         .set({

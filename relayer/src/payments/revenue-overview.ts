@@ -1,13 +1,14 @@
 // The tenant's revenue over a window, as GET /v1/revenue/overview answers it (the portal's revenue page):
-// orders and gross USD per hour or day, from the relayer's paid orders; its latest splits (legs from the chain
-// through the indexer) and what its participants earned. Without the indexer, splits and earnings are empty
+// orders and gross USD per hour or day, from the relayer's paid orders (per day: their per-day rollups); its
+// latest splits (legs from the chain through the indexer) and what its participants earned. Without the indexer, splits and earnings are empty
 // and `indexerAvailable` is false.
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { orders, participants } from "../db/schema.ts";
+import { deviceRevenueDays, orders, participants, tenantRevenueDays } from "../db/schema.ts";
 import type { Services } from "../services.ts";
 import { checksummed, tokenRef } from "../representation.ts";
 import { usd } from "./pricing.ts";
+import { revenueDay } from "./revenue-days.ts";
 
 type TokenRef = ReturnType<typeof tokenRef>;
 type Leg = { leg: "assetOwner" | "operator" | "protocol"; recipient: string; amount: string };
@@ -54,40 +55,67 @@ const RANGES = {
   "30d": { bucket: "day", bucketMs: 86_400_000, buckets: 30 },
 } as const;
 
-/** The overview's reads of the tenant's paid orders (from `from` on for the window's buckets and devices;
- * the latest ten whenever paid), each served by orders_tenant_paid_idx. */
+/** The overview's reads: the orders and gross per bucket and the ten devices with the most gross, from `from`
+ * on (the first bucket's start); the latest ten paid orders whenever paid. A range of hours reads its window's
+ * paid orders (orders_tenant_paid_idx); a range of days reads the per-day rollups (db/schema/revenue-days.ts,
+ * whose day is a bucket: `from` is midnight UTC), a row per day and one per device and day, whatever the
+ * window's orders. Both count what the other would: paid orders (status success) by orders.paid_at. */
 export function revenueOverviewQueries(db: Db, tenantId: string, range: keyof typeof RANGES, from: Date) {
+  const latest = db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.tenantId, tenantId), eq(orders.status, "success")))
+    .orderBy(desc(orders.paidAt), desc(orders.id))
+    .limit(10);
+  if (RANGES[range].bucket === "day") return { ...dailyQueries(db, tenantId, revenueDay(from)), latest };
+
   const paidInWindow = and(eq(orders.tenantId, tenantId), eq(orders.status, "success"), gte(orders.paidAt, from));
   const bucketSeconds = RANGES[range].bucketMs / 1000;
   // The bucket size is inlined (a constant of RANGES, not input): GROUP BY must see the same expression.
   const seconds = sql.raw(String(Math.trunc(bucketSeconds)));
   const bucketExpr = sql<string>`(floor(extract(epoch from ${orders.paidAt}) / ${seconds}) * ${seconds})::bigint`;
+  const micros = sql<string>`coalesce(sum(${orders.amountUsdMicros}), 0)`;
   return {
     perBucket: db
-      .select({
-        bucket: bucketExpr,
-        orders: sql<string>`count(*)`,
-        micros: sql<string>`coalesce(sum(${orders.amountUsdMicros}), 0)`,
-      })
+      .select({ bucket: bucketExpr, orders: sql<string>`count(*)`, micros })
       .from(orders)
       .where(paidInWindow)
       .groupBy(bucketExpr),
     perDevice: db
-      .select({
-        deviceId: orders.deviceId,
-        orders: sql<string>`count(*)`,
-        micros: sql<string>`coalesce(sum(${orders.amountUsdMicros}), 0)`,
-      })
+      .select({ deviceId: orders.deviceId, orders: sql<string>`count(*)`, micros })
       .from(orders)
       .where(paidInWindow)
       .groupBy(orders.deviceId)
-      .orderBy(desc(sql`coalesce(sum(${orders.amountUsdMicros}), 0)`))
+      .orderBy(desc(micros), orders.deviceId)
       .limit(10),
-    latest: db
-      .select()
-      .from(orders)
-      .where(and(eq(orders.tenantId, tenantId), eq(orders.status, "success")))
-      .orderBy(desc(orders.paidAt), desc(orders.id))
+    latest,
+  };
+}
+
+/** The per-day reads from the day `fromDay` (YYYY-MM-DD) on, in the shape of the per-order ones. A device
+ * whose orders in the window a reorganisation all took back out has rows of 0 orders: left out, as the
+ * orders' read has none of its orders. */
+function dailyQueries(db: Db, tenantId: string, fromDay: string) {
+  const tenantMicros = sql<string>`coalesce(sum(${tenantRevenueDays.amountUsdMicros}), 0)`;
+  const deviceOrders = sql<string>`coalesce(sum(${deviceRevenueDays.orders}), 0)`;
+  const deviceMicros = sql<string>`coalesce(sum(${deviceRevenueDays.amountUsdMicros}), 0)`;
+  return {
+    perBucket: db
+      .select({
+        bucket: sql<string>`extract(epoch from ${tenantRevenueDays.day})::bigint`,
+        orders: sql<string>`coalesce(sum(${tenantRevenueDays.orders}), 0)`,
+        micros: tenantMicros,
+      })
+      .from(tenantRevenueDays)
+      .where(and(eq(tenantRevenueDays.tenantId, tenantId), gte(tenantRevenueDays.day, fromDay)))
+      .groupBy(tenantRevenueDays.day),
+    perDevice: db
+      .select({ deviceId: deviceRevenueDays.deviceId, orders: deviceOrders, micros: deviceMicros })
+      .from(deviceRevenueDays)
+      .where(and(eq(deviceRevenueDays.tenantId, tenantId), gte(deviceRevenueDays.day, fromDay)))
+      .groupBy(deviceRevenueDays.deviceId)
+      .having(sql`${deviceOrders} > 0`)
+      .orderBy(desc(deviceMicros), deviceRevenueDays.deviceId)
       .limit(10),
   };
 }
