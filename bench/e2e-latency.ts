@@ -358,7 +358,7 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
     });
     const subscription = await json<z.output<typeof CreatedWebhookSubscription>>(`${stack.relayerUrl}/v1/webhooks/subscriptions`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${login.body.token}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${login.body.accessToken}` },
       body: JSON.stringify({ url: receiver.url, eventTypes: ["payment.succeeded"], description: "e2e latency benchmark" }),
     });
     if (subscription.status !== 201) throw new Error(`subscription: ${subscription.status} ${JSON.stringify(subscription.body)}`);

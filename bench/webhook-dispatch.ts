@@ -160,7 +160,7 @@ for (const kind of benchDatabases(["postgres", "pglite"])) {
   const receiver = await startReceiver();
   try {
     const login = await stack.api("POST", "/v1/auth/login", { body: { email: stack.sample.email, password: stack.sample.password } });
-    const token = login.body.token as string;
+    const token = login.body.accessToken as string;
     const subscription = await stack.api("POST", "/v1/webhooks/subscriptions", {
       token,
       body: { url: receiver.url, eventTypes: ["payment.succeeded"], description: "dispatch benchmark" },

@@ -39,14 +39,15 @@ let stepNo = 0;
 const say = (title: string, detail = "") =>
   console.log(`\n${++stepNo}. ${title} (+${((Date.now() - started) / 1000).toFixed(1)} s)${detail ? `\n   ${detail}` : ""}`);
 
-type SplitOfReceipt = { split: string; transactionHash: string; legs: Array<{ leg: string; amount: string; recipient: string }> };
+type ReceiptSettlement = { split: string; transactionHash: string; legs: Array<{ leg: string; amount: string; recipient: string }> };
 
-/** A receipt's split: which split contract, in which transaction, each leg to whom. */
-function splitLines(split: SplitOfReceipt | null): string {
-  if (!split) return "not settled yet (see the portal's revenue page)";
-  return [`split ${split.split}, tx ${split.transactionHash}`, ...split.legs.map((l) => `${l.leg} ${l.amount} -> ${l.recipient}`)].join(
-    "\n   ",
-  );
+/** A receipt's settlement: which split contract, in which transaction, each leg to whom. */
+function settlementLines(settlement: ReceiptSettlement | null): string {
+  if (!settlement) return "not settled yet (see the portal's revenue page)";
+  return [
+    `split ${settlement.split}, tx ${settlement.transactionHash}`,
+    ...settlement.legs.map((l) => `${l.leg} ${l.amount} -> ${l.recipient}`),
+  ].join("\n   ");
 }
 
 /** Reads an SSE stream until `until` returns true for an event; returns the events' names. */
@@ -93,7 +94,7 @@ await new Promise<void>((resolve) => {
 });
 
 try {
-  const { token: jwt } = await call("POST", `${api}/auth/login`, { email: stack.sample.email, password: stack.sample.password });
+  const { accessToken: jwt } = await call("POST", `${api}/auth/login`, { email: stack.sample.email, password: stack.sample.password });
   const subscription = await call(
     "POST",
     `${api}/webhooks/subscriptions`,
@@ -143,7 +144,7 @@ try {
   say("The device is powered on", `online ${status.online}, powered on ${status.poweredOn}, session ends ${status.sessionEndsAt}`);
 
   const receipt = await call("GET", `${api}/orders/${order.id}/receipt`);
-  say(`The 50/40/10 split, in the payment's transaction, by ${deviceId}'s own split`, splitLines(receipt.split));
+  say(`The 50/40/10 split, in the payment's transaction, by ${deviceId}'s own split`, settlementLines(receipt.settlement));
 
   const deadline = Date.now() + 15_000;
   while (!received.some((e) => e.type === "split.settled") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
@@ -185,7 +186,7 @@ try {
     `${cashOrder.id} is ${cashPaid.status}, rail ${cashPaid.payment?.rail}, tx ${cashPaid.payment?.transactionHash}`,
   );
   const cashReceipt = await call("GET", `${api}/orders/${cashOrder.id}/receipt`);
-  say(`Split by ${cashDeviceId}'s own split, into its own asset owner and operator`, splitLines(cashReceipt.split));
+  say(`Split by ${cashDeviceId}'s own split, into its own asset owner and operator`, settlementLines(cashReceipt.settlement));
   const assets = await call<{
     data: Array<{ deviceId: string; payout: { assetOwner: string; operator: string; split: string; splitStatus: string } }>;
   }>("GET", `${api}/assets`, undefined, jwt);

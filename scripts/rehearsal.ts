@@ -275,7 +275,7 @@ async function main(): Promise<RehearsalResult> {
   });
   await new Promise<void>((resolve) => receiver.listen(ports.receiver, "127.0.0.1", resolve));
   try {
-    const { token: jwt } = await call("POST", `${api}/auth/login`, { email: spec.user.email, password: spec.user.password });
+    const { accessToken: jwt } = await call("POST", `${api}/auth/login`, { email: spec.user.email, password: spec.user.password });
     const subscription = await call(
       "POST",
       `${api}/webhooks/subscriptions`,

@@ -489,8 +489,8 @@ for (const database of [oneDatabaseKind()]) {
           "code",
           "index",
           "message",
+          "outcome",
           "reading_id",
-          "rejected",
         ]);
         assert.deepEqual(Object.keys(doc.components.schemas.SandboxError.properties).sort(), ["environment", "error"]);
         for (const [route, item] of Object.entries(

@@ -203,7 +203,7 @@ for (const database of selectedDatabaseKinds()) {
             reading_id: afterSkip[0].reading_id,
             code: "sequence_gap",
             message: response.body.errors[0].message,
-            rejected: false,
+            outcome: "flagged",
           },
         ]);
         assert.match(response.body.errors[0].message, /4325 follows 4323: 1 missing/);
@@ -228,8 +228,8 @@ for (const database of selectedDatabaseKinds()) {
         assert.deepEqual(
           mixed.body.errors.map((e: Record<string, unknown>) => ({ ...e, message: undefined })),
           [
-            { index: 1, reading_id: regressed.reading_id, code: "counter_regression", message: undefined, rejected: true },
-            { index: 2, reading_id: third.reading_id, code: "sequence_gap", message: undefined, rejected: false },
+            { index: 1, reading_id: regressed.reading_id, code: "counter_regression", message: undefined, outcome: "rejected" },
+            { index: 2, reading_id: third.reading_id, code: "sequence_gap", message: undefined, outcome: "flagged" },
           ],
         );
         assert.match(mixed.body.errors[0].message, /below the last accepted/);
@@ -258,7 +258,7 @@ for (const database of selectedDatabaseKinds()) {
         assert.equal(response.body.accepted, 1);
         assert.equal(response.body.verification.continuity, "ok");
         assert.equal(response.body.errors[0].code, "meter_epoch_reset");
-        assert.equal(response.body.errors[0].rejected, false);
+        assert.equal(response.body.errors[0].outcome, "flagged");
         assert.match(response.body.errors[0].message, /meter_swap/);
         let record = await device(m.deviceId);
         assert.equal(record.meter_epoch, 2);
@@ -270,10 +270,10 @@ for (const database of selectedDatabaseKinds()) {
         const mixed = await postBatch(stack, token, { device_id: m.deviceId, readings: [stale, fresh] });
         assert.equal(mixed.status, 200, mixed.text);
         assert.deepEqual(
-          mixed.body.errors.map((e: { code: string; rejected: boolean }) => [e.code, e.rejected]),
+          mixed.body.errors.map((e: { code: string; outcome: string }) => [e.code, e.outcome]),
           [
-            ["meter_epoch_regression", true],
-            ["sequence_gap", false],
+            ["meter_epoch_regression", "rejected"],
+            ["sequence_gap", "flagged"],
           ],
         );
         record = await device(m.deviceId);
@@ -348,7 +348,7 @@ for (const database of selectedDatabaseKinds()) {
         assert.equal(rejected.status, 200, rejected.text);
         assert.deepEqual(
           rejected.body.errors
-            .filter((e: { rejected: boolean }) => e.rejected)
+            .filter((e: { outcome: string }) => e.outcome === "rejected")
             .map((e: { index: number; code: string }) => [e.index, e.code]),
           [
             [0, "reading_already_superseded"],
@@ -372,10 +372,10 @@ for (const database of selectedDatabaseKinds()) {
         assert.equal(response.body.rejected, 0);
         const drift = response.body.errors.filter((e: { code: string }) => e.code === "device_ts_drift");
         assert.deepEqual(
-          drift.map((e: { index: number; rejected: boolean }) => [e.index, e.rejected]),
+          drift.map((e: { index: number; outcome: string }) => [e.index, e.outcome]),
           [
-            [0, false],
-            [1, false],
+            [0, "flagged"],
+            [1, "flagged"],
           ],
         );
         assert.match(drift[0].message, /ahead/);
@@ -540,10 +540,10 @@ for (const database of selectedDatabaseKinds()) {
         assert.deepEqual(
           response.body.errors
             .filter((e: { code: string }) => e.code === "device_ts_drift")
-            .map((e: { index: number; rejected: boolean }) => [e.index, e.rejected]),
+            .map((e: { index: number; outcome: string }) => [e.index, e.outcome]),
           [
-            [0, false],
-            [1, false],
+            [0, "flagged"],
+            [1, "flagged"],
           ],
         );
         assert.equal((await device("mtr-kariakoo-001")).last_sequence_number, 701);

@@ -293,13 +293,13 @@ describe(`gas griefing of the hot wallet on ${database}`, { concurrency: false, 
     const login = await stack.api("POST", "/v1/auth/login", { body: { email: stack.sample.email, password: stack.sample.password } });
     assert.equal(login.status, 200, login.text);
     const device = stack.sample.devices[2]!;
-    const assets = await stack.api("GET", "/v1/assets", { token: login.body.token });
+    const assets = await stack.api("GET", "/v1/assets", { token: login.body.accessToken });
     const current = assets.body.data.find((a: { deviceId: string }) => a.deviceId === device.id).payout;
     const other = { assetOwner: localAccount(8).address, operator: localAccount(9).address };
     const changes: ApiResponse[] = [];
     for (let i = 0; i < 20; i++) {
       const parties = i % 2 === 0 ? other : { assetOwner: current.assetOwner, operator: current.operator };
-      changes.push(await stack.api("PUT", `/v1/assets/${device.id}/payout`, { token: login.body.token, body: parties }));
+      changes.push(await stack.api("PUT", `/v1/assets/${device.id}/payout`, { token: login.body.accessToken, body: parties }));
     }
     await afterSettling(from, "cancellations and payout changes", () => {
       const accepted = cancels.filter((r) => r.status === 202).length;

@@ -167,7 +167,7 @@ describe(`@payg/sdk installed from its packed tarball, against a stack on ${data
       const port = await freePort();
       const login = await stack.api("POST", "/v1/auth/login", { body: { email: stack.sample.email, password: stack.sample.password } });
       const subscription = await stack.api("POST", "/v1/webhooks/subscriptions", {
-        token: login.body.token,
+        token: login.body.accessToken,
         body: { url: `http://127.0.0.1:${port}/`, eventTypes: ["payment.succeeded"] },
       });
       assert.equal(subscription.status, 201, subscription.text);

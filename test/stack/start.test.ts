@@ -230,14 +230,16 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     ] as const) {
       const receipt = await (await fetch(`${stack.endpoints.paymentApi}/orders/${orderId}/receipt`)).json();
       const device = SAMPLE_DEVICES.find((d) => d.id === deviceId)!;
-      const legs = Object.fromEntries((receipt.split.legs as Array<{ leg: string; recipient: string }>).map((l) => [l.leg, l.recipient]));
+      const legs = Object.fromEntries(
+        (receipt.settlement.legs as Array<{ leg: string; recipient: string }>).map((l) => [l.leg, l.recipient]),
+      );
       assert.equal(legs.assetOwner, localAccount(SAMPLE_PARTY_ACCOUNTS[device.owner]).address, `${deviceId}'s asset owner`);
       assert.equal(legs.operator, localAccount(SAMPLE_PARTY_ACCOUNTS[device.operator]).address, `${deviceId}'s operator`);
       assert.ok(
-        demo.output.includes(`split ${receipt.split.split}, tx ${receipt.split.transactionHash}`),
+        demo.output.includes(`split ${receipt.settlement.split}, tx ${receipt.settlement.transactionHash}`),
         `the demo shows ${deviceId}'s split`,
       );
-      splits.push(receipt.split.split);
+      splits.push(receipt.settlement.split);
     }
     assert.notEqual(splits[0], splits[1], "each device has its own split");
 

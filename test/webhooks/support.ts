@@ -6,7 +6,7 @@ import type { WebhookReceiver } from "../support/webhook-receiver.ts";
 export async function login(stack: Stack, email = stack.sample.email, password = stack.sample.password): Promise<string> {
   const response = await stack.api("POST", "/v1/auth/login", { body: { email, password } });
   assert.equal(response.status, 200, response.text);
-  return response.body.token;
+  return response.body.accessToken;
 }
 
 /** Subscribes `receiver`'s endpoint `path` and teaches the receiver its secret. */

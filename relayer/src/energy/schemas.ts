@@ -90,7 +90,7 @@ export const Reading = z
       description:
         `The meter's time of the reading. A reading whose device_ts differs from the time the sandbox received ` +
         `the batch by more than ±${DRIFT_LIMIT_SECONDS} s is flagged (an \`errors\` item with code ` +
-        "`device_ts_drift` and `rejected: false`), not rejected. Sub-millisecond digits are kept in the request " +
+        "`device_ts_drift` and `outcome: flagged`), not rejected. Sub-millisecond digits are kept in the request " +
         "but the reading is stored and attested to the millisecond. Accepted range: from " +
         `${DEVICE_TS_MIN} to ${DEVICE_TS_MAX} once the offset is applied (so 9999-12-31T23:59:59-01:00, in ` +
         "year 10000 in UTC, is out of range); a device_ts outside it, like one that is not RFC 3339, makes the " +
@@ -168,16 +168,18 @@ export const ReadingIssue = z
     reading_id: z.string(),
     code: z.enum(READING_ISSUE_CODES).openapi({
       description:
-        "Rejections (rejected: true): duplicate_reading_id (already accepted for the device, or twice in the " +
+        "Rejections (outcome rejected): duplicate_reading_id (already accepted for the device, or twice in the " +
         "batch), sequence_not_increasing, meter_epoch_regression (below the device's epoch), counter_regression " +
         "(below the last accepted cumulative value of the same epoch), superseded_reading_not_found (no reading " +
         "of the device accepted in an earlier batch has that id), reading_already_superseded, " +
-        "correction_epoch_mismatch. Flags on accepted readings (rejected: false): device_ts_drift, sequence_gap " +
+        "correction_epoch_mismatch. Flags on accepted readings (outcome flagged): device_ts_drift, sequence_gap " +
         "(sequence numbers were skipped before this reading), meter_epoch_reset (this reading opened a new epoch).",
     }),
     message: z.string(),
-    rejected: z.boolean().openapi({
-      description: "true: the reading was not stored (it counts in `rejected`); false: a flag on an accepted reading.",
+    outcome: z.enum(["rejected", "flagged"]).openapi({
+      description:
+        "rejected: the reading was not stored (it counts in the batch's `rejected`); flagged: the reading was accepted " +
+        "and stored, with this flag.",
     }),
   })
   .openapi("ReadingIssue");
@@ -185,7 +187,7 @@ export const ReadingIssue = z
 export const BatchAccepted = z
   .object({
     accepted: z.int().openapi({ description: "Count of accepted (stored) readings." }),
-    rejected: z.int().openapi({ description: "Count of rejected readings: the errors items with rejected: true." }),
+    rejected: z.int().openapi({ description: "Count of rejected readings: the errors items with outcome rejected." }),
     batch_id: z.string().openapi({ example: "bat_01JQ3Z6Y8X3K5V4Q9T7R2M1N0P" }),
     errors: z.array(ReadingIssue).openapi({ description: "Per-reading rejections and flags, in reading order." }),
     verification: z.object({

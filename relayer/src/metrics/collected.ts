@@ -83,7 +83,7 @@ export function registerCollectedGauges(metrics: Metrics, deps: Deps) {
         (select count(*) from webhook_deliveries where status = 'pending') as deliveries_pending,
         (select extract(epoch from now() - min(created_at)) from webhook_deliveries where status = 'pending') as delivery_oldest_age,
         (select extract(epoch from now() - min(next_attempt_at)) from webhook_deliveries where status = 'pending') as delivery_overdue,
-        (select count(*) from events where dispatched_at is null) as events_undispatched,
+        (select count(*) from webhook_events where dispatched_at is null) as events_undispatched,
         (select count(*) from chain_transactions where status = 'queued') as tx_queued,
         (select count(*) from chain_transactions where status = 'sent') as tx_sent,
         (select extract(epoch from now() - min(created_at)) from chain_transactions where status in ('queued', 'sent')) as tx_oldest_age,

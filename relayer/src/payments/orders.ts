@@ -329,7 +329,7 @@ export async function orderView(services: Services, order: OrderRow, relay?: Ord
             paidAt: order.paidAt.toISOString(),
           }
         : null,
-    split: order.splitTxHash ? { transactionHash: order.splitTxHash } : null,
+    settlement: order.splitTxHash ? { transactionHash: order.splitTxHash } : null,
     device: {
       poweredOnAt: order.poweredOnAt?.toISOString() ?? null,
       sessionEndsAt: order.sessionEndsAt?.toISOString() ?? null,

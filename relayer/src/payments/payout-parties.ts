@@ -69,7 +69,9 @@ export function payoutView(row: DeviceRow) {
     splitStatus: row.splitStatus ?? ("none" as const),
     assetKey: row.assetKey,
     pendingChange:
-      row.pendingAssetOwner && row.pendingOperator ? { assetOwner: row.pendingAssetOwner, operator: row.pendingOperator } : null,
+      row.pendingAssetOwner && row.pendingOperator
+        ? { assetOwner: checksummed(row.pendingAssetOwner), operator: checksummed(row.pendingOperator) }
+        : null,
   };
 }
 

@@ -31,7 +31,7 @@ export async function orderReceipt(services: Services, order: OrderRow) {
       blockNumber: order.blockNumber ?? 0,
       paidAt: order.paidAt.toISOString(),
     },
-    split: settlement
+    settlement: settlement
       ? {
           ref: settlement.ref,
           split: getAddress(settlement.split),

@@ -178,7 +178,7 @@ export function portalPages(services: Services, appFetch: AppFetch) {
       { auth: false },
     );
     if (result.status === 200) {
-      session.start(c, result.body.token, result.body.expiresIn);
+      session.start(c, result.body.accessToken, result.body.expiresIn);
       return c.redirect("/portal/keys", 303);
     }
     const error =

@@ -12,7 +12,7 @@ export const LoginRequest = z
 
 export const LoginResponse = z
   .object({
-    token: z.string().openapi({ description: "A JWT for the portal routes: send it as Authorization: Bearer <token>" }),
+    accessToken: z.string().openapi({ description: "A JWT for the portal routes: send it as Authorization: Bearer <accessToken>" }),
     tokenType: z.literal("Bearer"),
     expiresIn: z.number().int().openapi({ description: "Lifetime in seconds (JWT_TTL_SECONDS, 900 by default)" }),
     expiresAt: z.string(),

@@ -115,7 +115,10 @@ export function authRoutes(services: Services) {
       }
       const { token, expiresAt } = await startSession(db, jwt, { userId: user.id, tenantId: user.tenantId });
       c.get("logger").info("signed in", { userId: user.id });
-      return c.json({ token, tokenType: "Bearer" as const, expiresIn: jwt.ttlSeconds, expiresAt: expiresAt.toISOString() }, 200);
+      return c.json(
+        { accessToken: token, tokenType: "Bearer" as const, expiresIn: jwt.ttlSeconds, expiresAt: expiresAt.toISOString() },
+        200,
+      );
     },
   );
 

@@ -19,10 +19,16 @@ export const PayoutParties = z
       description:
         "The split's asset key, keccak256(abi.encode(chainDeviceId, first asset owner, first operator)): the device id on-chain orders carry. Null until the split is first requested",
     }),
-    pendingChange: z.object({ assetOwner: z.string(), operator: z.string() }).nullable().openapi({
-      description:
-        "Payout parties requested for a device whose split exists: they take effect when the split manager's change is executed on-chain (after the split factory's delay). Null: none",
-    }),
+    pendingChange: z
+      .object({
+        assetOwner: z.string().openapi({ description: "The asset owner requested (EIP-55)" }),
+        operator: z.string().openapi({ description: "The operator requested (EIP-55)" }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "Payout parties requested for a device whose split exists: they take effect when the split manager's change is executed on-chain (after the split factory's delay). Null: none",
+      }),
   })
   .openapi("PayoutParties");
 

@@ -35,7 +35,13 @@ export const EventPage = z
 
 const TYPE_FILTERS = [...EVENT_TYPES, ...EVENT_FAMILIES] as [string, ...string[]];
 
-const Timestamp = z.iso.datetime({ offset: true });
+/** Event ids carry their time (ULID), and the database and ISO 8601's four-digit years stop at 9999: a time
+ * outside 1970-9999 (UTC, once its offset is applied) is refused with the other invalid parameters. */
+const LATEST_TIME = Date.UTC(10000, 0, 1);
+const Timestamp = z.iso.datetime({ offset: true }).refine((value) => {
+  const time = Date.parse(value);
+  return time >= 0 && time < LATEST_TIME;
+}, "a time from 1970 to 9999, UTC");
 
 export const EventsQuery = z
   .object({

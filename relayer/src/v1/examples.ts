@@ -126,12 +126,13 @@ export const ORDER_EXAMPLE = {
     scanToPay: { uri: `${BASE}/pay/${ORDER_ID}`, qrCodeUrl: `${BASE}/pay/${ORDER_ID}/qr.svg` },
   },
   payment: null,
-  split: null,
+  settlement: null,
   device: { poweredOnAt: null, sessionEndsAt: null },
   relay: null,
 };
 
 export const PERMIT_SUBMISSION_EXAMPLE = { owner: PAYER, signature: SIGNATURE };
+export const PERMIT2_SUBMISSION_EXAMPLE = { owner: PAYER, signature: SIGNATURE };
 export const AUTHORIZATION_SUBMISSION_EXAMPLE = { from: PAYER, signature: SIGNATURE };
 
 export const RELAY_ACCEPTED_EXAMPLE = { orderId: ORDER_ID, status: "sent", transactionHash: PAY_TX };
@@ -153,7 +154,7 @@ export const RECEIPT_EXAMPLE = {
   chain: "base-sepolia",
   chainId: 84532,
   payment: { rail: "permit", payer: PAYER, transactionHash: PAY_TX, blockNumber: 18544625, paidAt: "2026-03-01T12:01:04.000Z" },
-  split: { ref: REF, split: SPLIT, gross: "500000", legs: [...LEGS], transactionHash: PAY_TX },
+  settlement: { ref: REF, split: SPLIT, gross: "500000", legs: [...LEGS], transactionHash: PAY_TX },
   device: { poweredOnAt: "2026-03-01T12:01:06.000Z", sessionEndsAt: "2026-03-01T13:01:06.000Z", energyWh: null },
 };
 
@@ -234,7 +235,16 @@ export const REVENUE_OVERVIEW_EXAMPLE = {
   indexerAvailable: true,
 };
 
-const PAYOUT = { assetOwner: ASSET_OWNER, operator: OPERATOR, split: SPLIT, splitStatus: "created" } as const;
+/** keccak256(abi.encode(CHAIN_DEVICE_ID, ASSET_OWNER, OPERATOR)): the asset key of the device's split. */
+const ASSET_KEY = "0xe114be75081a376db45a10027f5e6873dac973b2d891fee94e2cdf15f1b5b0d0";
+const PAYOUT = {
+  assetOwner: ASSET_OWNER,
+  operator: OPERATOR,
+  split: SPLIT,
+  splitStatus: "created",
+  assetKey: ASSET_KEY,
+  pendingChange: null,
+} as const;
 
 export const DEVICE_EXAMPLE = {
   id: DEVICE_ID,
@@ -316,7 +326,7 @@ export const TICKET_EXAMPLE = {
 export const LOGIN_REQUEST_EXAMPLE = { email: "dev@example.com", password: "correct horse battery staple" };
 
 export const LOGIN_RESPONSE_EXAMPLE = {
-  token: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRDJZNlk4WDNLNVY0UTlUN1IyTTFOMFAifQ.c2lnbmF0dXJl",
+  accessToken: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRDJZNlk4WDNLNVY0UTlUN1IyTTFOMFAifQ.c2lnbmF0dXJl",
   tokenType: "Bearer",
   expiresIn: 900,
   expiresAt: "2026-03-01T12:15:00.000Z",

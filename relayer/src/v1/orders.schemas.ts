@@ -9,6 +9,7 @@ import {
   CANCELLATION_ACCEPTED_EXAMPLE,
   ORDER_EXAMPLE,
   ORDER_REQUEST_EXAMPLE,
+  PERMIT2_SUBMISSION_EXAMPLE,
   PERMIT_SUBMISSION_EXAMPLE,
   RECEIPT_EXAMPLE,
   RELAY_ACCEPTED_EXAMPLE,
@@ -146,10 +147,9 @@ export const Order = z
         paidAt: z.string(),
       })
       .nullable(),
-    split: z
-      .object({ transactionHash: Hex })
-      .nullable()
-      .openapi({ description: "The 50/40/10 settlement of the payment (same transaction)" }),
+    settlement: z.object({ transactionHash: Hex }).nullable().openapi({
+      description: "The 50/40/10 settlement of the payment by the device's split (same transaction); the receipt has its legs",
+    }),
     device: z.object({ poweredOnAt: z.string().nullable(), sessionEndsAt: z.string().nullable() }),
     relay: z
       .object({
@@ -195,7 +195,7 @@ export const Permit2Submission = z
     }),
   })
   .strict()
-  .openapi("Permit2Submission");
+  .openapi("Permit2Submission", { example: PERMIT2_SUBMISSION_EXAMPLE });
 
 export const AuthorizationSubmission = z
   .object({
@@ -245,7 +245,7 @@ export const Receipt = z
       blockNumber: z.number().int(),
       paidAt: z.string(),
     }),
-    split: z
+    settlement: z
       .object({
         ref: Hex,
         split: ChecksummedAddress,
@@ -253,7 +253,12 @@ export const Receipt = z
         legs: z.array(z.object({ leg: SplitLeg, recipient: ChecksummedAddress, amount: z.string() })),
         transactionHash: Hex,
       })
-      .nullable(),
+      .nullable()
+      .openapi({
+        description:
+          "The payment's settlement by the device's split contract (`split`), as indexed: the on-chain reference, the gross and " +
+          "the 50/40/10 legs; null until the indexer has it",
+      }),
     device: z.object({
       poweredOnAt: z.string().nullable(),
       sessionEndsAt: z.string().nullable(),

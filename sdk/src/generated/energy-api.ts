@@ -549,7 +549,7 @@ export interface components {
         BatchAccepted: {
             /** @description Count of accepted (stored) readings. */
             accepted: number;
-            /** @description Count of rejected readings: the errors items with rejected: true. */
+            /** @description Count of rejected readings: the errors items with outcome rejected. */
             rejected: number;
             /** @example bat_01JQ3Z6Y8X3K5V4Q9T7R2M1N0P */
             batch_id: string;
@@ -596,13 +596,16 @@ export interface components {
             index: number;
             reading_id: string;
             /**
-             * @description Rejections (rejected: true): duplicate_reading_id (already accepted for the device, or twice in the batch), sequence_not_increasing, meter_epoch_regression (below the device's epoch), counter_regression (below the last accepted cumulative value of the same epoch), superseded_reading_not_found (no reading of the device accepted in an earlier batch has that id), reading_already_superseded, correction_epoch_mismatch. Flags on accepted readings (rejected: false): device_ts_drift, sequence_gap (sequence numbers were skipped before this reading), meter_epoch_reset (this reading opened a new epoch).
+             * @description Rejections (outcome rejected): duplicate_reading_id (already accepted for the device, or twice in the batch), sequence_not_increasing, meter_epoch_regression (below the device's epoch), counter_regression (below the last accepted cumulative value of the same epoch), superseded_reading_not_found (no reading of the device accepted in an earlier batch has that id), reading_already_superseded, correction_epoch_mismatch. Flags on accepted readings (outcome flagged): device_ts_drift, sequence_gap (sequence numbers were skipped before this reading), meter_epoch_reset (this reading opened a new epoch).
              * @enum {string}
              */
             code: "duplicate_reading_id" | "sequence_not_increasing" | "meter_epoch_regression" | "counter_regression" | "superseded_reading_not_found" | "reading_already_superseded" | "correction_epoch_mismatch" | "device_ts_drift" | "sequence_gap" | "meter_epoch_reset";
             message: string;
-            /** @description true: the reading was not stored (it counts in `rejected`); false: a flag on an accepted reading. */
-            rejected: boolean;
+            /**
+             * @description rejected: the reading was not stored (it counts in the batch's `rejected`); flagged: the reading was accepted and stored, with this flag.
+             * @enum {string}
+             */
+            outcome: "rejected" | "flagged";
         };
         /**
          * @example {
@@ -638,7 +641,7 @@ export interface components {
         Reading: {
             /**
              * Format: date-time
-             * @description The meter's time of the reading. A reading whose device_ts differs from the time the sandbox received the batch by more than ±300 s is flagged (an `errors` item with code `device_ts_drift` and `rejected: false`), not rejected. Sub-millisecond digits are kept in the request but the reading is stored and attested to the millisecond. Accepted range: from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once the offset is applied (so 9999-12-31T23:59:59-01:00, in year 10000 in UTC, is out of range); a device_ts outside it, like one that is not RFC 3339, makes the whole batch 400 invalid_request and nothing of it is stored.
+             * @description The meter's time of the reading. A reading whose device_ts differs from the time the sandbox received the batch by more than ±300 s is flagged (an `errors` item with code `device_ts_drift` and `outcome: flagged`), not rejected. Sub-millisecond digits are kept in the request but the reading is stored and attested to the millisecond. Accepted range: from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once the offset is applied (so 9999-12-31T23:59:59-01:00, in year 10000 in UTC, is out of range); a device_ts outside it, like one that is not RFC 3339, makes the whole batch 400 invalid_request and nothing of it is stored.
              * @example 2026-03-01T12:00:00Z
              */
             device_ts: string;

@@ -1611,15 +1611,15 @@ export interface components {
         };
         /**
          * @example {
-         *       "token": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRDJZNlk4WDNLNVY0UTlUN1IyTTFOMFAifQ.c2lnbmF0dXJl",
+         *       "accessToken": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRDJZNlk4WDNLNVY0UTlUN1IyTTFOMFAifQ.c2lnbmF0dXJl",
          *       "tokenType": "Bearer",
          *       "expiresIn": 900,
          *       "expiresAt": "2026-03-01T12:15:00.000Z"
          *     }
          */
         LoginResponse: {
-            /** @description A JWT for the portal routes: send it as Authorization: Bearer <token> */
-            token: string;
+            /** @description A JWT for the portal routes: send it as Authorization: Bearer <accessToken> */
+            accessToken: string;
             /** @enum {string} */
             tokenType: "Bearer";
             /** @description Lifetime in seconds (JWT_TTL_SECONDS, 900 by default) */
@@ -1779,7 +1779,9 @@ export interface components {
          *             "assetOwner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
          *             "operator": "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
          *             "split": "0xa16E02E87b7454126E5E10d957A927A7F5B5d2be",
-         *             "splitStatus": "created"
+         *             "splitStatus": "created",
+         *             "assetKey": "0xe114be75081a376db45a10027f5e6873dac973b2d891fee94e2cdf15f1b5b0d0",
+         *             "pendingChange": null
          *           },
          *           "createdAt": "2026-01-15T08:00:00.000Z"
          *         }
@@ -1815,7 +1817,9 @@ export interface components {
          *         "assetOwner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
          *         "operator": "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
          *         "split": "0xa16E02E87b7454126E5E10d957A927A7F5B5d2be",
-         *         "splitStatus": "created"
+         *         "splitStatus": "created",
+         *         "assetKey": "0xe114be75081a376db45a10027f5e6873dac973b2d891fee94e2cdf15f1b5b0d0",
+         *         "pendingChange": null
          *       },
          *       "createdAt": "2026-01-15T08:00:00.000Z"
          *     }
@@ -1853,7 +1857,9 @@ export interface components {
             assetKey: string | null;
             /** @description Payout parties requested for a device whose split exists: they take effect when the split manager's change is executed on-chain (after the split factory's delay). Null: none */
             pendingChange: {
+                /** @description The asset owner requested (EIP-55) */
                 assetOwner: string;
+                /** @description The operator requested (EIP-55) */
                 operator: string;
             } | null;
         };
@@ -2074,7 +2080,7 @@ export interface components {
          *         }
          *       },
          *       "payment": null,
-         *       "split": null,
+         *       "settlement": null,
          *       "device": {
          *         "poweredOnAt": null,
          *         "sessionEndsAt": null
@@ -2110,8 +2116,8 @@ export interface components {
                 blockNumber: number;
                 paidAt: string;
             } | null;
-            /** @description The 50/40/10 settlement of the payment (same transaction) */
-            split: {
+            /** @description The 50/40/10 settlement of the payment by the device's split (same transaction); the receipt has its legs */
+            settlement: {
                 transactionHash: string;
             } | null;
             device: {
@@ -2314,7 +2320,7 @@ export interface components {
          *         "blockNumber": 18544625,
          *         "paidAt": "2026-03-01T12:01:04.000Z"
          *       },
-         *       "split": {
+         *       "settlement": {
          *         "ref": "0x0000000000000000000000000000000000000000000000000000000000000007",
          *         "split": "0xa16E02E87b7454126E5E10d957A927A7F5B5d2be",
          *         "gross": "500000",
@@ -2365,7 +2371,8 @@ export interface components {
                 blockNumber: number;
                 paidAt: string;
             };
-            split: {
+            /** @description The payment's settlement by the device's split contract (`split`), as indexed: the on-chain reference, the gross and the 50/40/10 legs; null until the indexer has it */
+            settlement: {
                 ref: string;
                 /**
                  * @description An address (EIP-55 checksummed)
@@ -2427,6 +2434,12 @@ export interface components {
             /** @description The wallet's EIP-712 signature of the authorization in paymentDetails.authorization: 65 bytes from a wallet without code, or a smart-contract account's ERC-1271 signature of any length (ERC-6492-wrapped if not deployed yet) */
             signature: string;
         };
+        /**
+         * @example {
+         *       "owner": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+         *       "signature": "0x3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c1b"
+         *     }
+         */
         Permit2Submission: {
             /** @description The paying wallet (the Permit2 transfer's owner) */
             owner: string;
@@ -3301,7 +3314,9 @@ export interface components {
          *             "assetOwner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
          *             "operator": "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
          *             "split": "0xa16E02E87b7454126E5E10d957A927A7F5B5d2be",
-         *             "splitStatus": "created"
+         *             "splitStatus": "created",
+         *             "assetKey": "0xe114be75081a376db45a10027f5e6873dac973b2d891fee94e2cdf15f1b5b0d0",
+         *             "pendingChange": null
          *           }
          *         }
          *       ]
@@ -3320,7 +3335,9 @@ export interface components {
          *         "assetOwner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
          *         "operator": "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
          *         "split": "0xa16E02E87b7454126E5E10d957A927A7F5B5d2be",
-         *         "splitStatus": "created"
+         *         "splitStatus": "created",
+         *         "assetKey": "0xe114be75081a376db45a10027f5e6873dac973b2d891fee94e2cdf15f1b5b0d0",
+         *         "pendingChange": null
          *       }
          *     }
          */
@@ -3343,7 +3360,9 @@ export interface components {
          *         "assetOwner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
          *         "operator": "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
          *         "split": "0xa16E02E87b7454126E5E10d957A927A7F5B5d2be",
-         *         "splitStatus": "created"
+         *         "splitStatus": "created",
+         *         "assetKey": "0xe114be75081a376db45a10027f5e6873dac973b2d891fee94e2cdf15f1b5b0d0",
+         *         "pendingChange": null
          *       },
          *       "transactionId": "tx_01JD2Y6Y8X3K5V4Q9T7R2M1N0P"
          *     }

@@ -27,8 +27,8 @@ export function authCases(stack: () => Stack) {
       assert.equal(login.status, 200);
       assert.equal(login.body.tokenType, "Bearer");
       assert.equal(login.body.expiresIn, 900);
-      assert.match(login.body.token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
-      const me = await s.api("GET", "/v1/auth/me", { token: login.body.token });
+      assert.match(login.body.accessToken, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+      const me = await s.api("GET", "/v1/auth/me", { token: login.body.accessToken });
       assert.equal(me.status, 200);
       assert.deepEqual(me.body.user.email, s.sample.email);
       assert.equal(me.body.type, "user");
@@ -63,7 +63,7 @@ export function authCases(stack: () => Stack) {
       // The claims of a live session, so that expiry or the key is the only thing wrong.
       const login = await loginFrom(s, s.sample.email, s.sample.password);
       assert.equal(login.status, 200, login.text);
-      const claims = jwtClaims(login.json.token);
+      const claims = jwtClaims(login.json.accessToken);
       const key = new TextEncoder().encode(s.relayerOptions.jwtSecret);
       const now = Math.floor(Date.now() / 1000);
       const expired = await new SignJWT({ tid: claims.tid })
@@ -86,10 +86,10 @@ export function authCases(stack: () => Stack) {
         .setExpirationTime(now + 600)
         .sign(new TextEncoder().encode("another-secret-of-at-least-32-characters"));
       expectError(await s.api("GET", "/v1/auth/me", { token: forged }), 401, "unauthorized");
-      const [header, , signature] = login.json.token.split(".");
+      const [header, , signature] = login.json.accessToken.split(".");
       const tampered = [header, Buffer.from(JSON.stringify({ ...claims, tid: "tn_other" })).toString("base64url"), signature].join(".");
       expectError(await s.api("GET", "/v1/auth/me", { token: tampered }), 401, "unauthorized");
-      assert.equal((await s.api("GET", "/v1/auth/me", { token: login.json.token })).status, 200);
+      assert.equal((await s.api("GET", "/v1/auth/me", { token: login.json.accessToken })).status, 200);
     });
 
     it("accepts an API key on /v1/auth/me and says which key it is", async () => {
@@ -136,11 +136,11 @@ export function authCases(stack: () => Stack) {
       const two = await loginFrom(s, s.sample.email, s.sample.password);
       assert.equal(one.status, 200, one.text);
       assert.equal(two.status, 200, two.text);
-      const jwt: string = one.json.token;
+      const jwt: string = one.json.accessToken;
       const claims = jwtClaims(jwt);
       assert.equal(typeof claims.jti, "string");
       assert.ok(claims.jti.length >= 16, "a session id");
-      assert.notEqual(claims.jti, jwtClaims(two.json.token).jti, "one session id a sign-in");
+      assert.notEqual(claims.jti, jwtClaims(two.json.accessToken).jti, "one session id a sign-in");
       assert.equal(claims.exp - claims.iat, 900);
       assert.equal((await s.api("GET", "/v1/api-keys", { token: jwt })).status, 200);
 
@@ -157,7 +157,11 @@ export function authCases(stack: () => Stack) {
       expectError(await s.api("GET", "/v1/api-keys", { token: jwt }), 401, "unauthorized");
       expectError(await s.api("GET", "/v1/revenue/overview", { token: jwt }), 401, "unauthorized");
       expectError(await s.api("POST", "/v1/auth/logout", { token: jwt }), 401, "unauthorized");
-      assert.equal((await s.api("GET", "/v1/auth/me", { token: two.json.token })).status, 200, "another session of the user lives on");
+      assert.equal(
+        (await s.api("GET", "/v1/auth/me", { token: two.json.accessToken })).status,
+        200,
+        "another session of the user lives on",
+      );
 
       const doc = await s.api("GET", "/v1/openapi.json");
       const operation = doc.body.paths["/auth/logout"]?.post;
@@ -176,10 +180,10 @@ export function authCases(stack: () => Stack) {
         const login = await loginFrom(s, s.sample.email, s.sample.password);
         assert.equal(login.status, 200, login.text);
         const onExtra = (method: string, route: string) =>
-          fetch(`${extra.url}${route}`, { method, headers: { authorization: `Bearer ${login.json.token}` } });
+          fetch(`${extra.url}${route}`, { method, headers: { authorization: `Bearer ${login.json.accessToken}` } });
         assert.equal((await onExtra("GET", "/v1/auth/me")).status, 200);
         assert.equal((await onExtra("POST", "/v1/auth/logout")).status, 204);
-        expectError(await s.api("GET", "/v1/auth/me", { token: login.json.token }), 401, "unauthorized");
+        expectError(await s.api("GET", "/v1/auth/me", { token: login.json.accessToken }), 401, "unauthorized");
         assert.equal((await onExtra("GET", "/v1/api-keys")).status, 401);
       } finally {
         await extra.service.stop();
@@ -228,7 +232,7 @@ export function authCases(stack: () => Stack) {
       const s = stack();
       const login = await loginFrom(s, s.sample.email, s.sample.password);
       assert.equal(login.status, 200, login.text);
-      const claims = jwtClaims(login.json.token);
+      const claims = jwtClaims(login.json.accessToken);
       const key = new TextEncoder().encode(s.relayerOptions.jwtSecret);
       const sign = (opts: { exp?: boolean; jti?: string | null }) => {
         let builder = new SignJWT({ tid: claims.tid })
@@ -291,14 +295,14 @@ export function authCases(stack: () => Stack) {
       const s = stack();
       const aged = await loginFrom(s, s.sample.email, s.sample.password);
       assert.equal(aged.status, 200, aged.text);
-      const agedSession = jwtClaims(aged.json.token).jti;
+      const agedSession = jwtClaims(aged.json.accessToken).jti;
       expectError(asApi(await loginFrom(s, throttled.email, throttled.password)), 429, "rate_limited");
       // As if the window had passed, and that session's lifetime too.
       await withRelayerDb(s, async (query) => {
         await query(`update login_throttle set window_started_at = now() - interval '${ACCOUNT_WINDOW_SECONDS + 1} seconds'`);
         await query("update sessions set expires_at = now() - interval '1 second' where id = $1", [agedSession]);
       });
-      expectError(await s.api("GET", "/v1/auth/me", { token: aged.json.token }), 401, "unauthorized");
+      expectError(await s.api("GET", "/v1/auth/me", { token: aged.json.accessToken }), 401, "unauthorized");
       const lifted = await loginFrom(s, throttled.email, throttled.password);
       assert.equal(lifted.status, 200, lifted.text);
       expectError(asApi(await loginFrom(s, throttled.email, "wrong")), 401, "unauthorized");
@@ -320,7 +324,7 @@ export function authCases(stack: () => Stack) {
           await withRelayerDb(s, (query) => query<{ password_hash: string }>("select password_hash from users where email = $1", [email]))
         )[0].password_hash;
       assert.match(await hashOf(legacy.email), new RegExp(`^scrypt\\$${n}\\$8\\$1\\$[\\w-]{22}\\$[\\w-]{43}$`));
-      assert.equal((await s.api("GET", "/v1/auth/me", { token: first.json.token })).status, 200);
+      assert.equal((await s.api("GET", "/v1/auth/me", { token: first.json.accessToken })).status, 200);
       assert.equal((await loginFrom(s, legacy.email, legacy.password)).status, 200);
       expectError(asApi(await loginFrom(s, legacy.email, "not-the-password")), 401, "unauthorized");
       // The throttled user signed in with a hash of twice the relayer's N (the throttle test above): not made
@@ -388,7 +392,7 @@ export function authCases(stack: () => Stack) {
 export async function login(s: Stack): Promise<string> {
   const response = await s.api("POST", "/v1/auth/login", { body: { email: s.sample.email, password: s.sample.password } });
   assert.equal(response.status, 200, response.text);
-  return response.body.token;
+  return response.body.accessToken;
 }
 
 type RawResponse = { status: number; headers: http.IncomingHttpHeaders; text: string; json: UncheckedJson };

@@ -72,7 +72,7 @@ export function deviceSplitCases(stack: () => Stack) {
       other = { key, sharedParticipantId: shared.id, email: user.email, password: user.password };
       const login = await s.api("POST", "/v1/auth/login", { body: { email: s.sample.email, password: s.sample.password } });
       assert.equal(login.status, 200, login.text);
-      jwt = login.body.token;
+      jwt = login.body.accessToken;
     });
 
     const client = (s: Stack) => createPublicClient({ transport: http(s.chain.rpcUrl) });
@@ -149,8 +149,8 @@ export function deviceSplitCases(stack: () => Stack) {
         assert.equal(deposit.address.toLowerCase(), view.payout.split.toLowerCase(), `${deviceId}: the event comes from its own split`);
         const receipt = await s.api("GET", `/v1/orders/${order.id}/receipt`);
         assert.equal(receipt.status, 200, receipt.text);
-        assert.ok(same(receipt.body.split.split, view.payout.split));
-        const [ownerLeg, operatorLeg] = receipt.body.split.legs;
+        assert.ok(same(receipt.body.settlement.split, view.payout.split));
+        const [ownerLeg, operatorLeg] = receipt.body.settlement.legs;
         assert.ok(same(ownerLeg.recipient, address(owner)), `${deviceId}: asset owner`);
         assert.ok(same(operatorLeg.recipient, address(operator)), `${deviceId}: operator`);
         assert.equal(BigInt(ownerLeg.amount), deposit.args.assetOwnerAmount);
@@ -274,7 +274,7 @@ export function deviceSplitCases(stack: () => Stack) {
       );
       const second = await paid(s, deviceId);
       assert.equal(second.deposit.address.toLowerCase(), split.toLowerCase(), "the same split");
-      const legsOf = async (orderId: string) => (await s.api("GET", `/v1/orders/${orderId}/receipt`)).body.split.legs;
+      const legsOf = async (orderId: string) => (await s.api("GET", `/v1/orders/${orderId}/receipt`)).body.settlement.legs;
       assert.ok(same((await legsOf(first.order.id))[0].recipient, formerOwner), "the earlier payment credited the former owner");
       assert.ok(same((await legsOf(second.order.id))[0].recipient, newOwner), "the later one the new owner");
       // What the former owner earned there stays its own.
@@ -317,7 +317,7 @@ export function deviceSplitCases(stack: () => Stack) {
       assert.equal(first.status, 201, first.text);
       const login = await s.api("POST", "/v1/auth/login", { body: { email: other.email, password: other.password } });
       assert.equal(login.status, 200, login.text);
-      const token: string = login.body.token;
+      const token: string = login.body.accessToken;
       const created = await asset(s, deviceId, token);
       assert.equal(created.payout.splitStatus, "created");
 
@@ -367,7 +367,7 @@ export function deviceSplitCases(stack: () => Stack) {
           assert.equal(login.status, 200, login.text);
           const owner = address(SAMPLE_PARTY_ACCOUNTS.otherOwner);
           const set = await s.api("PUT", `/v1/assets/${deviceId}/payout`, {
-            token: login.body.token,
+            token: login.body.accessToken,
             body: { assetOwner: owner, operator: address(SAMPLE_PARTY_ACCOUNTS.otherOperator) },
           });
           assert.equal(set.status, 200, set.text);

@@ -34,7 +34,7 @@ export function railCases(stack: () => Stack) {
         const payer = rail === "cash" ? localAccount(2).address : localAccount(7).address;
         assert.equal(paid.payment.payer, payer, "the payer, EIP-55 checksummed");
         if (result.hash) assert.equal(paid.payment.transactionHash, result.hash);
-        assert.equal(paid.split.transactionHash, paid.payment.transactionHash, "split in the same transaction");
+        assert.equal(paid.settlement.transactionHash, paid.payment.transactionHash, "settled in the same transaction");
 
         const chain = createPublicClient({ transport: http(s.chain.rpcUrl) });
         const receipt = await chain.getTransactionReceipt({ hash: paid.payment.transactionHash });
@@ -46,11 +46,11 @@ export function railCases(stack: () => Stack) {
         const proof = await s.api("GET", `/v1/orders/${order.id}/receipt`);
         assert.equal(proof.status, 200);
         assert.equal(proof.body.payment.rail, onchainRail);
-        const legs = proof.body.split.legs.map((l: { amount: string }) => BigInt(l.amount));
+        const legs = proof.body.settlement.legs.map((l: { amount: string }) => BigInt(l.amount));
         assert.deepEqual(legs, [150_000n, 120_000n, 30_000n]);
         assert.equal(
           legs.reduce((a: bigint, b: bigint) => a + b, 0n),
-          BigInt(proof.body.split.gross),
+          BigInt(proof.body.settlement.gross),
         );
       });
     }
@@ -94,7 +94,7 @@ export function railCases(stack: () => Stack) {
       }
       const paid = await waitForOrder(s, order.id, (o) => o.status === "success");
       assert.equal(paid.payment.rail, "permit2");
-      assert.equal(paid.payment.payer, account.address.toLowerCase());
+      assert.equal(paid.payment.payer, account.address);
     });
 
     it("streams the order: current state, payment, split, power-on, then closes; resumes after Last-Event-ID", async () => {

@@ -226,7 +226,7 @@ export function scopeCases(stack: () => Stack, other: () => { key: string; agent
         body: JSON.stringify({ email: s.sample.email, password: s.sample.password }),
       });
       assert.equal(res.status, 200, res.text);
-      return res.json.token;
+      return res.json.accessToken;
     }
 
     before(

@@ -89,6 +89,7 @@ export function liveContext(fx: Fixtures, opts: { credentials?: Map<string, stri
       if (pattern.includes("key_")) return a.keyId;
       if (pattern.includes("whs_")) return a.subscriptionId;
       if (pattern.includes("msg_")) return a.deliveryId;
+      if (pattern.includes("evt_")) return a.eventId;
       if (pattern.includes("pt_")) return a.participant.id;
       if (op.api === "payments" && op.path.startsWith("/devices/{")) return a.deviceId;
       const sandbox = new Map<string, string>([
@@ -194,8 +195,8 @@ export function badInputCases(stack: () => Stack, fixtures: () => Fixtures, opts
         if (!fx.docs.operations.some((op) => op.id === id)) continue;
         const login = await fx.call("POST", "/v1/auth/login", { body: { email: fx.a.email, password: fx.a.password } });
         assert.equal(login.status, 200, login.text);
-        fx.secret("A's session for the sign-out cases", login.json.token);
-        credentials.set(id, `Bearer ${login.json.token}`);
+        fx.secret("A's session for the sign-out cases", login.json.accessToken);
+        credentials.set(id, `Bearer ${login.json.accessToken}`);
       }
       const ctx = liveContext(fx, { credentials });
       const energyLimits = (await fx.call("GET", "/energy/v1/capabilities")).json.limits;

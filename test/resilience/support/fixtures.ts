@@ -21,6 +21,8 @@ export type Tenant = {
   participant: { id: string; address: string };
   subscriptionId: string;
   deliveryId: string;
+  /** The event of that delivery (the test ping), for the events API. */
+  eventId: string;
   /** An API key of the tenant's that no case revokes (its id, for the key routes). */
   keyId: string;
   orderId?: string;
@@ -119,7 +121,7 @@ export async function prepareFixtures(stack: Stack): Promise<Fixtures> {
   ): Promise<Tenant> {
     const login = await call("POST", "/v1/auth/login", { body: { email: creds.email, password: creds.password } });
     assert.equal(login.status, 200, login.text);
-    const jwt = login.json.token as string;
+    const jwt = login.json.accessToken as string;
     secret(`${label}'s login JWT`, jwt);
     const me = await call("GET", "/v1/auth/me", { token: jwt });
     assert.equal(me.status, 200, me.text);
@@ -133,12 +135,13 @@ export async function prepareFixtures(stack: Stack): Promise<Fixtures> {
     receiver.setSecret(path, sub.json.secret);
     const ping = await call("POST", `/v1/webhooks/subscriptions/${sub.json.id}/test`, { token: jwt });
     assert.equal(ping.status, 202, ping.text);
-    let deliveryId: string | undefined;
-    for (let i = 0; i < 100 && !deliveryId; i++) {
+    let delivered: { id: string; eventId: string } | undefined;
+    for (let i = 0; i < 100 && !delivered; i++) {
       const log = await call("GET", `/v1/webhooks/subscriptions/${sub.json.id}/deliveries`, { token: jwt });
-      deliveryId = log.json?.data?.find((d: { status: string }) => d.status === "succeeded")?.id;
-      if (!deliveryId) await new Promise((resolve) => setTimeout(resolve, 100));
+      delivered = log.json?.data?.find((d: { status: string }) => d.status === "succeeded");
+      if (!delivered) await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    const deliveryId = delivered?.id;
     assert.ok(deliveryId, `${label}'s test delivery was made`);
     const key = await call("POST", "/v1/api-keys", { token: jwt, body: { name: `${label} resilience key` } });
     assert.equal(key.status, 201, key.text);
@@ -155,6 +158,7 @@ export async function prepareFixtures(stack: Stack): Promise<Fixtures> {
       participant: creds.participant,
       subscriptionId: sub.json.id,
       deliveryId: deliveryId!,
+      eventId: delivered!.eventId,
       keyId: key.json.id,
     };
   }

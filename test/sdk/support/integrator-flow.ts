@@ -49,7 +49,7 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 
 // A subscription for it, made with a portal session (the client takes its JWT as the bearer token).
 const login = unwrap(await client.POST("/auth/login", { body: { email: env.PORTAL_EMAIL, password: env.PORTAL_PASSWORD } }));
-const portal = createPaymentClient({ baseUrl: env.PAYG_API_URL, apiKey: login.token });
+const portal = createPaymentClient({ baseUrl: env.PAYG_API_URL, apiKey: login.accessToken });
 const subscription = unwrap(
   await portal.POST("/webhooks/subscriptions", { body: { url: receiverUrl, eventTypes: ["payment.succeeded"] } }),
 );

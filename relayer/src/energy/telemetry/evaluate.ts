@@ -80,10 +80,10 @@ export function evaluateBatch(
   readings.forEach((reading, index) => {
     const id = reading.reading_id;
     const reject = (code: IssueCode, message: string) => {
-      issues.push({ index, reading_id: id, code, message, rejected: true });
+      issues.push({ index, reading_id: id, code, message, outcome: "rejected" });
       rejectedCount++;
     };
-    const flag = (code: IssueCode, message: string) => issues.push({ index, reading_id: id, code, message, rejected: false });
+    const flag = (code: IssueCode, message: string) => issues.push({ index, reading_id: id, code, message, outcome: "flagged" });
 
     if (lookups.existingReadingIds.has(id) || seen.has(id)) {
       return reject("duplicate_reading_id", `reading_id ${id} was accepted already for this device`);
