@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { domainSeparator, getAddress, toHex, type TypedDataDefinition } from "viem";
-import { PERMIT2_ADDRESS, permit2TypedData, permit2WitnessTypes } from "../../sdk/payment-order.ts";
+import { PERMIT2_ADDRESS, permit2TypedData, permit2WitnessTypes } from "../../sdk/src/payment-order.ts";
 import {
   MAX_UINT256,
   PERMIT2_RAIL_ID,

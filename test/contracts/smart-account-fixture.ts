@@ -12,7 +12,7 @@ import {
   type TypedDataDefinition,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import { permitTypedData, receiveAuthorizationTypedData, type PaymentOrder } from "../../sdk/payment-order.ts";
+import { permitTypedData, receiveAuthorizationTypedData, type PaymentOrder } from "../../sdk/src/payment-order.ts";
 import { USDC, usdcDomain, viem, type Payments } from "./fixture.ts";
 
 /** A multi-owner account: its address, its owners (keys that never hold funds: they only sign), its threshold,
