@@ -6,11 +6,11 @@
 // `idempotency_key_in_use` (Retry-After: 1). Keys belong to the caller (`scopeOf`: the API key, the portal
 // user, or on a public route without a credential the client's address), so two callers never share one.
 //
-// A response is kept unless the request did not run or a retry may succeed: 5xx, 401, 403, 429 and 422
-// `invalid_parameters` (refused before the route ran) let the key go, so the next request with it runs.
-// The body is stored encrypted (AES-256-GCM, a key derived from WEBHOOK_SECRET_KEY, the caller and key as
-// additional data): an answer may carry a secret shown once (a new API key, a signing secret, a session
-// token), which the database otherwise keeps only hashed or encrypted.
+// Only a request that succeeded (2xx) keeps its answer: every refusal (4xx) of the service changes nothing (its
+// routes write in one transaction, or not at all), and a 5xx may not have run, so the key is let go and a retry
+// with it runs again, as Stripe lets go a request that failed validation. A kept answer that showed a secret
+// once (a new API key, a signing secret, a session) is shown again to the same credential by its replay, the
+// point of the header for a client that lost the first answer.
 // The records are in the database (idempotency/store.ts), so this holds across relayer processes; the
 // retention worker deletes them after 24 hours.
 import { z } from "@hono/zod-openapi";
@@ -41,8 +41,6 @@ export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** The response headers a replay repeats (the request id is the replay's own). */
 const REPLAYED_HEADERS = ["content-type", "location"];
-/** Statuses of requests that did not run, or that a retry may see succeed: their key is let go. */
-const NOT_KEPT = new Set([401, 403, 429]);
 
 export const IDEMPOTENCY_DESCRIPTION =
   `Makes the request safe to retry: the first request with a key runs; a retry with the same key and the same ` +
@@ -52,18 +50,8 @@ export const IDEMPOTENCY_DESCRIPTION =
   "first one with its key still runs is 409 `idempotency_key_in_use` with Retry-After (seconds). A key belongs to " +
   "the credential that sent it (an API key, a portal user; on a public operation without one, the client's " +
   `address). 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters (a UUID v4 is a good choice); anything else ` +
-  "is 400 `invalid_idempotency_key`. A 5xx, 401, 403, 429 or 422 `invalid_parameters` answer is not kept: a retry " +
+  "is 400 `invalid_idempotency_key`. Only a success (2xx) is kept: after a 4xx (which changed nothing) or a 5xx, a retry " +
   "with the key runs again.";
-
-/** The code of an error envelope's body, if it is one. */
-function errorCode(body: string): string | undefined {
-  try {
-    const parsed = JSON.parse(body) as { error?: { code?: unknown } };
-    return typeof parsed?.error?.code === "string" ? parsed.error.code : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** The request's hash: method, path with query, and the body (canonical JSON when it parses). */
 async function requestHash(c: Context<AppEnv>): Promise<string> {
@@ -128,7 +116,7 @@ export function idempotency(opts: { db: Db; secretKey: string; scopeOf(c: Contex
     }
     const res = c.res;
     const body = await res.clone().text();
-    if (res.status >= 500 || NOT_KEPT.has(res.status) || (res.status === 422 && errorCode(body) === "invalid_parameters")) {
+    if (res.status < 200 || res.status >= 300) {
       await release();
       return;
     }

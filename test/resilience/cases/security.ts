@@ -309,7 +309,8 @@ export function secretsCases(stack: () => Stack, fixtures: () => Fixtures) {
       const journal = fx.client.journal;
       const texts = journal.map((entry) => `${JSON.stringify(entry.headers)}\n${entry.text}`);
       // Secrets found in responses: each may appear in the first response that has it (its creation: a new
-      // key, a subscription's secret, a login's or the token route's token) and never again.
+      // key, a subscription's secret, a login's or the token route's token) and never again, but in a replay of
+      // that same answer.
       const found = new Map<string, { kind: string; first: number }>();
       texts.forEach((text, index) => {
         for (const { kind, pattern } of SECRET_PATTERNS) {
@@ -324,8 +325,12 @@ export function secretsCases(stack: () => Stack, fixtures: () => Fixtures) {
       assert.ok(logs.length >= 1 && logs.every((log) => log.text.length > 0), "the relayer's logs are there");
       const leaks: string[] = [];
       for (const secret of secrets) {
+        // A replay of the answer that created it (Idempotency-Key: the same request by the same credential) shows
+        // it again by design; any other answer may not.
+        const created = journal[secret.from - 1];
+        const replay = (i: number) => journal[i].headers["idempotent-replayed"] === "true" && journal[i].text === created?.text;
         for (let i = secret.from; i < texts.length; i++) {
-          if (texts[i].includes(secret.value)) {
+          if (texts[i].includes(secret.value) && !replay(i)) {
             leaks.push(`${secret.name} in the answer to ${journal[i].method} ${journal[i].path.slice(0, 100)} (${journal[i].status})`);
             break;
           }
