@@ -27,6 +27,16 @@ import {
 import { OrderIdParam } from "./shared-schemas.ts";
 
 /** What the wallet rails refuse so that the relayer's hot wallet pays only for transactions that succeed. */
+/** The 409 codes of every relayed rail (permit, authorization, Permit2): the order's state, or a payment under way. */
+const RELAY_CONFLICTS = [
+  "order_already_paid",
+  "order_expired",
+  "order_expiring",
+  "order_cancelled",
+  "payment_in_progress",
+  "payer_payment_in_progress",
+] as const;
+
 const RELAY_REFUSALS =
   "The relayer pays the gas only for what will succeed: 409 `order_expiring` when the order's voucher expires " +
   "before the chain's block RELAY_EXPIRY_MARGIN_BLOCKS blocks after the next one (chain time: pay from the " +
@@ -133,23 +143,7 @@ export function orderRoutes(services: Services) {
       },
       responses: {
         202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
-        ...errorResponses(
-          400,
-          404,
-          {
-            409: [
-              "order_already_paid",
-              "order_expired",
-              "order_expiring",
-              "order_cancelled",
-              "payment_in_progress",
-              "payer_payment_in_progress",
-            ],
-          },
-          422,
-          { 429: ["rate_limited", "too_many_reverts"] },
-          503,
-        ),
+        ...errorResponses(400, 404, { 409: RELAY_CONFLICTS }, 422, { 429: ["rate_limited", "too_many_reverts"] }, 503),
       },
     }),
     async (c) => {
@@ -182,15 +176,7 @@ export function orderRoutes(services: Services) {
           400,
           404,
           {
-            409: [
-              "order_already_paid",
-              "order_expired",
-              "order_expiring",
-              "order_cancelled",
-              "payment_in_progress",
-              "payer_payment_in_progress",
-              "authorization_used",
-            ],
+            409: [...RELAY_CONFLICTS, "authorization_used"],
           },
           422,
           { 429: ["rate_limited", "too_many_reverts"] },
@@ -225,23 +211,7 @@ export function orderRoutes(services: Services) {
       },
       responses: {
         202: { description: "Queued or under way", content: { "application/json": { schema: RelayAccepted } } },
-        ...errorResponses(
-          400,
-          404,
-          {
-            409: [
-              "order_already_paid",
-              "order_expired",
-              "order_expiring",
-              "order_cancelled",
-              "payment_in_progress",
-              "payer_payment_in_progress",
-            ],
-          },
-          422,
-          { 429: ["rate_limited", "too_many_reverts"] },
-          503,
-        ),
+        ...errorResponses(400, 404, { 409: RELAY_CONFLICTS }, 422, { 429: ["rate_limited", "too_many_reverts"] }, 503),
       },
     }),
     async (c) => {
