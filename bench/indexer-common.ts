@@ -6,7 +6,7 @@ import { type Address, type Hex, encodeFunctionData } from "viem";
 import { paymentRouterAbi } from "../generated/abis.ts";
 import { orderTypedData, type PaymentOrder } from "../sdk/src/payment-order.ts";
 import { selectedDatabaseKinds, type DatabaseKind } from "../test/support/databases.ts";
-import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "../test/support/local-chain.ts";
+import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount, localStablecoin } from "../test/support/local-chain.ts";
 import { createPayments, deviceId } from "../test/support/payments.ts";
 
 /** Pays cash orders from the agent's float as fast as the node takes them, for 50 devices, each through its own
@@ -14,7 +14,7 @@ import { createPayments, deviceId } from "../test/support/payments.ts";
 export async function createCashPayer(chain: LocalChain) {
   const { record } = chain;
   const router = record.contracts.PaymentRouter!.address;
-  const token = record.contracts.TestStablecoin!.address;
+  const token = localStablecoin(record);
   const agent = localAccount(LOCAL_ACCOUNT_INDEX.agent);
   const quoteSigner = localAccount(LOCAL_ACCOUNT_INDEX.quoteSigner);
   const devices = Array.from({ length: 50 }, (_, i) => deviceId(`bench-device-${i}`));

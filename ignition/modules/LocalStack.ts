@@ -1,5 +1,8 @@
-// The local chain's deployment: a test stablecoin, the payment router, the split factory (one AssetSplit per
-// device), and funded test accounts. Accounts are the local node's: 0 admin and pauser, 1 quote signer, 2 relayer
+// The local chain's deployment: its stablecoin, the payment router, the split factory (one AssetSplit per
+// device), and funded test accounts. The stablecoin is RehearsalUsdc, USDC v2.2's behaviour: EIP-2612 permits and
+// EIP-3009 authorizations, each with its `v, r, s` and its `bytes` overload, checked by ERC-1271 for a
+// smart-contract account; Permit2 is installed beside it (lib/permit2.ts), so every rail can be tried locally.
+// Accounts are the local node's: 0 admin, pauser and the token's owner (it mints), 1 quote signer, 2 relayer
 // (agent), 3 spare, 4-5 asset owners and operators of the sample data, 6 the protocol recipient of every split,
 // 7 a funded test wallet, 13 the split manager (proposes recipient changes: `npm run splits`). The relayer (2)
 // also anchors telemetry batch roots and creates each device's split (which anyone may); it holds no split
@@ -14,7 +17,8 @@ export default buildModule("LocalStack", (m) => {
   const agent = m.getAccount(2);
   const testWallet = m.getAccount(7);
 
-  const testStablecoin = m.contract("TestStablecoin", ["USD Coin (test)", "USDC", admin]);
+  // Name and symbol "USDC", EIP-712 domain version "2", six decimals: what a wallet meets on a public chain.
+  const stablecoin = m.contract("RehearsalUsdc", [admin]);
   const bps = [5000, 4000, 1000];
   const { paymentRouter, rolesGranted } = definePayments(m, {
     admin,
@@ -26,9 +30,9 @@ export default buildModule("LocalStack", (m) => {
 
   const floatAmount = m.getParameter("agentFloat", 1_000_000_000_000n); // 1,000,000 USDC
   const walletAmount = m.getParameter("testWalletFunds", 10_000_000_000n); // 10,000 USDC
-  m.call(testStablecoin, "mint", [agent, floatAmount], { id: "mintAgentFloat" });
-  m.call(testStablecoin, "mint", [testWallet, walletAmount], { id: "mintTestWallet" });
-  m.call(testStablecoin, "approve", [paymentRouter, 2n ** 256n - 1n], {
+  m.call(stablecoin, "mint", [agent, floatAmount], { id: "mintAgentFloat" });
+  m.call(stablecoin, "mint", [testWallet, walletAmount], { id: "mintTestWallet" });
+  m.call(stablecoin, "approve", [paymentRouter, 2n ** 256n - 1n], {
     id: "approveAgentFloat",
     from: agent,
     after: [rolesGranted],
@@ -42,7 +46,7 @@ export default buildModule("LocalStack", (m) => {
   });
 
   const { assetSplitFactory } = defineSplitFactory(m, {
-    token: testStablecoin,
+    token: stablecoin,
     paymentRouter,
     admin,
     adminTransferDelay: 0,
@@ -55,5 +59,5 @@ export default buildModule("LocalStack", (m) => {
     after: [telemetryAnchor],
   });
 
-  return { testStablecoin, paymentRouter, telemetryAnchor, assetSplitFactory };
+  return { stablecoin, paymentRouter, telemetryAnchor, assetSplitFactory };
 });

@@ -100,7 +100,7 @@ export async function assertTotalsMatchChain(stack: Stack, recipients: readonly 
   const stats = await client.networkStats();
   const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
 
-  // The test stablecoin has 6 decimals: micro-USD equals base units.
+  // The stablecoin has 6 decimals: micro-USD equals base units.
   assert.equal(stats.payments, paid.length, "network payments");
   assert.equal(stats.volumeUsdMicro, sum(paid.map((log) => log.args.amount!)), "network volume");
   assert.equal(stats.settlements, settled.length, "network settlements");

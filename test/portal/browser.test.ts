@@ -181,14 +181,19 @@ describe("developer portal and checkout in a browser", { concurrency: false }, (
     await buyer.getByRole("button", { name: /Pay \$0\.50 with wallet/ }).click();
     await buyer.locator('#checkout[data-state="done"]').waitFor({ timeout: 30_000 });
     assert.match((await buyer.locator("#status").textContent()) ?? "", /Paid\. The device is on/);
+    // The local stack's USDC has EIP-3009: the page signs the order's receive authorization (no permit nonce
+    // to read from the chain) and the relayer pays on the authorization rail.
     assert.deepEqual([...new Set(wallet.calls.map((c) => c.method))].sort(), [
-      "eth_call",
       "eth_chainId",
       "eth_requestAccounts",
       "eth_signTypedData_v4",
     ]);
+    const signed = JSON.parse((wallet.calls.find((c) => c.method === "eth_signTypedData_v4")!.params as string[])[1]!) as {
+      primaryType: string;
+    };
+    assert.equal(signed.primaryType, "ReceiveWithAuthorization");
     const paid = await waitForOrder(stack, order.id, (o) => o.status === "success");
-    assert.equal(paid.payment.rail, "permit");
+    assert.equal(paid.payment.rail, "authorization");
     assert.equal((await buyer.locator("#tx-hash").textContent())?.trim(), paid.payment.transactionHash);
     await shot(buyer, "08-checkout-paid");
 

@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Address, type Hex, createPublicClient, createWalletClient, encodeFunctionData, http, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { paymentRouterAbi, testStablecoinAbi } from "../../generated/abis.ts";
+import { paymentRouterAbi } from "../../generated/abis.ts";
 import { loadConfig } from "../../relayer/src/config.ts";
 import { openDatabase } from "../../relayer/src/db/client.ts";
 import { chainTransactions } from "../../relayer/src/db/schema.ts";
@@ -24,7 +24,7 @@ import { expiresTooSoon, medianBlockSeconds, voucherExpiryOf } from "../../relay
 import { signOrderPermit } from "../../sdk/src/payment-order.ts";
 import { waitFor } from "../energy/helpers.ts";
 import { type DatabaseKind, oneDatabaseKind } from "../support/databases.ts";
-import { LOCAL_ACCOUNT_INDEX, localAccount } from "../support/local-chain.ts";
+import { LOCAL_ACCOUNT_INDEX, localAccount, localStablecoin, localStablecoinAbi } from "../support/local-chain.ts";
 import { type LatestStateRpcProxy, startLatestStateRpcProxy } from "../support/latest-state-rpc-proxy.ts";
 import { type OrderBody, createOrder } from "../support/pay.ts";
 import { MINIMAL_RELAYER_ENV } from "../support/relayer-env.ts";
@@ -105,12 +105,12 @@ describe(`gas griefing of the hot wallet on ${database}`, { concurrency: false, 
       client = createPublicClient({ transport: http(stack.chain.rpcUrl, { retryCount: 0 }) });
       // 0.30 USDC each, no ether (minted while the node still mines at once).
       const admin = createWalletClient({ account: localAccount(LOCAL_ACCOUNT_INDEX.admin), transport: http(stack.chain.rpcUrl) });
-      const token = stack.chain.record.contracts.TestStablecoin!.address;
+      const token = localStablecoin(stack.chain.record);
       for (const wallet of wallets) {
         const hash = await admin.writeContract({
           chain: null,
           address: token,
-          abi: testStablecoinAbi,
+          abi: localStablecoinAbi,
           functionName: "mint",
           args: [wallet.address, ORDER_AMOUNT],
         });

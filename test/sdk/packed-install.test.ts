@@ -137,9 +137,9 @@ describe(`@payg/sdk installed from its packed tarball, against a stack on ${data
       });
       const result = JSON.parse(stdout.trim().split("\n").pop() ?? "{}");
       assert.equal(result.status, "success");
-      // The local stack's token has no EIP-3009: the order offers the permit, and the payment went that way.
-      assert.equal(result.offered, "permit");
-      assert.equal(result.rail, "permit");
+      // The local stack's USDC has EIP-3009: the order offers the authorization, and the SDK paid that way.
+      assert.equal(result.offered, "authorization");
+      assert.equal(result.rail, "authorization");
       assert.equal(result.payer.toLowerCase(), (await stack.api("GET", `/v1/orders/${result.orderId}`)).body.payment.payer.toLowerCase());
       assert.deepEqual(result.webhook && { type: result.webhook.type, orderId: result.webhook.orderId }, {
         type: "payment.succeeded",

@@ -3,13 +3,15 @@
 // a build: deployment-replay.ts), and its cleanup (stop the node, remove the deployment's
 // Ignition journal and generated record).
 //
-// Accounts are the node's well-known ones (Hardhat's default mnemonic): 0 admin and pauser, 1 quote signer,
+// Accounts are the node's well-known ones (Hardhat's default mnemonic): 0 admin, pauser and owner of the
+// stablecoin (RehearsalUsdc: it mints), 1 quote signer,
 // 2 agent (relayer) with an approved float, 3 spare, 4-5 the asset owner and operator of the splits tests
 // create, 6 the protocol recipient of every split, 7 a funded test wallet, 13 the split manager (proposes
 // recipient changes; the agent holds no split factory role).
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import path from "node:path";
+import { type Address, erc20Abi, parseAbi } from "viem";
 import { deployWithIgnition, rpc, startChain } from "../../lib/chain.ts";
 import { type DeploymentRecord, deploymentRecordPath, deploymentsDir, repoRoot } from "../../ignition/deployment-records.ts";
 import { type Service, freePort } from "../../lib/processes.ts";
@@ -30,6 +32,24 @@ export const LOCAL_ACCOUNT_INDEX = {
   testWallet: 7,
   splitManager: 13,
 } as const;
+
+/** The functions of the LocalStack's stablecoin (RehearsalUsdc, USDC v2.2's behaviour) the suites call: ERC-20,
+ * its owner's mint, and the EIP-2612 permit's nonce and domain version. */
+export const localStablecoinAbi = [
+  ...erc20Abi,
+  ...parseAbi([
+    "function mint(address to, uint256 amount)",
+    "function nonces(address owner) view returns (uint256)",
+    "function version() view returns (string)",
+  ]),
+] as const;
+
+/** The address of the LocalStack deployment's stablecoin. */
+export function localStablecoin(record: DeploymentRecord): Address {
+  const token = record.contracts.RehearsalUsdc;
+  if (!token) throw new Error(`deployment ${record.deploymentId} has no RehearsalUsdc: not a LocalStack deployment`);
+  return token.address;
+}
 
 export type LocalChain = {
   deploymentId: string;

@@ -1,6 +1,6 @@
 // Paying orders through the relayer, as an integrator and a wallet would: quote, order, then one of the
-// rails (a relayed permit, the wallet paying the router itself with a permit or an approval, or an agent's
-// cash confirmation), and waiting for the order to reach a state. Quotes, orders and relayed payments go
+// rails (a relayed EIP-3009 authorization or permit, the wallet paying the router itself with a permit or an
+// approval, or an agent's cash confirmation), and waiting for the order to reach a state. Quotes, orders and relayed payments go
 // through the SDK (sdk/src: its typed client, signOrderPayment, submitOrderPayment and payOrder), so the
 // end-to-end suites exercise what integrators install.
 import { type Address, type Hex, createPublicClient, createWalletClient, defineChain, http, maxUint256, parseAbi } from "viem";
@@ -94,12 +94,15 @@ function voucher(order: OrderBody) {
 export async function pay(
   stack: Stack,
   order: OrderBody,
-  rail: "relayed-permit" | "wallet-permit" | "wallet-approval" | "cash",
+  rail: "relayed-authorization" | "relayed-permit" | "wallet-permit" | "wallet-approval" | "cash",
   walletIndex = TEST_WALLET_INDEX,
 ): Promise<{ status?: number; body?: UncheckedJson; hash?: Hex }> {
-  if (rail === "relayed-permit") {
+  if (rail === "relayed-permit" || rail === "relayed-authorization") {
     const { account, publicClient } = clients(stack, walletIndex);
-    const signed = await signOrderPayment(order as Order, account, { rail: "permit", publicClient });
+    const signed = await signOrderPayment(order as Order, account, {
+      rail: rail === "relayed-permit" ? "permit" : "authorization",
+      publicClient,
+    });
     try {
       return { status: 202, body: await submitOrderPayment(paymentClient(stack), order.id, signed) };
     } catch (error) {
@@ -180,9 +183,11 @@ export async function readEventStream(
 export type SseEvent = ServerSentEvent;
 
 /** Pays an order end to end through the relayer, as a wallet would: quote and order `tier` on `deviceId`,
- * the test wallet (account 7) signs the permit, POST /v1/orders/{id}/permit; with `until` (default
+ * the test wallet (account 7) signs the rail the order offers (the SDK's choice: the EIP-3009 authorization
+ * where the token has it, as the local stack's has) and the relayer submits it; with `until` (default
  * "success") waits for the order to be paid (the SDK's payOrder) or, "powered_on", for its device to be on
- * too. Returns the order as created and as last read. */
+ * too; "submitted" signs a permit instead and returns once the relayer took it (POST /v1/orders/{id}/permit).
+ * Returns the order as created and as last read. */
 export async function payOrder(
   stack: Stack,
   opts: { deviceId?: string; tier?: string; walletIndex?: number; until?: "submitted" | "success" | "powered_on"; timeoutMs?: number } = {},

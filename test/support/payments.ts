@@ -20,13 +20,13 @@ import {
   maxUint256,
   toHex,
 } from "viem";
-import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi, testStablecoinAbi } from "../../generated/abis.ts";
+import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../../generated/abis.ts";
 import { type PaymentOrder, orderTypedData, permitTypedData } from "../../sdk/src/payment-order.ts";
-import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount } from "./local-chain.ts";
+import { LOCAL_ACCOUNT_INDEX, type LocalChain, localAccount, localStablecoin, localStablecoinAbi } from "./local-chain.ts";
 
 export type Rail = "permit" | "approval" | "cash";
 
-/** USD amount (dollars, at most 6 decimals) in the test stablecoin's base units. */
+/** USD amount (dollars, at most 6 decimals) in the stablecoin's base units. */
 export function usdc(dollars: number): bigint {
   return BigInt(Math.round(dollars * 1_000_000));
 }
@@ -54,7 +54,7 @@ export function createPayments(chain: LocalChain) {
   const { record } = chain;
   const router = record.contracts.PaymentRouter!.address;
   const factory = record.contracts.AssetSplitFactory!.address;
-  const token = record.contracts.TestStablecoin!.address;
+  const token = localStablecoin(record);
   const viemChain = defineChain({
     id: record.chainId,
     name: "local",
@@ -114,14 +114,15 @@ export function createPayments(chain: LocalChain) {
      * `submitter` (default the agent, as the relayer does). */
     async payWithPermit(order: PaymentOrder, opts: { payer?: number; submitter?: number } = {}): Promise<TransactionReceipt> {
       const payer = localAccount(opts.payer ?? LOCAL_ACCOUNT_INDEX.testWallet);
-      const [nonce, name] = await Promise.all([
-        publicClient.readContract({ address: token, abi: testStablecoinAbi, functionName: "nonces", args: [payer.address] }),
-        publicClient.readContract({ address: token, abi: testStablecoinAbi, functionName: "name" }),
+      const [nonce, name, version] = await Promise.all([
+        publicClient.readContract({ address: token, abi: localStablecoinAbi, functionName: "nonces", args: [payer.address] }),
+        publicClient.readContract({ address: token, abi: localStablecoinAbi, functionName: "name" }),
+        publicClient.readContract({ address: token, abi: localStablecoinAbi, functionName: "version" }),
       ]);
       const deadline = BigInt(hashTypedData(orderTypedData(record.chainId, router, order)));
       const signature = await payer.signTypedData(
         permitTypedData({
-          tokenDomain: { name, version: "1", chainId: record.chainId, verifyingContract: token },
+          tokenDomain: { name, version, chainId: record.chainId, verifyingContract: token },
           owner: payer.address,
           spender: router,
           value: order.amount,
@@ -145,13 +146,13 @@ export function createPayments(chain: LocalChain) {
       const payer = wallet(payerIndex);
       const allowance = await publicClient.readContract({
         address: token,
-        abi: testStablecoinAbi,
+        abi: localStablecoinAbi,
         functionName: "allowance",
         args: [payer.account.address, router],
       });
       if (allowance < order.amount) {
         await mined(
-          await payer.writeContract({ address: token, abi: testStablecoinAbi, functionName: "approve", args: [router, maxUint256] }),
+          await payer.writeContract({ address: token, abi: localStablecoinAbi, functionName: "approve", args: [router, maxUint256] }),
         );
       }
       const hash = await payer.writeContract({
@@ -309,12 +310,14 @@ export function createPayments(chain: LocalChain) {
       }
       const allowance = await publicClient.readContract({
         address: token,
-        abi: testStablecoinAbi,
+        abi: localStablecoinAbi,
         functionName: "allowance",
         args: [agent.account.address, at],
       });
       if (allowance < gross) {
-        await mined(await agent.writeContract({ address: token, abi: testStablecoinAbi, functionName: "approve", args: [at, maxUint256] }));
+        await mined(
+          await agent.writeContract({ address: token, abi: localStablecoinAbi, functionName: "approve", args: [at, maxUint256] }),
+        );
       }
       return mined(await agent.writeContract({ address: at, abi: assetSplitAbi, functionName: "deposit", args: [ref, gross] }));
     },

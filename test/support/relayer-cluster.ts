@@ -16,14 +16,13 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Address, type Hex, createPublicClient, http as viemHttp, parseAbi } from "viem";
-import { testStablecoinAbi } from "../../generated/abis.ts";
 import type { Service } from "../../lib/processes.ts";
 import { startRelayer } from "../../lib/relayer.ts";
 import { localAccount } from "../../lib/sample-data.ts";
 import { type ServerSentEvent, serverSentEvents } from "../../sdk/src/event-stream.ts";
 import { signOrderPermit } from "../../sdk/src/payment-order.ts";
 import { withPostgres } from "./databases.ts";
-import { LOCAL_ACCOUNT_INDEX } from "./local-chain.ts";
+import { LOCAL_ACCOUNT_INDEX, localStablecoin, localStablecoinAbi } from "./local-chain.ts";
 import { createPayments } from "./payments.ts";
 import { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy.ts";
 import { type Stack, startStack } from "./stack.ts";
@@ -128,13 +127,13 @@ export function testWallets(count: number, first = FIRST_FREE_ACCOUNT): Wallet[]
   });
 }
 
-/** Mints `amount` of the test stablecoin (base units) to every wallet, from the admin account (its owner). */
+/** Mints `amount` of the stablecoin (base units) to every wallet, from the admin account (its owner). */
 export async function fundWallets(stack: Stack, wallets: Wallet[], amount: bigint): Promise<void> {
   const payments = createPayments(stack.chain);
   const admin = payments.wallet(LOCAL_ACCOUNT_INDEX.admin);
-  const token = stack.chain.record.contracts.TestStablecoin!.address;
+  const token = localStablecoin(stack.chain.record);
   for (const wallet of wallets) {
-    await admin.writeContract({ address: token, abi: testStablecoinAbi, functionName: "mint", args: [wallet.address, amount] });
+    await admin.writeContract({ address: token, abi: localStablecoinAbi, functionName: "mint", args: [wallet.address, amount] });
   }
 }
 

@@ -162,7 +162,7 @@ describe("webhook delivery (pglite)", { concurrency: false }, () => {
     }
     const data = succeeded.envelope!.data;
     assert.equal(data.transactionHash, order.payment.transactionHash);
-    assert.equal(data.rail, "permit");
+    assert.equal(data.rail, "authorization", "the SDK paid on the EIP-3009 rail the local stack's USDC offers");
     assert.equal(data.amountUsd, order.amountUsd);
     // The catalogue's shape of split.settled (the last test checks every delivery's data against it).
     const settled = (await receiver.waitFor(ofType("/all", "split.settled", match))).envelope!.data as z.output<

@@ -11,6 +11,7 @@ import type { Stack } from "../../support/stack.ts";
 import { expectError } from "./expect.ts";
 
 const rails = [
+  ["relayed-authorization", "authorization"],
   ["relayed-permit", "permit"],
   ["wallet-permit", "permit"],
   ["wallet-approval", "approval"],
@@ -24,7 +25,7 @@ export function railCases(stack: () => Stack) {
         const s = stack();
         const order = await createOrder(s, "kiosk-nbo-001", "30m");
         const result = await pay(s, order, rail);
-        if (rail === "relayed-permit" || rail === "cash") {
+        if (rail === "relayed-authorization" || rail === "relayed-permit" || rail === "cash") {
           assert.equal(result.status, 202, JSON.stringify(result.body));
           assert.equal(result.body.orderId, order.id);
         }
@@ -194,29 +195,41 @@ export function railCases(stack: () => Stack) {
       assert.equal(still.body.relay, null, "nothing was queued");
     });
 
-    it("offers no EIP-3009 authorization for a token with only a permit, and refuses one with 422", async () => {
-      // The local stack's test stablecoin has EIP-2612 and no EIP-3009: the relayer asked the token
-      // (authorizationState reverts) and offers the permit only. An authorization signed anyway, with the
-      // token's domain, is refused before anything is queued; the order is still payable by permit.
+    it("offers the EIP-3009 authorization of the local stack's USDC beside the permit: another signer's is 422, a paid order 409", async () => {
+      // The local stack's stablecoin has USDC v2.2's signatures: the relayer asked the token (authorizationState
+      // answers) and read its EIP-712 domain without ERC-5267 (name "USDC", version "2", checked against
+      // DOMAIN_SEPARATOR()). The order offers both rails; the authorization's nonce binds it to the order.
       const s = stack();
       const order = await createOrder(s);
       const details = order.paymentDetails;
-      assert.equal(details.authorization, undefined, "no authorization rail for a permit-only token");
       assert.equal(details.permit.primaryType, "Permit");
+      assert.equal(details.authorization.primaryType, "ReceiveWithAuthorization");
+      assert.deepEqual(details.authorization.domain, {
+        name: "USDC",
+        version: "2",
+        chainId: details.chainId,
+        verifyingContract: details.token.address,
+      });
+      assert.deepEqual(details.permit.domain, details.authorization.domain);
       const wallet = privateKeyToAccount(localPrivateKey(7));
-      const signature = await signOrderAuthorization(wallet, {
+      const signed = {
         chainId: details.chainId,
         router: details.router,
         order: paymentOrderOf(details.order),
-        tokenDomain: details.permit.domain,
-      });
-      const refused = await s.api("POST", `/v1/orders/${order.id}/authorization`, { body: { from: wallet.address, signature } });
-      expectError(refused, 422, "invalid_parameters");
-      assert.match(refused.body.error.message, /no EIP-3009/);
-      const still = await s.api("GET", `/v1/orders/${order.id}`);
-      assert.equal(still.body.relay, null, "nothing was queued");
-      assert.equal((await pay(s, order, "relayed-permit")).status, 202, "the permit still pays it");
-      await waitForOrder(s, order.id, (o) => o.status === "success");
+        tokenDomain: details.authorization.domain,
+      };
+      const stranger = await signOrderAuthorization(localAccount(8), signed);
+      const wrong = await s.api("POST", `/v1/orders/${order.id}/authorization`, { body: { from: wallet.address, signature: stranger } });
+      expectError(wrong, 422, "invalid_parameters");
+      assert.equal(wrong.body.error.details[0].path, "signature");
+      assert.equal((await s.api("GET", `/v1/orders/${order.id}`)).body.relay, null, "nothing was queued");
+      const signature = await signOrderAuthorization(wallet, signed);
+      const relayed = await s.api("POST", `/v1/orders/${order.id}/authorization`, { body: { from: wallet.address, signature } });
+      assert.equal(relayed.status, 202, relayed.text);
+      const paid = await waitForOrder(s, order.id, (o) => o.status === "success");
+      assert.equal(paid.payment.rail, "authorization");
+      assert.equal(paid.payment.payer, wallet.address);
+      expectError(await s.api("POST", `/v1/orders/${order.id}/permit`, { body: await signPermit(s, order) }), 409, "order_already_paid");
     });
 
     it("takes cash confirmations only from an agent key of the order's tenant", async () => {

@@ -11,9 +11,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Address, type Hex, createPublicClient, decodeFunctionData, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { paymentRouterAbi, testStablecoinAbi } from "../../../generated/abis.ts";
+import { paymentRouterAbi } from "../../../generated/abis.ts";
 import { type OrderBody, createOrder, pay, readEventStream, waitForOrder } from "../../support/pay.ts";
-import { LOCAL_ACCOUNT_INDEX, localAccount } from "../../support/local-chain.ts";
+import { LOCAL_ACCOUNT_INDEX, localAccount, localStablecoin, localStablecoinAbi } from "../../support/local-chain.ts";
 import { createPayments } from "../../support/payments.ts";
 import type { Stack } from "../../support/stack.ts";
 import { envelopeProblem } from "../support/envelope.ts";
@@ -86,13 +86,13 @@ export function faultCases(stack: () => Stack, fixtures: () => Fixtures, opts: {
         // reaches the node and waits there for its receipt; the second is signed and stored, and its
         // broadcast is held; then the process dies. The two permits come from two wallets (a wallet's second
         // permit would reuse the token nonce of its first, still unmined): the spare account gets some of the
-        // test stablecoin.
+        // stablecoin.
         const spare = LOCAL_ACCOUNT_INDEX.spare;
         await createPayments(s.chain)
           .wallet(LOCAL_ACCOUNT_INDEX.admin)
           .writeContract({
-            address: s.chain.record.contracts.TestStablecoin!.address,
-            abi: testStablecoinAbi,
+            address: localStablecoin(s.chain.record),
+            abi: localStablecoinAbi,
             functionName: "mint",
             args: [localAccount(spare).address, 10_000_000n],
           });
