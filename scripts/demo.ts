@@ -1,20 +1,42 @@
 // `npm run demo`: the mission as a user sees it, against the stack `npm start` runs (.local/stack.json).
-// A quote, an order, one signature (an EIP-3009 authorization where the token has it, USDC; else an EIP-2612
-// permit), the relayer pays, the order's event stream shows success, the
+// A quote, an order, one signature (an EIP-3009 authorization where the token has it, as the local stack's USDC
+// has; else an EIP-2612 permit), the relayer pays, the order's event stream shows success, the
 // device powers on, the 50/40/10 split appears with its transaction, a signed webhook arrives at a local
-// receiver and verifies, the public stats move; then a cash payment by an agent for a device of another
+// receiver and verifies, the public stats move. Then once on every other rail the chain offers, each a new
+// order followed to success through the relayer: an EIP-2612 permit, a Permit2 signature (the wallet approves
+// Permit2 once, with a transaction of its own), and a 2-of-3 smart-contract account paying by authorization with
+// its ERC-1271 signature (its factory, a test double, is deployed here from the build's artifact: the local
+// deployment holds the product's contracts only). Then a cash payment by an agent for a device of another
 // asset owner, split by that device's own split into its own owner and operator; then a telemetry batch in
-// the sandbox that gets anchored on-chain. The quote, the order, the signature, the relayed payment, the event
-// stream and the webhook's verification go through the SDK (sdk/src, the package integrators install).
+// the sandbox that gets anchored on-chain. The quotes, the orders, the signatures, the relayed payments, the
+// event stream and the webhook's verification go through the SDK (sdk/src, the package integrators install).
 import { readFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
-import { privateKeyToAccount } from "viem/accounts";
+import { createPublicClient, createWalletClient, defineChain, erc20Abi, http as viemHttp, maxUint256, size } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { repoRoot } from "../ignition/deployment-records.ts";
 import { call } from "../lib/api-call.ts";
-import { createPaymentClient, serverSentEvents, signOrderPayment, submitOrderPayment, unwrap, verifyWebhook } from "../sdk/src/index.ts";
+import { accountSigner, deployAccount, deployAccountFactory, predictAccount } from "../lib/smart-account.ts";
+import {
+  type Order,
+  PERMIT2_ADDRESS,
+  createPaymentClient,
+  paidOrFailed,
+  paymentDetailsOf,
+  paymentOrderOf,
+  permit2TypedData,
+  serverSentEvents,
+  signOrderPayment,
+  submitOrderPayment,
+  toAddress,
+  unwrap,
+  verifyWebhook,
+  waitForOrder,
+} from "../sdk/src/index.ts";
 
 type StackFile = {
+  chainId: number;
   /** demoWebhookReceiver: the one local callback URL `npm start` allowlists (DEMO_WEBHOOK_PORT). */
   endpoints: { rpc: string; paymentApi: string; sandboxApi: string; demoWebhookReceiver?: string };
   sample: {
@@ -163,6 +185,113 @@ try {
     "The public stats moved",
     `power sessions ${statsBefore.powerSessions} -> ${statsAfter.powerSessions}, on-chain volume $${statsBefore.onchainVolumeUsd} -> $${statsAfter.onchainVolumeUsd}`,
   );
+
+  // Every other rail, once each: a new order, signed, submitted to the relayer and followed to success there.
+  const chain = defineChain({
+    id: stack.chainId,
+    name: "local",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [stack.endpoints.rpc] } },
+  });
+  const chainClient = createPublicClient({ chain, transport: viemHttp(stack.endpoints.rpc) });
+  const walletClient = createWalletClient({ account: wallet, chain, transport: viemHttp(stack.endpoints.rpc) });
+  const railDevice = "kiosk-nbo-002";
+  const newOrder = async (): Promise<Order> => {
+    const q = unwrap(
+      await client.POST("/quote", { body: { deviceId: railDevice, chain: "local", token: "USDC", tier: "30m" } }),
+      "POST /quote",
+    );
+    return unwrap(
+      await client.POST("/orders", {
+        body: { deviceId: railDevice, chain: "local", token: "USDC", amountUsd: q.amountUsd, quoteId: q.quoteId },
+      }),
+      "POST /orders",
+    );
+  };
+  const paidLine = async (orderId: string) => {
+    const paid = await waitForOrder(client, orderId, paidOrFailed, { timeoutMs: 30_000, pollIntervalMs: 200 });
+    return `${paid.id} is ${paid.status}, rail ${paid.payment?.rail}, payer ${paid.payment?.payer}, tx ${paid.payment?.transactionHash}`;
+  };
+
+  const permitOrder = await newOrder();
+  const permit = await signOrderPayment(permitOrder, wallet, { rail: "permit", rpcUrl: stack.endpoints.rpc });
+  if (permit.rail !== "permit") throw new Error("the SDK signed another rail than the permit");
+  await submitOrderPayment(client, permitOrder.id, permit);
+  const permitDeadline = BigInt(paymentDetailsOf(permitOrder).permit.message.deadline);
+  say(
+    "EIP-2612 permit: the wallet signs a permit, the relayer submits payWithPermit",
+    `nonce ${permit.nonce}. Its deadline is no time: it is the order's EIP-712 digest (0x${permitDeadline.toString(16)}),\n` +
+      "   which binds the permit to this order, so the token never expires it (the order's voucher expires, the permit\n" +
+      "   does not). Prefer the EIP-3009 authorization or Permit2, whose signatures expire with the order.\n" +
+      `   ${await paidLine(permitOrder.id)}`,
+  );
+
+  const permit2Order = await newOrder();
+  const permit2Details = paymentDetailsOf(permit2Order);
+  if (permit2Details.permit2) {
+    const token = toAddress(permit2Details.token.address);
+    const allowance = await chainClient.readContract({
+      address: token,
+      abi: erc20Abi,
+      functionName: "allowance",
+      args: [wallet.address, PERMIT2_ADDRESS],
+    });
+    let approval = "the wallet approved Permit2 before";
+    if (allowance < BigInt(permit2Details.order.amount)) {
+      const hash = await walletClient.writeContract({
+        address: token,
+        abi: erc20Abi,
+        functionName: "approve",
+        args: [PERMIT2_ADDRESS, maxUint256],
+      });
+      await chainClient.waitForTransactionReceipt({ hash });
+      approval = `the wallet approves Permit2 once, with its own transaction ${hash}`;
+    }
+    const signature = await wallet.signTypedData(
+      permit2TypedData({
+        chainId: permit2Details.chainId,
+        router: toAddress(permit2Details.router),
+        order: paymentOrderOf(permit2Details.order),
+      }),
+    );
+    unwrap(
+      await client.POST("/orders/{id}/permit2", { params: { path: { id: permit2Order.id } }, body: { owner: wallet.address, signature } }),
+      `POST /orders/${permit2Order.id}/permit2`,
+    );
+    say(
+      "Permit2: the wallet signs the order as Permit2's witness, the relayer submits payWithPermit2",
+      `${approval}; the signature pays this order once and expires with it.\n   ${await paidLine(permit2Order.id)}`,
+    );
+  } else {
+    say("Permit2", "not on this chain: that rail is skipped");
+  }
+
+  // A 2-of-3 smart-contract account: the test wallet deploys its factory and the account, and funds it.
+  const accountOrder = await newOrder();
+  if (paymentDetailsOf(accountOrder).authorization) {
+    const factory = await deployAccountFactory(walletClient, chainClient);
+    const owners = Array.from({ length: 3 }, () => privateKeyToAccount(generatePrivateKey()));
+    const account = await predictAccount(chainClient, factory, { owners, threshold: 2, salt: BigInt(Date.now()) });
+    await deployAccount(walletClient, chainClient, account);
+    const funding = await walletClient.writeContract({
+      address: toAddress(paymentDetailsOf(accountOrder).token.address),
+      abi: erc20Abi,
+      functionName: "transfer",
+      args: [account.address, 5_000_000n],
+    });
+    await chainClient.waitForTransactionReceipt({ hash: funding });
+    const signed = await signOrderPayment(accountOrder, accountSigner(account), { rail: "authorization" });
+    await submitOrderPayment(client, accountOrder.id, signed);
+    say(
+      "A 2-of-3 smart-contract account pays by EIP-3009 authorization (ERC-1271)",
+      `account ${account.address}, deployed by its factory ${factory} and given 5 USDC by the test wallet.\n` +
+        `   Two of its three owners sign: a ${size(signed.body.signature)}-byte signature, which the token checks by asking the\n` +
+        `   account (ERC-1271 isValidSignature) in its bytes overload. An account not deployed yet pays the same way, its\n` +
+        `   signature wrapped in ERC-6492.\n   ${await paidLine(accountOrder.id)}`,
+    );
+  } else {
+    say("A smart-contract account", "the token has no EIP-3009 authorization: that payment is skipped");
+  }
 
   // A device of another asset owner and another operator: its payment goes through its own split.
   const cashDeviceId = "charger-los-002";

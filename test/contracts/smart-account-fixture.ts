@@ -1,17 +1,10 @@
 // Smart-contract accounts for the contract tests: OpenZeppelin's account with several owners and a threshold
 // (contracts/test/MultiOwnerAccount.sol), deployed through its CREATE2 factory or only predicted (an account
-// that signs before it exists, with an ERC-6492 wrapper), and the signatures its ERC-1271 check accepts.
-import {
-  encodeAbiParameters,
-  encodeFunctionData,
-  hashTypedData,
-  keccak256,
-  serializeErc6492Signature,
-  type Address,
-  type Hex,
-  type TypedDataDefinition,
-} from "viem";
+// that signs before it exists, with an ERC-6492 wrapper), and the signatures its ERC-1271 check accepts (lib/
+// smart-account.ts's signAsAccount, which the demo and the end-to-end suites sign with too).
+import { encodeFunctionData, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { signAsAccount } from "../../lib/smart-account.ts";
 import { permitTypedData, receiveAuthorizationTypedData, type PaymentOrder } from "../../sdk/src/payment-order.ts";
 import { USDC, usdcDomain, viem, type Payments } from "./fixture.ts";
 
@@ -24,6 +17,8 @@ export type SmartAccount = {
   factory: Address;
   factoryCalldata: Hex;
 };
+
+export { signAsAccount };
 
 let nextSalt = 1_000n;
 
@@ -44,26 +39,6 @@ export async function smartAccount(
   if (opts.deployed ?? true) await factory.write.createAccount(args);
   const factoryCalldata = encodeFunctionData({ abi: factory.abi, functionName: "createAccount", args });
   return { address, owners, threshold, factory: factory.address, factoryCalldata };
-}
-
-/** The account's ERC-1271 signature of `typedData`: `abi.encode(signers, signatures)` by its first `count` owners
- * (the threshold unless given), signers in the order of their keccak256, as OpenZeppelin's MultiSignerERC7913 has
- * it. Wrapped in ERC-6492 (the account's factory call) when `erc6492` is set. */
-export async function signAsAccount(
-  account: SmartAccount,
-  typedData: TypedDataDefinition,
-  opts: { count?: number; erc6492?: boolean } = {},
-): Promise<Hex> {
-  const hash = hashTypedData(typedData);
-  const signing = account.owners.slice(0, opts.count ?? account.threshold);
-  const signed = await Promise.all(signing.map(async (owner) => ({ signer: owner.address as Hex, signature: await owner.sign({ hash }) })));
-  signed.sort((a, b) => (keccak256(a.signer) < keccak256(b.signer) ? -1 : 1));
-  const signature = encodeAbiParameters(
-    [{ type: "bytes[]" }, { type: "bytes[]" }],
-    [signed.map((s) => s.signer), signed.map((s) => s.signature)],
-  );
-  if (!opts.erc6492) return signature;
-  return serializeErc6492Signature({ address: account.factory, data: account.factoryCalldata, signature });
 }
 
 /** The account's permit of `order.amount` to the router in RehearsalUsdc, bound to `order` by its deadline. */

@@ -204,13 +204,46 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     const demo = await runDemo();
     assert.equal(demo.code, 0, demo.output);
     for (const title of [
-      "The wallet signs one EIP-2612 permit",
+      "The wallet signs one EIP-3009 receive authorization",
+      "The relayer submits payWithAuthorization",
       "The device is powered on",
       "The 50/40/10 split, in the payment's transaction",
+      "EIP-2612 permit: the wallet signs a permit",
+      "Its deadline is no time: it is the order's EIP-712 digest",
+      "Permit2: the wallet signs the order as Permit2's witness",
+      "the wallet approves Permit2 once, with its own transaction 0x",
+      "A 2-of-3 smart-contract account pays by EIP-3009 authorization (ERC-1271)",
       "An agent confirms a cash payment",
     ]) {
       assert.ok(demo.output.includes(title), `demo step: ${title}`);
     }
+    // One payment per rail after the first, each followed to success through the relayer: what the demo printed
+    // is what the API says of each order.
+    const railPayments = [
+      ...demo.output.matchAll(/^ {3}(ord_\w+) is success, rail (\w+), payer (0x[0-9a-fA-F]{40}), tx (0x[0-9a-f]{64})$/gm),
+    ];
+    assert.deepEqual(
+      railPayments.map((m) => m[2]),
+      ["permit", "permit2", "authorization"],
+      demo.output,
+    );
+    const wallet = localAccount(7).address;
+    for (const [, orderId, rail, payer, tx] of railPayments) {
+      const paid = await (await fetch(`${stack.endpoints.paymentApi}/orders/${orderId}`)).json();
+      assert.equal(paid.status, "success", orderId);
+      assert.deepEqual([paid.payment.rail, paid.payment.payer, paid.payment.transactionHash], [rail, payer, tx], orderId);
+    }
+    assert.deepEqual(
+      railPayments.map((m) => m[3] === wallet),
+      [true, true, false],
+      "the wallet paid by permit and Permit2, a smart-contract account by authorization",
+    );
+    const accountCode = await fetch(stack.endpoints.rpc, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getCode", params: [railPayments[2]![3], "latest"] }),
+    });
+    assert.notEqual((await accountCode.json()).result, "0x", "the payer of the last is a contract (the 2-of-3 account)");
     assert.match(demo.output, /Signed webhooks arrived and verified[^\n]*\n {3}[^\n]*payment\.succeeded/);
     assert.match(
       demo.output,
@@ -220,6 +253,7 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 },
     assert.ok(demoOrderId, "the demo printed its order");
     const order = await (await fetch(`${stack.endpoints.paymentApi}/orders/${demoOrderId}`)).json();
     assert.equal(order.status, "success");
+    assert.equal(order.payment.rail, "authorization", "the local stack's USDC has EIP-3009: the SDK signed that rail");
     // Two devices of different asset owners and operators, each paid through its own split into its own parties.
     const cashOrderId = /An agent confirms a cash payment for \S+ [^\n]*\n {3}(ord_\w+) is success/.exec(demo.output)?.[1];
     assert.ok(cashOrderId, "the demo's cash order succeeded");
