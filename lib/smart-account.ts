@@ -27,8 +27,8 @@ import {
 } from "viem";
 import { toAccount } from "viem/accounts";
 
-/** An owner of an account: a key that signs (it needs no funds). */
-export type AccountOwner = Pick<LocalAccount, "address" | "sign">;
+/** An owner of an account: a key that signs a hash (a viem private-key account; it needs no funds). */
+export type AccountOwner = { address: Address; sign(args: { hash: Hex }): Promise<Hex> };
 
 /** A multi-owner account: its address (the same before and after its deployment), its owners and threshold, and
  * the factory call that deploys it (what an ERC-6492 signature carries). */
@@ -40,7 +40,7 @@ export type MultiOwnerAccount = {
   factoryCalldata: Hex;
 };
 
-export const accountFactoryAbi = parseAbi([
+const accountFactoryAbi = parseAbi([
   "function createAccount(bytes[] signers, uint64 threshold, bytes32 salt) returns (address account)",
   "function predictAccount(bytes[] signers, uint64 threshold, bytes32 salt) view returns (address)",
 ]);
@@ -98,9 +98,7 @@ export async function signAsAccount(
 ): Promise<Hex> {
   const hash = hashTypedData(typedData);
   const signing = account.owners.slice(0, opts.count ?? account.threshold);
-  const signed = await Promise.all(
-    signing.map(async (owner) => ({ signer: owner.address as Hex, signature: await owner.sign!({ hash }) })),
-  );
+  const signed = await Promise.all(signing.map(async (owner) => ({ signer: owner.address as Hex, signature: await owner.sign({ hash }) })));
   signed.sort((a, b) => (keccak256(a.signer) < keccak256(b.signer) ? -1 : 1));
   const signature = encodeAbiParameters(
     [{ type: "bytes[]" }, { type: "bytes[]" }],
