@@ -1,17 +1,9 @@
 // Smart-contract accounts for the contract tests: OpenZeppelin's account with several owners and a threshold
 // (contracts/test/MultiOwnerAccount.sol), deployed through its CREATE2 factory or only predicted (an account
 // that signs before it exists, with an ERC-6492 wrapper), and the signatures its ERC-1271 check accepts.
-import {
-  encodeAbiParameters,
-  encodeFunctionData,
-  hashTypedData,
-  keccak256,
-  serializeErc6492Signature,
-  type Address,
-  type Hex,
-  type TypedDataDefinition,
-} from "viem";
+import { encodeFunctionData, hashTypedData, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { erc6492Signature, multiOwnerSignature } from "../../lib/multi-owner-account.ts";
 import { permitTypedData, receiveAuthorizationTypedData, type PaymentOrder } from "../../sdk/src/payment-order.ts";
 import { USDC, usdcDomain, viem, type Payments } from "./fixture.ts";
 
@@ -46,24 +38,15 @@ export async function smartAccount(
   return { address, owners, threshold, factory: factory.address, factoryCalldata };
 }
 
-/** The account's ERC-1271 signature of `typedData`: `abi.encode(signers, signatures)` by its first `count` owners
- * (the threshold unless given), signers in the order of their keccak256, as OpenZeppelin's MultiSignerERC7913 has
- * it. Wrapped in ERC-6492 (the account's factory call) when `erc6492` is set. */
+/** The account's ERC-1271 signature of `typedData` by its first `count` owners (the threshold unless given; see
+ * lib/multi-owner-account.ts), wrapped in ERC-6492 (the account's factory call) when `erc6492` is set. */
 export async function signAsAccount(
   account: SmartAccount,
   typedData: TypedDataDefinition,
   opts: { count?: number; erc6492?: boolean } = {},
 ): Promise<Hex> {
-  const hash = hashTypedData(typedData);
-  const signing = account.owners.slice(0, opts.count ?? account.threshold);
-  const signed = await Promise.all(signing.map(async (owner) => ({ signer: owner.address as Hex, signature: await owner.sign({ hash }) })));
-  signed.sort((a, b) => (keccak256(a.signer) < keccak256(b.signer) ? -1 : 1));
-  const signature = encodeAbiParameters(
-    [{ type: "bytes[]" }, { type: "bytes[]" }],
-    [signed.map((s) => s.signer), signed.map((s) => s.signature)],
-  );
-  if (!opts.erc6492) return signature;
-  return serializeErc6492Signature({ address: account.factory, data: account.factoryCalldata, signature });
+  const signature = await multiOwnerSignature(account.owners.slice(0, opts.count ?? account.threshold), hashTypedData(typedData));
+  return opts.erc6492 ? erc6492Signature(account, signature) : signature;
 }
 
 /** The account's permit of `order.amount` to the router in RehearsalUsdc, bound to `order` by its deadline. */
