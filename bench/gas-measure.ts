@@ -229,7 +229,7 @@ async function measure(): Promise<GasFigure[]> {
   record(
     "PaymentRouter.setSplitFactory",
     await gasOf(p.router.write.setSplitFactory([p.factory.address])),
-    "admin; checks the factory's router and implementation",
+    "admin; checks the factory's router and implementation, and that its token refuses invalid signatures",
   );
 
   // The two gasless rails in USDC's stand-in, in the same scenario as the permit figures above (a split that

@@ -180,9 +180,9 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice The permit neither executed nor was consumed earlier for this very order (with the allowance it
     /// set still in place).
     error InvalidPermit(address payer);
-    /// @notice The receive authorization did not deliver the order amount to this router: its signature, amount,
-    /// nonce or validity does not match the order, it was used or cancelled, the token refused the transfer
-    /// (a blocklisted account, a balance too low), or the token has no EIP-3009.
+    /// @notice The token refused the receive authorization: its signature, amount, nonce or validity does not match
+    /// the order, it was used or cancelled, the token refused the transfer (a blocklisted account, a balance too
+    /// low), or the token has no EIP-3009.
     error InvalidAuthorization(address payer);
     /// @notice Permit2 refused the payer's transfer: its signature is not the payer's for this order (amount, token,
     /// nonce = order id, deadline = expiry, the order as witness), the order id was used as a Permit2 nonce already,
@@ -190,6 +190,10 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     error InvalidPermit2(address payer);
     /// @notice An ERC-6492 signature whose wrapper does not decode (factory, factory calldata, signature).
     error InvalidErc6492Signature(address payer);
+    /// @notice The split factory's token has no code, or it returned from a permit or a receive authorization whose
+    /// signature cannot be valid (a fallback that accepts any call, or a function that checks nothing): the router
+    /// would take that for the payer's consent ({setSplitFactory}).
+    error TokenAcceptsInvalidSignature(address token);
 
     /// @notice Deploys the router with no split factory and no role granted but the default admin's.
     /// @param initialAdmin Holder of the default admin role.
@@ -206,6 +210,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// {permitDeadline}(order). If someone submitted that permit to the token first, the payment still goes
     /// through on the allowance it created, provided that allowance is still exactly `order.amount` (a payer
     /// who changed it since, e.g. to cancel, is not charged from another approval).
+    /// @dev A permit call that returns is taken as executed: the order's token is its split factory's, whose permit
+    /// {setSplitFactory} checked refuses a signature that cannot be valid.
     /// @param order The price-locked order.
     /// @param voucherSignature The quote signer's signature of `order`.
     /// @param payer The permit's owner, who pays: an account without code or a smart-contract account (ERC-1271,
@@ -219,10 +225,9 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         bytes calldata signature
     ) external whenNotPaused nonReentrant {
         uint256 deadline = uint256(_acceptOrder(order, voucherSignature));
-        IERC20Permit token = IERC20Permit(order.token);
-        // The nonce must move: a token without permit() whose fallback accepts any call would otherwise let
-        // this call spend an allowance the payer gave for something else.
-        uint256 nonce = token.nonces(payer);
+        // A permit that returned is the token's word that the payer signed this order's permit, which set the
+        // allowance the transfer spends: {setSplitFactory} refused every token whose permit returns on a signature
+        // that cannot be valid (a fallback accepting any call), so the payer's nonce is not read around the call.
         bytes memory accountSignature;
         bool executed;
         if (signature.length == 65) {
@@ -231,9 +236,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
             accountSignature = _unwrapErc6492(payer, signature);
             executed = _permitBytes(order, payer, deadline, accountSignature);
         }
-        if (executed) {
-            if (token.nonces(payer) != nonce + 1) revert InvalidPermit(payer);
-        } else {
+        if (!executed) {
             if (signature.length == 65) accountSignature = signature;
             if (
                 !_permitWasConsumed(order.token, payer, order.amount, deadline, accountSignature)
@@ -249,7 +252,9 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// router can use it (the token lets only the payee submit a receive authorization), so nobody can spend it
     /// on anything but this order; the payer can still void it with the token's `cancelAuthorization`.
     /// @dev The token checks `block.timestamp < validBefore`: on this rail an order can be paid until the second
-    /// before its expiry. The tokens pass through this router within the call.
+    /// before its expiry. The tokens pass through this router within the call. An authorization call that returns
+    /// is taken as executed: the order's token is its split factory's, whose receiveWithAuthorization
+    /// {setSplitFactory} checked refuses a signature that cannot be valid.
     /// @param order The price-locked order.
     /// @param voucherSignature The quote signer's signature of `order`.
     /// @param payer The authorization's signer, who pays: an account without code or a smart-contract account
@@ -263,16 +268,14 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         bytes calldata signature
     ) external whenNotPaused nonReentrant {
         bytes32 nonce = _acceptOrder(order, voucherSignature);
-        IERC20 token = IERC20(order.token);
-        // Read before the call, the router's balance slot is warm when the token credits it: the check costs
-        // little more than the call to balanceOf.
-        uint256 held = token.balanceOf(address(this));
+        // An authorization that returned is the token's word that it moved the order amount from the payer to this
+        // router: {setSplitFactory} refused every token whose receiveWithAuthorization returns on a signature that
+        // cannot be valid (a fallback accepting any call), so the router reads no balance around the call and
+        // never pays the split from tokens it holds by mistake.
         bool received = signature.length == 65
             ? _receiveVrs(order, payer, nonce, signature)
             : _receiveBytes(order, payer, nonce, _unwrapErc6492(payer, signature));
-        // A token without EIP-3009 whose fallback accepts any call "succeeds" without moving anything: the
-        // router must not pay the split from tokens it holds by mistake.
-        if (!received || token.balanceOf(address(this)) != held + order.amount) revert InvalidAuthorization(payer);
+        if (!received) revert InvalidAuthorization(payer);
         _collect(order, payer, Rail.Authorization);
     }
 
@@ -395,7 +398,16 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// whose split is the factory split of its device id and token ({SplitAddress}) is accepted. Replaces the
     /// previous factory, whose splits can then no longer be paid (their credits stay withdrawable). Address zero
     /// removes the factory. The factory must settle through this router and have deployed its implementation
-    /// as its first contract creation. Only for the default admin.
+    /// as its first contract creation, and its token must refuse a permit and a receive authorization whose
+    /// signature cannot be valid ({TokenAcceptsInvalidSignature}). Only for the default admin.
+    /// @dev The token check is what lets {payWithPermit} and {payWithAuthorization} take a call to the token that
+    /// returned as the payer's consent, without reading the payer's nonce or the router's balance around it: a token
+    /// without EIP-2612 or EIP-3009 whose fallback accepts any call (WETH9's), or whose permit or authorization
+    /// returns without checking, is refused here, so no payment in it can spend an allowance the payer gave for
+    /// something else, nor tokens the router holds by mistake. A token without those functions and without such a
+    /// fallback passes (its calls revert): it is paid on the other rails (Permit2, prior approval, cash). The check
+    /// cannot see a token that refuses the check's signature and accepts a payer's invalid one: the admin's choice
+    /// of token is trusted, as it is for the token's transfers.
     /// @param factory The {AssetSplitFactory}, or address zero.
     function setSplitFactory(IAssetSplitFactory factory) external onlyRole(DEFAULT_ADMIN_ROLE) {
         address token;
@@ -405,6 +417,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
                     || factory.implementation() != SplitAddress.implementationOf(address(factory))
             ) revert InvalidSplitFactory(address(factory));
             token = address(factory.token());
+            if (_acceptsInvalidSignature(token)) revert TokenAcceptsInvalidSignature(token);
         }
         _config.splitFactory = address(factory);
         emit SplitFactorySet(address(factory), token);
@@ -507,9 +520,26 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// amount (fee on transfer) or took tokens out of the split fails there, unless the split holds a surplus (tokens
     /// sent to it directly, owed to no one) that covers the difference, which then pays it. The router checks no
     /// balance of its own: that would read the split's balance twice on every payment for that edge only.
+    ///
+    /// The call is made in assembly, without Solidity's check that the split has code: every payment checked that
+    /// already ({_checkSplit}). A revert of the split is passed on as it is.
     function _settle(PaymentOrder calldata order, address payer, Rail rail) private {
-        IAssetSplit(order.split).settle(bytes32(order.orderId), order.amount);
-        emit OrderPaid(order.orderId, order.deviceId, payer, order.token, order.split, order.amount, rail);
+        address split = order.split;
+        uint256 orderId = order.orderId;
+        uint256 amount = order.amount;
+        bytes4 selector = IAssetSplit.settle.selector;
+        // solhint-disable-next-line no-inline-assembly
+        assembly ("memory-safe") {
+            let ptr := mload(0x40)
+            mstore(ptr, selector)
+            mstore(add(ptr, 0x04), orderId)
+            mstore(add(ptr, 0x24), amount)
+            if iszero(call(gas(), split, 0, ptr, 0x44, 0, 0)) {
+                returndatacopy(ptr, 0, returndatasize())
+                revert(ptr, returndatasize())
+            }
+        }
+        emit OrderPaid(orderId, order.deviceId, payer, order.token, split, amount, rail);
     }
 
     /// @dev Has Permit2 move the order amount from `payer` to the split with `payer`'s signature of the order's
@@ -529,19 +559,19 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         }
     }
 
-    /// @dev The EIP-712 struct hash of `order` (without the domain).
-    function _hashOrderStruct(PaymentOrder calldata order) private pure returns (bytes32) {
-        return keccak256(
-            abi.encode(
-                PAYMENT_ORDER_TYPEHASH,
-                order.orderId,
-                order.deviceId,
-                order.token,
-                order.split,
-                order.amount,
-                order.expiry
-            )
-        );
+    /// @dev The EIP-712 struct hash of `order` (without the domain): keccak256 of the type hash followed by the
+    /// order's six words as they are in calldata (a static struct, encoded in place), which is its `abi.encode`.
+    /// A payment reads `token`, `split` and `expiry` through Solidity before it hashes, which reverts on a word
+    /// with dirty high bits, so the words hashed are the clean ones a signer signed.
+    function _hashOrderStruct(PaymentOrder calldata order) private pure returns (bytes32 structHash) {
+        bytes32 typeHash = PAYMENT_ORDER_TYPEHASH;
+        // solhint-disable-next-line no-inline-assembly
+        assembly ("memory-safe") {
+            let ptr := mload(0x40)
+            mstore(ptr, typeHash)
+            calldatacopy(add(ptr, 0x20), order, 0xc0)
+            structHash := keccak256(ptr, 0xe0)
+        }
     }
 
     /// @dev Submits the order's permit with a 65-byte signature to the token's `v, r, s` function; false if the
@@ -600,6 +630,30 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         } catch {
             return false;
         }
+    }
+
+    /// @dev Whether `token` has no code, or returns from a permit or a receive authorization of this router's own
+    /// tokens to itself whose signature recovers no one, on the `v, r, s` function or the `bytes` overload (the
+    /// payments call both): a token that checks signatures reverts on all four (ECDSA finds no signer, ERC-1271
+    /// finds no `isValidSignature` on the router), and so does a token without them and without a fallback.
+    function _acceptsInvalidSignature(address token) private returns (bool) {
+        // A call to an address without code returns.
+        if (token.code.length == 0) return true;
+        address self = address(this);
+        uint256 forever = type(uint256).max;
+        return _returns(token, abi.encodeCall(IERC20Permit.permit, (self, self, 1, forever, 27, 0, 0)))
+            || _returns(token, abi.encodeCall(IERC20PermitBytes.permit, (self, self, 1, forever, "")))
+            || _returns(
+                token, abi.encodeCall(IERC3009.receiveWithAuthorization, (self, self, 1, 0, forever, 0, 27, 0, 0))
+            ) || _returns(
+                token, abi.encodeCall(IERC3009Bytes.receiveWithAuthorization, (self, self, 1, 0, forever, 0, ""))
+            );
+    }
+
+    /// @dev Whether the call `data` to `token` returned (rather than reverted).
+    function _returns(address token, bytes memory data) private returns (bool success) {
+        // solhint-disable-next-line avoid-low-level-calls
+        (success,) = token.call(data);
     }
 
     /// @dev The signature the token must check: `signature` itself, or, for an ERC-6492 signature, the account's

@@ -62,20 +62,6 @@ function tokenOf(address: Address, wallet?: Wallet) {
   return viem.getContractAt("TestStablecoin", address, wallet ? { client: { wallet } } : undefined);
 }
 
-/** The raw revert data of a call that must revert (viem nests it in the error's `cause` chain). */
-async function revertData(call: Promise<unknown>): Promise<Hex> {
-  try {
-    await call;
-  } catch (error) {
-    for (let e: unknown = error; e instanceof Error; e = e.cause) {
-      const data = (e as { data?: unknown }).data;
-      if (typeof data === "string" && data.startsWith("0x")) return data as Hex;
-    }
-    throw new Error(`reverted without revert data in the error: ${String(error)}`);
-  }
-  assert.fail("the call was expected to revert");
-}
-
 /** The relayer's payWithPermit call for `order` paid by `payer` with the permit parts `v, r, s`. */
 async function relayPermit(p: Payments, order: PaymentOrder, voucher: Hex, payer: Address, signature: Hex) {
   return (await routerAs(p, p.accounts.relayer)).write.payWithPermit([order, voucher, payer, signature]);
@@ -641,22 +627,40 @@ describe("PaymentRouter attacks", () => {
   });
 
   describe("(9) a token whose permit() does not really permit", () => {
-    /** The payer's tokens of `token` and a standing approval of the router (the approval rail's), and an attacker's
-     * genuine voucher for an order in that token (through the fixture device's split in that token). */
-    async function victimWithStandingApproval(p: Payments, token: Address, split: Address) {
+    /** The payer's tokens of `token` and a standing approval of the router (as for the approval rail), a factory of
+     * the token with the fixture device's split, not set on the router, and an attacker's genuine voucher for an
+     * order in that token through that split. */
+    async function victimWithStandingApproval(p: Payments, token: Address) {
+      const split = await deploySplitFor(p, token, { setFactory: false });
       const erc20 = await tokenOf(token);
       await erc20.write.mint([p.accounts.payer.account.address, USDC(100)]);
       await (await tokenOf(token, p.accounts.payer)).write.approve([p.router.address, MAX_UINT256]);
-      const order = await makeOrder(p, USDC(100), { token, split });
-      return { erc20, order, voucher: await signVoucher(p, order) };
+      const order = await makeOrder(p, USDC(100), { token, split: split.address });
+      return { erc20, split, order, voucher: await signVoucher(p, order) };
     }
 
-    it("phantom permit (no permit()/nonces(), a fallback accepting any call): payWithPermit reverts and the approval is untouched", async () => {
+    /** Submits `order` on the permit rail with a signature that is no one's; it must fail with TokenNotAllowed (the
+     * router pays only its factory's token) and leave the payer's tokens and approval as they were. */
+    async function attackFails(p: Payments, erc20: Awaited<ReturnType<typeof tokenOf>>, order: PaymentOrder, voucher: Hex) {
+      const { payer, stranger: attacker } = p.accounts;
+      const asAttacker = await routerAs(p, attacker);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        asAttacker.write.payWithPermit([order, voucher, payer.account.address, DUMMY_SIGNATURE]),
+        p.router,
+        "TokenNotAllowed",
+        [getAddress(order.token), getAddress(order.split)],
+      );
+      assert.equal(await p.router.read.isPaid([order.orderId]), false);
+      assert.equal(await erc20.read.balanceOf([payer.account.address]), USDC(100));
+      assert.equal(await erc20.read.balanceOf([order.split]), 0n);
+      assert.equal(await erc20.read.allowance([payer.account.address, p.router.address]), MAX_UINT256);
+    }
+
+    it("phantom permit (no permit()/nonces(), a fallback accepting any call): the router refuses its factory, so no payment in it spends the approval", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
       const { payer, stranger: attacker } = p.accounts;
       const phantom = await viem.deployContract("PhantomPermitToken");
-      const split = await deploySplitFor(p, phantom.address);
-      const { order, voucher } = await victimWithStandingApproval(p, phantom.address, split.address);
+      const { erc20, split, order, voucher } = await victimWithStandingApproval(p, phantom.address);
 
       // The token really is a phantom: a permit call to it "succeeds" without checking anything or granting anything.
       const zero: Hex = `0x${"00".repeat(32)}`;
@@ -669,58 +673,34 @@ describe("PaymentRouter attacks", () => {
       assert.equal((await publicClient.waitForTransactionReceipt({ hash })).status, "success");
       assert.equal(await phantom.read.allowance([payer.account.address, attacker.account.address]), 0n);
 
-      // The attacker has no signature of the payer at all; nonces() returns nothing, so the router's call reverts
-      // without reason data.
-      const asAttacker = await routerAs(p, attacker);
-      for (const [v, r, s] of [
-        [0, zero, zero],
-        [27, keccak256(toHex("r")), keccak256(toHex("s"))],
-      ] as Array<[number, Hex, Hex]>) {
-        const signature = concat([r, s, toHex(v, { size: 1 })]);
-        assert.equal(await revertData(asAttacker.write.payWithPermit([order, voucher, payer.account.address, signature])), "0x");
-      }
-      assert.equal(await p.router.read.isPaid([order.orderId]), false);
-      assert.equal(await phantom.read.balanceOf([payer.account.address]), USDC(100));
-      assert.equal(await phantom.read.balanceOf([split.address]), 0n);
-      assert.equal(await phantom.read.allowance([payer.account.address, p.router.address]), MAX_UINT256);
-
-      // The payer's own approval-rail payment of the very same order still goes through: only the permit rail refuses.
-      await viem.assertions.emitWithArgs((await routerAs(p, payer)).write.pay([order, voucher]), p.router, "OrderPaid", [
-        order.orderId,
-        order.deviceId,
-        getAddress(payer.account.address),
-        getAddress(phantom.address),
-        getAddress(split.address),
-        USDC(100),
-        RAIL_ID.approval,
-      ]);
-      assert.equal(await phantom.read.balanceOf([payer.account.address]), 0n);
+      // Such a token never becomes the router's: the payments take a permit call that returned as executed.
+      const factory = await split.read.factory();
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        p.router.write.setSplitFactory([factory]),
+        p.router,
+        "TokenAcceptsInvalidSignature",
+        [getAddress(phantom.address)],
+      );
+      assert.equal(await p.router.read.splitFactory(), getAddress(p.factory.address));
+      await attackFails(p, erc20, order, voucher);
     });
 
-    it("a permit() that returns without moving the payer's nonce is refused with InvalidPermit(payer)", async () => {
+    it("a permit() that returns without checking, whatever it does with the payer's nonce: the router refuses its factory", async () => {
       const p = await networkHelpers.loadFixture(deployPayments);
-      const { payer, stranger: attacker } = p.accounts;
       const noop = await viem.deployContract("NoopPermitToken");
-      const split = await deploySplitFor(p, noop.address);
-      const { order, voucher } = await victimWithStandingApproval(p, noop.address, split.address);
-      const asAttacker = await routerAs(p, attacker);
-      const attack = () => asAttacker.write.payWithPermit([order, voucher, payer.account.address, DUMMY_SIGNATURE]);
-
-      assert.equal(await noop.read.nonceStep(), 0n);
-      await viem.assertions.revertWithCustomErrorWithArgs(attack(), p.router, "InvalidPermit", [getAddress(payer.account.address)]);
-      // A nonce moved by anything but exactly one is refused as well.
-      await noop.write.setNonceStep([2n]);
-      await viem.assertions.revertWithCustomErrorWithArgs(attack(), p.router, "InvalidPermit", [getAddress(payer.account.address)]);
-      assert.equal(await noop.read.nonces([payer.account.address]), 0n, "the reverted calls moved nothing");
-      assert.equal(await p.router.read.isPaid([order.orderId]), false);
-      assert.equal(await noop.read.balanceOf([payer.account.address]), USDC(100));
-      assert.equal(await noop.read.allowance([payer.account.address, p.router.address]), MAX_UINT256);
-
-      // Control: when the token's permit() moves the nonce by exactly one, the router takes it as executed (it
-      // cannot check the signature itself; that is the token's job), which shows the nonce check is what refused.
-      await noop.write.setNonceStep([1n]);
-      await viem.assertions.emit(attack(), p.router, "OrderPaid");
-      assert.equal(await noop.read.nonces([payer.account.address]), 1n);
+      const { erc20, split, order, voucher } = await victimWithStandingApproval(p, noop.address);
+      const factory = await split.read.factory();
+      for (const step of [0n, 1n, 2n]) {
+        await noop.write.setNonceStep([step]);
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          p.router.write.setSplitFactory([factory]),
+          p.router,
+          "TokenAcceptsInvalidSignature",
+          [getAddress(noop.address)],
+        );
+        await attackFails(p, erc20, order, voucher);
+      }
+      assert.equal(await noop.read.nonces([p.accounts.payer.account.address]), 0n);
     });
 
     it("a genuine permit moves the payer's nonce by exactly one", async () => {

@@ -3,7 +3,7 @@
 // factory did not create; setSplitFactory is the admin's and checks the factory.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { getAddress, zeroAddress } from "viem";
+import { getAddress, toFunctionSelector, zeroAddress, type Address } from "viem";
 import {
   LEG_BPS,
   RAILS,
@@ -16,6 +16,7 @@ import {
   deployPayments,
   deploySplitFor,
   expectedLegs,
+  factoryOf,
   makeOrder,
   networkHelpers,
   payOnRail,
@@ -243,6 +244,79 @@ describe("PaymentRouter and factory splits", () => {
         "InvalidSplitFactory",
         [getAddress(impostor.address)],
       );
+    });
+
+    /** A factory of `token` for the fixture's router (with the fixture device's split), not set on the router. */
+    async function factoryOfToken(p: Awaited<ReturnType<typeof deployWithFactorySplits>>, token: Address) {
+      return factoryOf(await deploySplitFor(p, token, { setFactory: false }));
+    }
+
+    /** `setSplitFactory(factory)` reverts with TokenAcceptsInvalidSignature(token), and the router keeps its factory. */
+    async function assertRefused(p: Awaited<ReturnType<typeof deployWithFactorySplits>>, factory: Address, token: Address) {
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        p.router.write.setSplitFactory([factory]),
+        p.router,
+        "TokenAcceptsInvalidSignature",
+        [getAddress(token)],
+      );
+      assert.equal(await p.router.read.splitFactory(), getAddress(p.factory.address));
+    }
+
+    it("refuses with TokenAcceptsInvalidSignature a factory whose token returns from a permit or authorization it cannot have checked", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      // A fallback that accepts any call (WETH9's), and a permit() that checks nothing, whatever it does with the nonce.
+      const phantom = await viem.deployContract("PhantomPermitToken");
+      await assertRefused(p, (await factoryOfToken(p, phantom.address)).address, phantom.address);
+      const noop = await viem.deployContract("NoopPermitToken");
+      const noopFactory = await factoryOfToken(p, noop.address);
+      for (const step of [0n, 1n, 2n]) {
+        await noop.write.setNonceStep([step]);
+        await assertRefused(p, noopFactory.address, noop.address);
+      }
+      // Each of the four calls the gasless rails make is checked on its own: a token that returns from any one of
+      // them without checking is refused.
+      const selective = await viem.deployContract("SelectiveFallbackToken");
+      const selectiveFactory = await factoryOfToken(p, selective.address);
+      for (const signature of [
+        "permit(address,address,uint256,uint256,uint8,bytes32,bytes32)",
+        "permit(address,address,uint256,uint256,bytes)",
+        "receiveWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)",
+        "receiveWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)",
+      ]) {
+        await selective.write.setAccepted([toFunctionSelector(signature)]);
+        await assertRefused(p, selectiveFactory.address, selective.address);
+      }
+      // Control: the same token accepting none of them is taken.
+      await selective.write.setAccepted(["0x00000000"]);
+      await viem.assertions.emitWithArgs(p.router.write.setSplitFactory([selectiveFactory.address]), p.router, "SplitFactorySet", [
+        getAddress(selectiveFactory.address),
+        getAddress(selective.address),
+      ]);
+    });
+
+    it("refuses with TokenAcceptsInvalidSignature a factory whose token has no code (every call to it returns)", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      const account = p.accounts.stranger.account.address;
+      await assertRefused(p, (await factoryOfToken(p, account)).address, account);
+    });
+
+    it("takes a factory whose token checks its permits and authorizations, or has neither, and the check moves nothing", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      const usdc = await viem.deployContract("RehearsalUsdc", [p.accounts.admin.account.address]); // EIP-2612 and EIP-3009
+      const plain = await viem.deployContract("PlainStablecoin", ["Tether USD (test)", "USDT", p.accounts.admin.account.address]);
+      for (const token of [p.token.address, usdc.address, plain.address]) {
+        const factory = await factoryOfToken(p, token);
+        await viem.assertions.emitWithArgs(p.router.write.setSplitFactory([factory.address]), p.router, "SplitFactorySet", [
+          getAddress(factory.address),
+          getAddress(token),
+        ]);
+        assert.equal(await p.router.read.splitFactory(), getAddress(factory.address));
+        const erc20 = await viem.getContractAt("TestStablecoin", token);
+        assert.equal(await erc20.read.allowance([p.router.address, p.router.address]), 0n);
+      }
+      assert.equal(await p.token.read.nonces([p.router.address]), 0n);
+      assert.equal(await usdc.read.nonces([p.router.address]), 0n);
+      assert.equal(await usdc.read.authorizationState([p.router.address, `0x${"00".repeat(32)}`]), false);
     });
 
     it("reverts for an address that is not a factory", async () => {

@@ -271,17 +271,24 @@ describe("PaymentRouter.payWithAuthorization", () => {
     assert.equal(await p.router.read.isPaid([order.orderId]), false);
   });
 
-  it("reverts with InvalidAuthorization for a token whose fallback accepts any call, even with tokens in the router", async () => {
+  it("a token whose fallback accepts any call never becomes the router's, so tokens the router holds by mistake cannot pay an order", async () => {
     const p = await networkHelpers.loadFixture(deployWithUsdc);
     const phantom = await viem.deployContract("PhantomPermitToken");
-    const split = await deploySplitFor(p, phantom.address);
+    const split = await deploySplitFor(p, phantom.address, { setFactory: false });
+    await viem.assertions.revertWithCustomErrorWithArgs(
+      p.router.write.setSplitFactory([await split.read.factory()]),
+      p.router,
+      "TokenAcceptsInvalidSignature",
+      [getAddress(phantom.address)],
+    );
     // Tokens sent to the router by mistake must not pay the order.
     await phantom.write.mint([p.router.address, USDC(10)]);
     const order = await makeOrder(p, USDC(1), { token: phantom.address, split: split.address });
-    await viem.assertions.revertWithCustomError(
+    await viem.assertions.revertWithCustomErrorWithArgs(
       p.router.write.payWithAuthorization([order, await signVoucher(p, order), p.accounts.payer.account.address, DUMMY_SIGNATURE]),
       p.router,
-      "InvalidAuthorization",
+      "TokenNotAllowed",
+      [getAddress(phantom.address), getAddress(split.address)],
     );
     assert.equal(await phantom.read.balanceOf([p.router.address]), USDC(10));
     assert.equal(await phantom.read.balanceOf([split.address]), 0n);
