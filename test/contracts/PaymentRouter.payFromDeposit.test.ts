@@ -168,7 +168,11 @@ describe("PaymentRouter.payFromDeposit (transfer rail)", () => {
       [getAddress(p.accounts.stranger.account.address)],
     );
     await (await routerAs(p, p.accounts.pauser)).write.pause();
-    await viem.assertions.revertWithCustomError(p.router.write.payFromDeposit([order, await signVoucher(p, order)]), p.router, "EnforcedPause");
+    await viem.assertions.revertWithCustomError(
+      p.router.write.payFromDeposit([order, await signVoucher(p, order)]),
+      p.router,
+      "EnforcedPause",
+    );
   });
 
   it("a deposit for one order does not pay another (each order has its own address)", async () => {
@@ -195,7 +199,11 @@ describe("PaymentRouter.payFromDeposit (transfer rail)", () => {
     await usdt.write.mint([deposit, USDC(4.5)]);
 
     const hash = await p.router.write.payFromDeposit([order, await signVoucher(p, order)]);
-    const logs = parseEventLogs({ abi: p.router.abi, eventName: "OrderPaid", logs: (await publicClient.waitForTransactionReceipt({ hash })).logs });
+    const logs = parseEventLogs({
+      abi: p.router.abi,
+      eventName: "OrderPaid",
+      logs: (await publicClient.waitForTransactionReceipt({ hash })).logs,
+    });
     assert.equal(logs[0].args.rail, TRANSFER_RAIL_ID);
     assert.equal(await usdt.read.balanceOf([usdtSplit.address]), USDC(4));
     assert.equal(await usdt.read.balanceOf([deposit]), USDC(0.5));

@@ -4,7 +4,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress } from "viem";
-import { USDC, deployPayments, makeOrder, networkHelpers, publicClient, routerAs, signVoucher, transferToDeposit, viem } from "./fixture.ts";
+import {
+  USDC,
+  deployPayments,
+  makeOrder,
+  networkHelpers,
+  publicClient,
+  routerAs,
+  signVoucher,
+  transferToDeposit,
+  viem,
+} from "./fixture.ts";
 
 describe("PaymentRouter.recoverDeposit", () => {
   it("sends an overpayment back after the order paid, and emits DepositRecovered", async () => {

@@ -91,7 +91,10 @@ for (const database of selectedDatabaseKinds()) {
       const short = (await stack.api("GET", `/v1/orders/${order.id}`)).body;
       assert.equal(short.status, "pending");
       assert.equal(short.relay, null, "the hot wallet sent nothing for the order");
-      assert.equal(await publicClient.readContract({ address: request.token, abi: erc20Abi, functionName: "balanceOf", args: [request.to] }), request.amount - 1n);
+      assert.equal(
+        await publicClient.readContract({ address: request.token, abi: erc20Abi, functionName: "balanceOf", args: [request.to] }),
+        request.amount - 1n,
+      );
 
       // The order's stream, opened while the order is pending (as the checkout page follows it).
       const stream = readEventStream(`${stack.relayerUrl}/v1/orders/${order.id}/events`, {
@@ -106,7 +109,10 @@ for (const database of selectedDatabaseKinds()) {
       const receipt = await publicClient.getTransactionReceipt({ hash: paid.payment.transactionHash });
       assert.equal(getAddress(receipt.from), hotWallet, "the relayer's hot wallet submitted payFromDeposit");
       assert.equal(paid.relay.status, "mined");
-      assert.equal(await publicClient.readContract({ address: request.token, abi: erc20Abi, functionName: "balanceOf", args: [request.to] }), 0n);
+      assert.equal(
+        await publicClient.readContract({ address: request.token, abi: erc20Abi, functionName: "balanceOf", args: [request.to] }),
+        0n,
+      );
 
       // The order's stream tells the story, whatever rail paid it.
       const events = await stream;
@@ -120,7 +126,9 @@ for (const database of selectedDatabaseKinds()) {
       // The tenant's webhook event says the same.
       const log = await stack.api("GET", "/v1/events?type=payment.succeeded&limit=100", { token: stack.sample.developerKey });
       assert.equal(log.status, 200, log.text);
-      const webhook = (log.body.data as Array<{ data: { orderId: string; rail: string; payer: string } }>).find((e) => e.data.orderId === order.id);
+      const webhook = (log.body.data as Array<{ data: { orderId: string; rail: string; payer: string } }>).find(
+        (e) => e.data.orderId === order.id,
+      );
       assert.equal(webhook?.data.rail, "transfer");
       assert.equal(webhook?.data.payer, request.to);
     });

@@ -110,7 +110,12 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
   async function hasTransferRail(token: Address): Promise<boolean> {
     const probe: PaymentOrder = { orderId: 0n, deviceId: zeroHash, token, split: zeroAddress, amount: 1n, expiry: 0n };
     try {
-      const onChain = await publicClient.readContract({ address: router!, abi: paymentRouterAbi, functionName: "depositAddress", args: [probe] });
+      const onChain = await publicClient.readContract({
+        address: router!,
+        abi: paymentRouterAbi,
+        functionName: "depositAddress",
+        args: [probe],
+      });
       const computed = predictDepositAddress(router!, toHex(permitDeadline(probe), { size: 32 }), token);
       if (onChain === computed) return true;
       logger.error("the router's deposit addresses differ from the relayer's: the transfer rail is off", { onChain, computed });

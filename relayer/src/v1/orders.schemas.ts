@@ -129,7 +129,8 @@ export const PaymentDetails = z
             "The EIP-681 payment request: a transfer of exactly `amount` of the token to `depositAddress`, " +
             "`ethereum:<token>@<chainId>/transfer?address=<depositAddress>&uint256=<amount>`. Any wallet pays it from a " +
             "QR code with a plain ERC-20 transfer (the SDK's parsePaymentRequest reads it)",
-          example: "ethereum:0x036CbD53842c5426634e7929541eC2318f3dCF7e@84532/transfer?address=0x5B38Da6a701c568545dCfcB03FcB875f56beddC4&uint256=500000",
+          example:
+            "ethereum:0x036CbD53842c5426634e7929541eC2318f3dCF7e@84532/transfer?address=0x5B38Da6a701c568545dCfcB03FcB875f56beddC4&uint256=500000",
         }),
         qrCodeUrl: z.string().openapi({ description: "An SVG QR code of `uri`" }),
         expiresAt: z.string().openapi({ description: "The order's expiry: the transfer must be mined before it" }),
