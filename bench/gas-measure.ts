@@ -39,6 +39,7 @@ import {
   signVoucher,
   splitAs,
   tokenAs,
+  transferToDeposit,
   viem,
 } from "../test/contracts/fixture.ts";
 import { accountAuthorization, accountPermit, fundAccount, signAsAccount, smartAccount } from "../test/contracts/smart-account-fixture.ts";
@@ -138,6 +139,23 @@ async function measure(): Promise<GasFigure[]> {
     cash.push(await gasOf((await routerAs(p, agent)).write.payCash([o, await signVoucher(p, o)])));
   }
   record("payCash", median(cash), "median of 5; from the agent's float");
+
+  // The transfer rail: the payer transferred the amount to the order's deposit address beforehand (a wallet's
+  // EIP-681 payment); each payment creates that order's OrderDeposit, which keeps no code.
+  const fromDeposit: bigint[] = [];
+  let overpaid: PaymentOrder | undefined;
+  for (let i = 0; i < 5; i++) {
+    const o = await order(USDC(1.5));
+    await transferToDeposit(p, o, i === 0 ? USDC(2) : o.amount);
+    fromDeposit.push(await gasOf(asRelayer.write.payFromDeposit([o, await signVoucher(p, o)])));
+    overpaid ??= o;
+  }
+  record("payFromDeposit", median(fromDeposit), "median of 5; creates the order's deposit, then collects from it");
+  record(
+    "PaymentRouter.recoverDeposit",
+    await gasOf(p.router.write.recoverDeposit([overpaid!, admin.account.address, USDC(0.5)])),
+    "admin; an overpayment at a paid order's deposit address",
+  );
 
   const newWord = await order(USDC(1.5), { orderId: 256n * 1000n });
   record(

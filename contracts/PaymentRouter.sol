@@ -18,6 +18,8 @@ import {IAssetSplitFactory} from "./interfaces/IAssetSplitFactory.sol";
 import {IERC20PermitBytes, IERC3009Bytes} from "./interfaces/IFiatTokenSignatures.sol";
 import {SplitAddress} from "./libraries/SplitAddress.sol";
 import {Erc6492AccountDeployer} from "./utils/Erc6492AccountDeployer.sol";
+import {OrderDeposit} from "./utils/OrderDeposit.sol";
+import {Create2} from "@openzeppelin/contracts/utils/Create2.sol";
 import {ISignatureTransfer} from "@uniswap/v4-periphery/lib/permit2/src/interfaces/ISignatureTransfer.sol";
 
 /// @title PaymentRouter
@@ -31,7 +33,7 @@ import {ISignatureTransfer} from "@uniswap/v4-periphery/lib/permit2/src/interfac
 /// from the order's device id and token ({SplitAddress}), so no split is registered and a voucher can only ever
 /// pay the device's own split.
 ///
-/// Five rails end in the same {OrderPaid} event:
+/// Six rails end in the same {OrderPaid} event:
 /// - {payWithPermit}: the payer signs one EIP-2612 permit; anyone (a relayer) submits the call and pays gas.
 /// - {payWithAuthorization}: the payer signs one EIP-3009 receive authorization (USDC's own gasless
 ///   transfer); anyone submits the call and pays gas.
@@ -39,6 +41,8 @@ import {ISignatureTransfer} from "@uniswap/v4-periphery/lib/permit2/src/interfac
 ///   EIP-2612 or EIP-3009 (the payer approved Permit2 once); anyone submits the call and pays gas.
 /// - {pay}: the caller pays from an allowance it gave beforehand (smart-contract wallets).
 /// - {payCash}: an agent who took cash pays from its own stablecoin float.
+/// - {payFromDeposit}: the payer sent the order amount with a plain ERC-20 transfer to the order's deposit
+///   address ({depositAddress}), as any wallet does from an EIP-681 payment request; anyone submits the call.
 ///
 /// Both gasless rails take the payer's signature as bytes: 65 bytes (r, s, v) go to the token's `v, r, s` function,
 /// which every EIP-2612 and EIP-3009 token has (USDC checks ERC-1271 there too); any other length goes to the
@@ -58,7 +62,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         Approval,
         Cash,
         Authorization,
-        Permit2
+        Permit2,
+        Transfer
     }
 
     /// @notice A price-locked order, signed by the quote signer.
@@ -158,6 +163,16 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @param to The account it was sent to.
     /// @param amount Amount in the token's base units.
     event TokensRecovered(address indexed token, address indexed to, uint256 amount);
+    /// @notice Emitted when the admin sends away tokens an order's deposit address held that the order did not
+    /// take (an overpayment, a payment after its expiry or cancellation, a second payment).
+    /// @param orderId The order's on-chain key.
+    /// @param deposit The order's deposit address ({depositAddress}).
+    /// @param to The account the tokens were sent to.
+    /// @param token The order's token.
+    /// @param amount Amount in the token's base units.
+    event DepositRecovered(
+        uint256 indexed orderId, address indexed deposit, address indexed to, address token, uint256 amount
+    );
 
     /// @notice The order's expiry has passed.
     error OrderExpired(uint256 orderId, uint64 expiry);
@@ -194,6 +209,14 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// signature cannot be valid (a fallback that accepts any call, or a function that checks nothing): the router
     /// would take that for the payer's consent ({setSplitFactory}).
     error TokenAcceptsInvalidSignature(address token);
+    /// @notice The order's deposit address holds less than the order amount.
+    /// @param deposit The order's deposit address ({depositAddress}).
+    /// @param have Its balance of the order's token.
+    /// @param want The order amount.
+    error DepositShort(address deposit, uint256 have, uint256 want);
+    /// @notice The order can still be paid from its deposit address ({payFromDeposit}): it is neither paid,
+    /// cancelled nor expired, so what the address holds is not the admin's to recover yet.
+    error DepositStillPayable(uint256 orderId);
 
     /// @notice Deploys the router with no split factory and no role granted but the default admin's.
     /// @param initialAdmin Holder of the default admin role.
@@ -333,6 +356,56 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         _collect(order, msg.sender, Rail.Cash);
     }
 
+    /// @notice Pays `order` from its deposit address ({depositAddress}), to which the payer transferred the order
+    /// amount of its token with a plain ERC-20 transfer (what a wallet sends for an EIP-681 payment request), and
+    /// settles it through its split. Anyone may submit it (the relayer does, once it sees the deposit). The first
+    /// payment from the address creates its {OrderDeposit} there (CREATE2), which grants this router the
+    /// allowance it collects with; the router is the only account that can ever move the address's tokens.
+    /// {OrderPaid} names the deposit address as the payer, on the {Rail-Transfer} rail.
+    /// @dev Reverts with {DepositShort} if the address holds less than the amount, before anything is created.
+    /// Whatever the address holds beyond the amount stays there, for {recoverDeposit}. A token that lowers even
+    /// an unlimited allowance (USDC) leaves it at 2^256 - 1 minus what was collected, never short of an order.
+    /// @param order The price-locked order.
+    /// @param voucherSignature The quote signer's signature of `order`.
+    function payFromDeposit(PaymentOrder calldata order, bytes calldata voucherSignature)
+        external
+        whenNotPaused
+        nonReentrant
+    {
+        bytes32 digest = _acceptOrder(order, voucherSignature);
+        IERC20 token = IERC20(order.token);
+        address deposit = _depositAddress(digest, order.token);
+        uint256 held = token.balanceOf(deposit);
+        if (held < order.amount) revert DepositShort(deposit, held, order.amount);
+        _openDeposit(token, digest, deposit, order.amount);
+        token.safeTransferFrom(deposit, order.split, order.amount);
+        _settle(order, deposit, Rail.Transfer);
+    }
+
+    /// @notice Sends `amount` of the order's token that `order`'s deposit address holds but the order did not take
+    /// (an overpayment, a transfer after the order's expiry or cancellation, a second transfer) to `to`, creating
+    /// the address's {OrderDeposit} first if no payment did. Only for the default admin, and only once the order
+    /// can no longer be paid (paid, cancelled or expired): until then the address's tokens are the order's.
+    /// @dev Tokens other than the order's token sent to the address cannot be moved: the deposit only ever grants
+    /// an allowance of the order's token.
+    /// @param order The order whose deposit address holds the tokens.
+    /// @param to The account to send them to.
+    /// @param amount Amount in the token's base units.
+    function recoverDeposit(PaymentOrder calldata order, address to, uint256 amount)
+        external
+        nonReentrant
+        onlyRole(DEFAULT_ADMIN_ROLE)
+    {
+        bool expired = block.timestamp > order.expiry;
+        if (!expired && !_isUsed(order.orderId)) revert DepositStillPayable(order.orderId);
+        bytes32 digest = hashOrder(order);
+        IERC20 token = IERC20(order.token);
+        address deposit = _depositAddress(digest, order.token);
+        _openDeposit(token, digest, deposit, amount);
+        token.safeTransferFrom(deposit, to, amount);
+        emit DepositRecovered(order.orderId, deposit, to, order.token, amount);
+    }
+
     /// @notice Voids the order with on-chain key `orderId` before it is paid: no voucher for it pays on any rail
     /// from now on. The quote signer keeps its role. Only for the quote signer, an order canceller or the
     /// default admin.
@@ -380,6 +453,15 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @param order The order.
     function hashOrder(PaymentOrder calldata order) public view returns (bytes32) {
         return _hashTypedDataV4(_hashOrderStruct(order));
+    }
+
+    /// @notice The deposit address of `order`: where a payer transfers the order amount of its token to pay it
+    /// with {payFromDeposit}. The CREATE2 address of an {OrderDeposit} of the order's token created by this router
+    /// with the order's EIP-712 digest as salt: one address per order, which holds nothing but what is sent to it
+    /// and from which only this router can move tokens.
+    /// @param order The order.
+    function depositAddress(PaymentOrder calldata order) external view returns (address) {
+        return _depositAddress(hashOrder(order), order.token);
     }
 
     /// @notice The `deadline` a payer's permit must carry to pay `order`: the order's EIP-712 digest.
@@ -490,6 +572,24 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         }
         // Also warms the split's account for the settlement call.
         if (order.split.code.length == 0) revert SplitNotCreated(order.split);
+    }
+
+    /// @dev Whether `orderId` was used (paid or cancelled).
+    function _isUsed(uint256 orderId) private view returns (bool) {
+        return _usedBitmap[orderId >> 8] & (1 << (orderId & 0xff)) != 0;
+    }
+
+    /// @dev The CREATE2 address of the {OrderDeposit} of `token` with salt `digest` (an order's EIP-712 digest).
+    function _depositAddress(bytes32 digest, address token) private view returns (address) {
+        return Create2.computeAddress(
+            digest, keccak256(abi.encodePacked(type(OrderDeposit).creationCode, abi.encode(token)))
+        );
+    }
+
+    /// @dev Creates the {OrderDeposit} at `deposit` unless its allowance to this router already covers `amount`
+    /// (it was created before: a second creation at the address would fail).
+    function _openDeposit(IERC20 token, bytes32 digest, address deposit, uint256 amount) private {
+        if (token.allowance(deposit, address(this)) < amount) new OrderDeposit{salt: digest}(token);
     }
 
     /// @dev Marks `orderId` used (paid or cancelled); reverts if it was already.

@@ -13,6 +13,7 @@ export function emptyNetworkStats(chainId: number): typeof schema.networkStats.$
     cashPayments: 0,
     authorizationPayments: 0,
     permit2Payments: 0,
+    transferPayments: 0,
     settlements: 0,
     settledUsdMicro: 0n,
     firstPaymentAt: null,

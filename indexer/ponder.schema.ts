@@ -213,6 +213,7 @@ export const networkStats = onchainTable("network_stats", (t) => ({
   cashPayments: t.integer().notNull(),
   authorizationPayments: t.integer().notNull(),
   permit2Payments: t.integer().notNull(),
+  transferPayments: t.integer().notNull(),
   /** All settlements (router payments and batch deposits) and their gross in micro-USD. */
   settlements: t.integer().notNull(),
   settledUsdMicro: t.bigint().notNull(),

@@ -1,6 +1,6 @@
 // Writes generated/abis.ts: the ABI of every production contract (contracts/*.sol, not test doubles or
-// interfaces), typed `as const`, and the member names of each enum the contract declares (an ABI has only their
-// numbers), from Hardhat's build artifacts and the compiler's output beside them (artifacts/build-info). Run by `npm run build`; lib/contracts.ts
+// interfaces), typed `as const`, the member names of each enum the contract declares (an ABI has only their
+// numbers), and the creation code of the router's OrderDeposit, from Hardhat's build artifacts and the compiler's output beside them (artifacts/build-info). Run by `npm run build`; lib/contracts.ts
 // compares the file with abisSource() to tell whether it is up to date.
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -27,6 +27,11 @@ export async function abisSource(): Promise<{ text: string; sources: string[] }>
       text += `export const ${name}${enumName}Values = ${JSON.stringify(values)} as const;\n`;
     }
   }
+  // The creation code of the order deposit the router deploys by CREATE2 at each order's deposit address: the
+  // relayer predicts the address off-chain from it (relayer/src/chain/deposit-address.ts).
+  const deposit = JSON.parse(await readFile(path.join(artifactsDir, "utils", "OrderDeposit.sol", "OrderDeposit.json"), "utf8"));
+  text += `\n/** OrderDeposit's creation code (without its constructor argument, the token). */\n`;
+  text += `export const orderDepositBytecode = ${JSON.stringify(deposit.bytecode)} as const;\n`;
   return { text, sources };
 }
 

@@ -179,6 +179,13 @@ export const configSchema = z.object({
   WEBHOOK_TEST_PINGS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   /** How often the device cloud is polled for devices going online or offline (device.online/offline). */
   DEVICE_STATUS_POLL_MS: z.coerce.number().int().min(50).max(3_600_000).default(10_000),
+  /** How often the deposit watcher reads the balances of pending orders' deposit addresses (the transfer rail:
+   * a wallet paid from the order's EIP-681 request), in ms. */
+  DEPOSIT_WATCH_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(3_000),
+  /** Hours after an order is paid or expires during which the deposit watcher still reads its deposit address,
+   * to report tokens sent there that the order will not take (payg_deposit_stray_total; the operator recovers
+   * them with PaymentRouter.recoverDeposit). */
+  DEPOSIT_STRAY_WATCH_HOURS: z.coerce.number().int().min(0).max(8_760).default(72),
   /** Seconds after ingest at which the energy sandbox confirms a telemetry batch's anomaly score. */
   ENERGY_ANOMALY_CONFIRM_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   /** Telemetry batches one sandbox client may send: a burst of ENERGY_INGEST_BURST, then

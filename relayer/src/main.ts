@@ -24,6 +24,7 @@ import { batchedStdoutWriter, createLogger } from "./logger.ts";
 import { registerCollectedGauges } from "./metrics/collected.ts";
 import { createMetrics } from "./metrics/registry.ts";
 import { createOrderEventHub } from "./payments/order-event-hub.ts";
+import { createDepositWatch } from "./payments/deposit-watch.ts";
 import { createExpiry } from "./payments/expiry.ts";
 import { createPaymentSync } from "./payments/payment-sync.ts";
 import { createSplitProvisioner } from "./payments/payout-parties.ts";
@@ -71,6 +72,7 @@ export function createWorkers(services: Services): Worker[] {
     createSplitProvisioner(services),
     createPaymentSync(services),
     createExpiry(services),
+    createDepositWatch(services),
     createJobRunner({ database: services.database, logger: services.logger, handlers: deviceJobHandlers(services) }),
     createWebhookDispatcher(services),
     createDeviceStatusWatcher(services),

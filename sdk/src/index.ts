@@ -51,6 +51,13 @@ export {
   type Signer,
 } from "./payment-order.ts";
 export {
+  formatPaymentRequest,
+  MAX_PAYMENT_REQUEST_LENGTH,
+  parsePaymentRequest,
+  PaymentRequestError,
+  type PaymentRequest,
+} from "./payment-request.ts";
+export {
   createWebhookVerifier,
   DEFAULT_TOLERANCE_SECONDS,
   verifyServiceSignature,

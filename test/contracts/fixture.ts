@@ -405,3 +405,15 @@ export async function permit2Payment(p: Payments, order: PaymentOrder) {
 
 /** The `Rail` enum value of payWithPermit2. */
 export const PERMIT2_RAIL_ID = 4;
+
+/** The `Rail` enum value of payFromDeposit (a plain transfer to the order's deposit address). */
+export const TRANSFER_RAIL_ID = 5;
+
+/** The payer (or `from`) transfers `amount` (the order amount unless given) of the order's token to `order`'s
+ * deposit address, as a wallet does for the order's EIP-681 payment request; resolves to the address. */
+export async function transferToDeposit(p: Payments, order: PaymentOrder, amount = order.amount, from: Wallet = p.accounts.payer) {
+  const deposit = await p.router.read.depositAddress([order]);
+  const erc20 = await viem.getContractAt("TestStablecoin", order.token, { client: { wallet: from } });
+  await erc20.write.transfer([deposit, amount]);
+  return deposit;
+}

@@ -105,9 +105,16 @@ export async function assertTotalsMatchChain(stack: Stack, recipients: readonly 
   assert.equal(stats.volumeUsdMicro, sum(paid.map((log) => log.args.amount!)), "network volume");
   assert.equal(stats.settlements, settled.length, "network settlements");
   assert.equal(stats.settledUsdMicro, sum(settled.map((log) => log.args.gross!)), "network settled volume");
-  const byRail = [0, 1, 2, 3, 4].map((rail) => paid.filter((log) => log.args.rail === rail).length);
+  const byRail = [0, 1, 2, 3, 4, 5].map((rail) => paid.filter((log) => log.args.rail === rail).length);
   assert.deepEqual(
-    [stats.permitPayments, stats.approvalPayments, stats.cashPayments, stats.authorizationPayments, stats.permit2Payments],
+    [
+      stats.permitPayments,
+      stats.approvalPayments,
+      stats.cashPayments,
+      stats.authorizationPayments,
+      stats.permit2Payments,
+      stats.transferPayments,
+    ],
     byRail,
     "payments by rail",
   );

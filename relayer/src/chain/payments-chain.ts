@@ -20,6 +20,7 @@ import {
   parseAbi,
   type Transport,
   zeroAddress,
+  toHex,
   zeroHash,
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
@@ -28,6 +29,7 @@ import { type DeploymentRecord, loadDeploymentRecord, waitForDeploymentRecord } 
 import { PERMIT2_ADDRESS, type PaymentOrder, orderTypedData } from "../../../sdk/src/payment-order.ts";
 import { type Config, rpcUrls } from "../config.ts";
 import type { Logger } from "../logger.ts";
+import { predictDepositAddress } from "./deposit-address.ts";
 import { predictSplitAddress } from "./split-address.ts";
 
 export type StablecoinInfo = {
@@ -45,6 +47,10 @@ export type StablecoinInfo = {
   /** Whether Uniswap's Permit2 is on this chain at its canonical address: the token's orders can then be paid on
    * the Permit2 rail (PaymentRouter.payWithPermit2), whatever signatures the token itself has. */
   permit2: boolean;
+  /** Whether the router has the transfer rail (PaymentRouter.payFromDeposit) and puts the token's deposit
+   * addresses where the relayer computes them (predictDepositAddress, checked against the router's own
+   * depositAddress once): only then do orders carry an EIP-681 payment request to a deposit address. */
+  transfer: boolean;
 };
 
 const permitExtrasAbi = parseAbi([
@@ -88,12 +94,44 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
       publicClient.readContract({ address, abi: erc20Abi, functionName: "decimals" }),
       publicClient.readContract({ address, abi: erc20Abi, functionName: "name" }),
     ]);
-    const [domain, eip3009, permit2Code] = await Promise.all([
+    const [domain, eip3009, permit2Code, transfer] = await Promise.all([
       readPermitDomain(address, name, deployment.chainId),
       hasEip3009(address),
       publicClient.getCode({ address: PERMIT2_ADDRESS }),
+      hasTransferRail(address),
     ]);
-    return { symbol, address, decimals, factory, domain, eip3009, permit2: (permit2Code?.length ?? 0) > 2 };
+    return { symbol, address, decimals, factory, domain, eip3009, permit2: (permit2Code?.length ?? 0) > 2, transfer };
+  }
+
+  /** Whether the router answers depositAddress with the address computed here, for a probe order in `token`. A
+   * router without it (deployed before the transfer rail) is a no, and so is one whose answer differs (its
+   * OrderDeposit is not the code this relayer was built with): a wallet must never be sent to an address the
+   * router cannot collect from. A failure to reach the chain is thrown. */
+  async function hasTransferRail(token: Address): Promise<boolean> {
+    const probe: PaymentOrder = { orderId: 0n, deviceId: zeroHash, token, split: zeroAddress, amount: 1n, expiry: 0n };
+    try {
+      const onChain = await publicClient.readContract({
+        address: router!,
+        abi: paymentRouterAbi,
+        functionName: "depositAddress",
+        args: [probe],
+      });
+      const computed = predictDepositAddress(router!, toHex(permitDeadline(probe), { size: 32 }), token);
+      if (onChain === computed) return true;
+      logger.error("the router's deposit addresses differ from the relayer's: the transfer rail is off", { onChain, computed });
+      return false;
+    } catch (error) {
+      const answered =
+        error instanceof BaseError &&
+        error.walk(
+          (e) =>
+            e instanceof ContractFunctionRevertedError ||
+            e instanceof ContractFunctionZeroDataError ||
+            e instanceof AbiDecodingDataSizeTooSmallError,
+        );
+      if (answered) return false;
+      throw error;
+    }
   }
 
   /** Whether `token` answers EIP-3009's authorizationState. A revert or an answer that is not a bool (a
@@ -218,6 +256,61 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     }
   }
 
+  /** The order's EIP-712 digest under the router's domain (the router's hashOrder, computed here): also the permit
+   * deadline that binds a permit to this order. */
+  function permitDeadline(order: PaymentOrder): bigint {
+    // A pure function of the order's fields, asked for on every read of a pending order (GET
+    // /v1/orders/{id}, the checkout page): remembered for the most recent orders.
+    const key = `${order.orderId}:${order.deviceId}:${order.token}:${order.split}:${order.amount}:${order.expiry}`;
+    let deadline = deadlines.get(key);
+    if (deadline === undefined) {
+      deadline = BigInt(hashTypedData(orderTypedData(deployment.chainId, router, order)));
+      if (deadlines.size >= DEADLINE_CACHE_SIZE) deadlines.delete(deadlines.keys().next().value!);
+      deadlines.set(key, deadline);
+    }
+    return deadline;
+  }
+
+  let multicall3: Promise<boolean> | undefined;
+  /** Whether Multicall3 is at its canonical address on this chain (asked once; a failure to ask is asked again). */
+  function hasMulticall3(): Promise<boolean> {
+    multicall3 ??= publicClient.getCode({ address: MULTICALL3_ADDRESS }).then(
+      (code) => (code?.length ?? 0) > 2,
+      (error) => {
+        multicall3 = undefined;
+        throw error;
+      },
+    );
+    return multicall3;
+  }
+
+  /** The balances of `owners` in `token`, in their order: one Multicall3 call per BALANCE_BATCH owners where the
+   * chain has Multicall3, otherwise BALANCE_BATCH balanceOf reads at a time, in parallel. A failed read is
+   * thrown. */
+  async function balancesOf(token: Address, owners: readonly Address[]): Promise<bigint[]> {
+    const batched = await hasMulticall3();
+    const balances: bigint[] = [];
+    for (let i = 0; i < owners.length; i += BALANCE_BATCH) {
+      const batch = owners.slice(i, i + BALANCE_BATCH);
+      if (batched) {
+        balances.push(
+          ...(await publicClient.multicall({
+            contracts: batch.map((owner) => ({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] }) as const),
+            multicallAddress: MULTICALL3_ADDRESS,
+            allowFailure: false,
+          })),
+        );
+      } else {
+        balances.push(
+          ...(await Promise.all(
+            batch.map((owner) => publicClient.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] })),
+          )),
+        );
+      }
+    }
+    return balances;
+  }
+
   /** Whether the split of `assetKey` exists on-chain (the factory's isSplitCreated). */
   const isSplitCreated = (assetKey: Hex): Promise<boolean> =>
     publicClient.readContract({ address: splitFactory, abi: assetSplitFactoryAbi, functionName: "isSplitCreated", args: [assetKey] });
@@ -241,18 +334,14 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     signVoucher: (order: PaymentOrder): Promise<Hex> => quoteSigner.signTypedData(orderTypedData(deployment.chainId, router, order)),
     /** The order's EIP-712 digest under the router's domain (the router's hashOrder, computed here): also
      * the permit deadline that binds a permit to this order. */
-    permitDeadline: (order: PaymentOrder): bigint => {
-      // A pure function of the order's fields, asked for on every read of a pending order (GET
-      // /v1/orders/{id}, the checkout page): remembered for the most recent orders.
-      const key = `${order.orderId}:${order.deviceId}:${order.token}:${order.split}:${order.amount}:${order.expiry}`;
-      let deadline = deadlines.get(key);
-      if (deadline === undefined) {
-        deadline = BigInt(hashTypedData(orderTypedData(deployment.chainId, router, order)));
-        if (deadlines.size >= DEADLINE_CACHE_SIZE) deadlines.delete(deadlines.keys().next().value!);
-        deadlines.set(key, deadline);
-      }
-      return deadline;
+    permitDeadline,
+    /** The order's deposit address (the router's depositAddress, computed here): where a wallet transfers the
+     * order amount for its EIP-681 payment request. */
+    depositAddress(order: PaymentOrder): Address {
+      const deadline = permitDeadline(order);
+      return predictDepositAddress(router, toHex(deadline, { size: 32 }), order.token);
     },
+    balancesOf,
     permitNonce: (token: Address, owner: Address): Promise<bigint> =>
       publicClient.readContract({ address: token, abi: permitExtrasAbi, functionName: "nonces", args: [owner] }),
     authorizationUsed,
@@ -275,6 +364,11 @@ function rpcTransport(urls: string[]): Transport {
     retry,
   );
 }
+
+/** Multicall3, at the same address on every chain it is deployed to. */
+const MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11";
+/** Balances read in one Multicall3 call, or in parallel without it. */
+const BALANCE_BATCH = 50;
 
 /** Permit deadlines (EIP-712 order digests) remembered, oldest dropped first. */
 const DEADLINE_CACHE_SIZE = 10_000;

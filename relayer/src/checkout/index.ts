@@ -1,7 +1,10 @@
 // Scan-to-pay: the order's checkout page at /pay/{orderId} (the URI of paymentDetails.scanToPay, also served
 // as a QR code at /pay/{orderId}/qr.svg). The page shows the amount, the device and the expiry; a browser
 // wallet (EIP-1193) signs the order's permit there (checkout.js, hand-written, no library) and the page
-// posts it to POST /v1/orders/{id}/permit, then follows GET /v1/orders/{id}/events to success.
+// posts it to POST /v1/orders/{id}/permit. Beside it, where the router has the transfer rail, the order's
+// EIP-681 payment request (paymentDetails.transfer) as a QR code at /pay/{orderId}/transfer.svg, with the
+// deposit address and the exact amount: any phone wallet pays it with a plain transfer. Either way the page
+// follows GET /v1/orders/{id}/events to success, whatever rail paid.
 import path from "node:path";
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
@@ -9,6 +12,7 @@ import QRCode from "qrcode";
 import { devices, orders } from "../db/schema.ts";
 import type { AppEnv } from "../http/env.ts";
 import { PAGE_HEADERS, staticAssets } from "../portal/assets.ts";
+import { transferRequest, voucherOf } from "../payments/orders.ts";
 import type { Services } from "../services.ts";
 import { checkoutPage, missingPage } from "./page.ts";
 
@@ -38,33 +42,58 @@ export function checkoutPages(services: Services) {
     return { order, device };
   }
 
-  app.get("/pay/:id/qr.svg", async (c) => {
-    const found = await load(c.req.param("id"));
-    if (!found) return c.text("no such order", 404);
-    const svg = await QRCode.toString(`${config.publicBaseUrl}/pay/${found.order.id}`, {
+  /** The order's token, as the chain described it (undefined when the chain cannot be reached). */
+  async function tokenOf(order: { token: string }) {
+    const tokens = await services.chain.stablecoins().catch(() => undefined);
+    return tokens ? [...tokens.values()].find((t) => t.symbol === order.token) : undefined;
+  }
+
+  async function qrCode(text: string) {
+    const svg = await QRCode.toString(text, {
       type: "svg",
       margin: 2,
       errorCorrectionLevel: "M",
       color: { dark: "#0b1f24ff", light: "#ffffffff" },
     });
-    return c.body(svg, 200, {
-      "content-type": "image/svg+xml",
-      "cache-control": "public, max-age=86400, immutable",
-      "x-content-type-options": "nosniff",
+    return new Response(svg, {
+      status: 200,
+      headers: {
+        "content-type": "image/svg+xml",
+        "cache-control": "public, max-age=86400, immutable",
+        "x-content-type-options": "nosniff",
+      },
     });
+  }
+
+  app.get("/pay/:id/qr.svg", async (c) => {
+    const found = await load(c.req.param("id"));
+    if (!found) return c.text("no such order", 404);
+    return qrCode(`${config.publicBaseUrl}/pay/${found.order.id}`);
+  });
+
+  app.get("/pay/:id/transfer.svg", async (c) => {
+    const found = await load(c.req.param("id"));
+    if (!found) return c.text("no such order", 404);
+    const token = await tokenOf(found.order);
+    if (!token) return c.text("the chain cannot be reached; try again shortly", 503);
+    if (!token.transfer) return c.text("this order has no transfer payment request", 404);
+    const request = transferRequest(found.order, services.chain.depositAddress(voucherOf(found.order)), config.publicBaseUrl);
+    return qrCode(request.uri);
   });
 
   app.get("/pay/:id", async (c) => {
     const found = await load(c.req.param("id"));
     if (!found) return c.html(missingPage({ version }), 404, PAGE_HEADERS);
-    const tokens = await services.chain.stablecoins().catch(() => undefined);
-    const token = tokens ? [...tokens.values()].find((t) => t.symbol === found.order.token) : undefined;
+    const token = await tokenOf(found.order);
     return c.html(
       checkoutPage({
         order: found.order,
         device: found.device,
         tokenDecimals: token?.decimals,
         uri: `${config.publicBaseUrl}/pay/${found.order.id}`,
+        transfer: token?.transfer
+          ? transferRequest(found.order, services.chain.depositAddress(voucherOf(found.order)), config.publicBaseUrl)
+          : undefined,
         version,
       }),
       200,

@@ -1,5 +1,6 @@
-// The checkout page's HTML. The page works on its own for reading (amount, device, expiry, status); paying
-// needs checkout.js and a browser wallet.
+// The checkout page's HTML. The page works on its own for reading (amount, device, expiry, status) and for paying
+// by transfer from any wallet (the EIP-681 QR code and the deposit address); paying with a browser wallet needs
+// checkout.js.
 import { html } from "hono/html";
 import type { devices, orders } from "../db/schema.ts";
 import { TICKET_CATEGORIES } from "../v1/tickets.schemas.ts";
@@ -54,6 +55,8 @@ export function checkoutPage(opts: {
   /** The token's decimals (undefined when the chain cannot be reached). */
   tokenDecimals: number | undefined;
   uri: string;
+  /** The order's EIP-681 payment request (paymentDetails.transfer), where the router has the transfer rail. */
+  transfer: { depositAddress: string; uri: string; qrCodeUrl: string } | undefined;
   version: (f: string) => string;
 }) {
   const { order, device } = opts;
@@ -126,6 +129,19 @@ ${head(`Pay ${money(order.amountUsdMicros)} · ${device?.name ?? order.deviceId}
       <img class="qr" src="/pay/${order.id}/qr.svg" alt="QR code of ${opts.uri}" width="220" height="220">
       <p class="mono small break muted">${opts.uri}</p>
     </div>
+    ${
+      opts.transfer
+        ? html`<div class="pending-only transfer" id="transfer">
+      <h2>Or send it from any wallet</h2>
+      <p class="muted small">Scan with any wallet app: it sends exactly <strong id="transfer-amount">${tokenText}</strong> to this order's own deposit address. Send only ${order.token}, only this amount, before the order expires.</p>
+      <img class="qr" src="/pay/${order.id}/transfer.svg" alt="QR code of the payment request ${opts.transfer.uri}" width="220" height="220">
+      <p class="small">Deposit address</p>
+      <p class="mono small break" id="deposit-address">${opts.transfer.depositAddress}</p>
+      <button class="btn" type="button" data-copy="${opts.transfer.depositAddress}">Copy address</button>
+      <p class="mono small break muted" id="transfer-uri">${opts.transfer.uri}</p>
+    </div>`
+        : ""
+    }
     <div class="settled-only">
       <h2>Need help?</h2>
       <p class="muted small">If the device does not work as paid for, tell the operator. Mention order <span class="mono">${order.id}</span>.</p>

@@ -3,7 +3,8 @@
 export const ORDER_EVENT_TYPES = {
   state: "The order as GET /v1/orders/{id} returns it (first event of a new stream).",
   "order.created": "The order was created.",
-  "payment.submitted": "The relayer queued a payment transaction for the order (a relayed permit or authorization, or cash).",
+  "payment.submitted":
+    "The relayer queued a payment transaction for the order (a relayed permit or authorization, cash, or the transfer to the order's deposit address).",
   "payment.failed": "The relayer's payment transaction failed or reverted; the order stays pending and can be retried.",
   "payment.succeeded": "The payment was indexed on-chain: the order is success.",
   "payment.reverted": "A chain reorganisation removed the payment: the order is pending again until it is paid anew.",

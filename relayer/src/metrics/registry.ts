@@ -112,6 +112,13 @@ export function createMetrics() {
       registers,
     }),
 
+    depositStray: new Counter({
+      name: "payg_deposit_stray_total",
+      help: "Token amounts found at an order's deposit address that the order will not take, by reason: paid (an overpayment, or a second payment), expired (a transfer after the order's expiry or cancellation). The operator sends them back with PaymentRouter.recoverDeposit",
+      labelNames: ["reason"] as const,
+      registers,
+    }),
+
     splitUnrequestedProposals: new Counter({
       name: "payg_split_unrequested_proposals_total",
       help: "Recipient changes proposed on-chain for a device's split that are not the device's pending payout change (the asset owner can cancel them until the factory's delay ends)",

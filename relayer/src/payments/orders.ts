@@ -3,6 +3,7 @@
 import { eq, sql } from "drizzle-orm";
 import { type Address, type Hex, toHex } from "viem";
 import { PERMIT2_ADDRESS, permit2WitnessTypes, permitTypes, receiveAuthorizationTypes } from "../../../sdk/src/payment-order.ts";
+import { formatPaymentRequest } from "../../../sdk/src/payment-request.ts";
 import type { Db } from "../db/client.ts";
 import { chainTransactions, devices, orderOnchainIdSeq, orders, quotes } from "../db/schema.ts";
 import { recordOrderEvent } from "../events/record.ts";
@@ -289,7 +290,26 @@ export async function paymentDetails(services: Services, order: OrderRow) {
           },
         }
       : {}),
+    // A plain ERC-20 transfer to the order's deposit address, which any wallet sends from an EIP-681 payment
+    // request (a QR code): the relayer sees the deposit and submits payFromDeposit (deposit-watch.ts).
+    ...(token.transfer ? { transfer: transferRequest(order, services.chain.depositAddress(voucher), base) } : {}),
     scanToPay: { uri: `${base}/pay/${order.id}`, qrCodeUrl: `${base}/pay/${order.id}/qr.svg` },
+  };
+}
+
+/** The order's EIP-681 payment request: a transfer of exactly the order amount of its token to `deposit`. */
+export function transferRequest(order: OrderRow, deposit: Address, base: string) {
+  const depositAddress = checksummed(deposit);
+  return {
+    depositAddress,
+    uri: formatPaymentRequest({
+      token: checksummed(order.tokenAddress),
+      chainId: order.chainId,
+      to: depositAddress,
+      amount: BigInt(order.tokenAmount),
+    }),
+    qrCodeUrl: `${base}/pay/${order.id}/transfer.svg`,
+    expiresAt: order.expiresAt.toISOString(),
   };
 }
 

@@ -77,11 +77,12 @@ export function orderExpiring(orderId: string, expiry: bigint, clock: ChainClock
 }
 
 /** The voucher's expiry carried by a router call that pays an order (payWithPermit, payWithAuthorization,
- * payCash, pay); undefined for any other call. */
+ * payWithPermit2, payCash, pay, payFromDeposit); undefined for any other call. */
 export function voucherExpiryOf(calldata: Hex): bigint | undefined {
   try {
     const call = decodeFunctionData({ abi: paymentRouterAbi, data: calldata });
-    if (!["payWithPermit", "payWithAuthorization", "payWithPermit2", "payCash", "pay"].includes(call.functionName)) return undefined;
+    if (!["payWithPermit", "payWithAuthorization", "payWithPermit2", "payCash", "pay", "payFromDeposit"].includes(call.functionName))
+      return undefined;
     const voucher = (call.args as readonly unknown[])[0] as { expiry?: bigint } | undefined;
     return typeof voucher?.expiry === "bigint" ? voucher.expiry : undefined;
   } catch {

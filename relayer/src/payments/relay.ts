@@ -1,6 +1,7 @@
 // The relayer's payment rails: a wallet signs only the permit (or, where the token has EIP-3009, a receive
 // authorization) and the relayer submits payWithPermit (payWithAuthorization) from its own account, paying
-// the gas; or an agent confirms cash and the relayer pays through the cash rail from its float. Each order gets at most one relayer transaction, whatever the number of requests.
+// the gas; or an agent confirms cash and the relayer pays through the cash rail from its float; or a wallet
+// transferred the amount to the order's deposit address and the relayer submits payFromDeposit. Each order gets at most one relayer transaction, whatever the number of requests.
 // The hot wallet pays only for what will succeed (relay-guard.ts): no relay of an order expiring within the
 // margin of the chain's next block, one relay in flight per payer, none past a payer's or tenant's budget of
 // reverted transactions, and none of an order whose cancellation is queued (both hold the order's row).
@@ -69,13 +70,17 @@ async function simulate(services: Services, data: Hex) {
 
 /** The relayer transaction already under way for the order on the same rail, if any: repeating a request
  * returns it. A failed one does not count (the order may be retried); one on the other rail is a conflict. */
-type RelayKind = "pay_with_permit" | "pay_with_authorization" | "pay_with_permit2" | "pay_cash";
-const RAIL_OF: Record<RelayKind, "permit" | "authorization" | "permit2" | "cash"> = {
+type RelayKind = "pay_with_permit" | "pay_with_authorization" | "pay_with_permit2" | "pay_cash" | typeof PAY_FROM_DEPOSIT_TX_KIND;
+const RAIL_OF: Record<RelayKind, "permit" | "authorization" | "permit2" | "cash" | "transfer"> = {
   pay_with_permit: "permit",
   pay_with_authorization: "authorization",
   pay_with_permit2: "permit2",
   pay_cash: "cash",
+  pay_from_deposit: "transfer",
 };
+
+/** The relayer transaction kind of payFromDeposit (the transfer rail: the deposit watcher submits it). */
+export const PAY_FROM_DEPOSIT_TX_KIND = "pay_from_deposit";
 
 async function activeRelay(services: Services, order: OrderRow, kind: RelayKind) {
   const [row] = await services.database.db.select().from(chainTransactions).where(eq(chainTransactions.ref, order.id));
@@ -286,6 +291,23 @@ export async function relayPermit2(services: Services, order: OrderRow, body: { 
     args: [voucher, order.voucherSignature as Hex, owner, signature],
   });
   return submit(services, order, "pay_with_permit2", data, { payer: owner });
+}
+
+/** The transfer rail: `deposit`, the order's deposit address, holds the order amount (a wallet transferred it, from
+ * the order's EIP-681 payment request); the relayer submits payFromDeposit, after the same checks as every relayed
+ * rail and a simulation, so the hot wallet never pays for a call that would revert. Called by the deposit watcher
+ * (deposit-watch.ts), never by a client; it throws the rails' errors (409 order_already_paid, order_expiring,
+ * order_cancelled, payment_in_progress, 429 too_many_reverts, 422 when the simulation reverts). */
+export async function relayDeposit(services: Services, order: OrderRow, deposit: Address) {
+  const active = await activeRelay(services, order, PAY_FROM_DEPOSIT_TX_KIND);
+  if (active) return active;
+  await assertPayable(services, order);
+  const data = encodeFunctionData({
+    abi: paymentRouterAbi,
+    functionName: "payFromDeposit",
+    args: [voucherOf(order), order.voucherSignature as Hex],
+  });
+  return submit(services, order, PAY_FROM_DEPOSIT_TX_KIND, data, { payer: deposit });
 }
 
 /** POST /v1/orders/{id}/cash: an agent took cash for the order; the relayer pays it from its float. The

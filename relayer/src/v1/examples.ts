@@ -11,6 +11,7 @@ const ROUTER = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const USDC = { symbol: "USDC", address: "0x036CbD53842c5426634e7929541eC2318f3dCF7e" } as const;
 const SPLIT = "0xa16E02E87b7454126E5E10d957A927A7F5B5d2be";
 const PAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const DEPOSIT = "0x5B38Da6a701c568545dCfcB03FcB875f56beddC4";
 const ASSET_OWNER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const OPERATOR = "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65";
 const PROTOCOL = "0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc";
@@ -122,6 +123,12 @@ export const ORDER_EXAMPLE = {
         url: `${BASE}/v1/orders/${ORDER_ID}/authorization`,
         body: '{"from": "<wallet address>", "signature": "<65-byte authorization signature>"}',
       },
+    },
+    transfer: {
+      depositAddress: DEPOSIT,
+      uri: `ethereum:${USDC.address}@84532/transfer?address=${DEPOSIT}&uint256=500000`,
+      qrCodeUrl: `${BASE}/pay/${ORDER_ID}/transfer.svg`,
+      expiresAt: "2026-03-01T12:15:30.000Z",
     },
     scanToPay: { uri: `${BASE}/pay/${ORDER_ID}`, qrCodeUrl: `${BASE}/pay/${ORDER_ID}/qr.svg` },
   },

@@ -2,7 +2,7 @@
 // receipt.
 import { z } from "@hono/zod-openapi";
 import { paymentRouterRailValues } from "../../../generated/abis.ts";
-import { ChecksummedAddress, SplitLeg, Token } from "../representation.ts";
+import { ChecksummedAddress, SplitLeg, Token, checksummedAddress } from "../representation.ts";
 import { DeviceId } from "./shared-schemas.ts";
 import {
   AUTHORIZATION_SUBMISSION_EXAMPLE,
@@ -118,6 +118,32 @@ export const PaymentDetails = z
           "witness); POST the signature with `owner` to `relay.url`. The wallet must have approved Permit2 for the token " +
           "once. The relayer submits PaymentRouter.payWithPermit2 and pays the gas. The only gasless rail of a token " +
           "without EIP-2612 or EIP-3009; unlike a permit, the signature expires with the order.",
+      }),
+    transfer: z
+      .object({
+        depositAddress: checksummedAddress(
+          "The order's deposit address (PaymentRouter.depositAddress): only the router can move what it holds",
+        ),
+        uri: z.string().openapi({
+          description:
+            "The EIP-681 payment request: a transfer of exactly `amount` of the token to `depositAddress`, " +
+            "`ethereum:<token>@<chainId>/transfer?address=<depositAddress>&uint256=<amount>`. Any wallet pays it from a " +
+            "QR code with a plain ERC-20 transfer (the SDK's parsePaymentRequest reads it)",
+          example:
+            "ethereum:0x036CbD53842c5426634e7929541eC2318f3dCF7e@84532/transfer?address=0x5B38Da6a701c568545dCfcB03FcB875f56beddC4&uint256=500000",
+        }),
+        qrCodeUrl: z.string().openapi({ description: "An SVG QR code of `uri`" }),
+        expiresAt: z.string().openapi({ description: "The order's expiry: the transfer must be mined before it" }),
+      })
+      .optional()
+      .openapi({
+        description:
+          "Present where the router has the transfer rail: pay with a plain ERC-20 transfer of exactly `amount` to the " +
+          "order's own deposit address, from any wallet, before `expiresAt`. The relayer sees the deposit and submits " +
+          "PaymentRouter.payFromDeposit (paying the gas); the order turns to success with rail `transfer` and the deposit " +
+          "address as payer. A transfer short of the amount pays nothing until the rest arrives; tokens sent after the " +
+          "expiry, beyond the amount, or to an order paid otherwise stay at the address, and only the operator can send " +
+          "them back (PaymentRouter.recoverDeposit). Send only the order's token there.",
       }),
     scanToPay: z.object({ uri: z.string(), qrCodeUrl: z.string() }),
   })

@@ -422,7 +422,7 @@ export interface paths {
          * Server-Sent Events of the order
          * @description **Access: public.** No credential is needed; an `Authorization` header sent anyway is ignored.
          *
-         *     Event types: `state`: The order as GET /v1/orders/{id} returns it (first event of a new stream). `order.created`: The order was created. `payment.submitted`: The relayer queued a payment transaction for the order (a relayed permit or authorization, or cash). `payment.failed`: The relayer's payment transaction failed or reverted; the order stays pending and can be retried. `payment.succeeded`: The payment was indexed on-chain: the order is success. `payment.reverted`: A chain reorganisation removed the payment: the order is pending again until it is paid anew. `split.settled`: The payment was split 50/40/10 on-chain (same transaction). `device.powered_on`: The device was powered on for the session (terminal). `device.power_on_failed`: The device cloud could not power the device on after retries (terminal). `order.cancel_requested`: The tenant cancelled the order: the relayer is voiding its voucher on-chain (the order stays pending until that is mined; a payment mined first wins). `order.expired`: The order expired unpaid, or its cancellation was mined (terminal). Every event's data is JSON.
+         *     Event types: `state`: The order as GET /v1/orders/{id} returns it (first event of a new stream). `order.created`: The order was created. `payment.submitted`: The relayer queued a payment transaction for the order (a relayed permit or authorization, cash, or the transfer to the order's deposit address). `payment.failed`: The relayer's payment transaction failed or reverted; the order stays pending and can be retried. `payment.succeeded`: The payment was indexed on-chain: the order is success. `payment.reverted`: A chain reorganisation removed the payment: the order is pending again until it is paid anew. `split.settled`: The payment was split 50/40/10 on-chain (same transaction). `device.powered_on`: The device was powered on for the session (terminal). `device.power_on_failed`: The device cloud could not power the device on after retries (terminal). `order.cancel_requested`: The tenant cancelled the order: the relayer is voiding its voucher on-chain (the order stays pending until that is mined; a payment mined first wins). `order.expired`: The order expired unpaid, or its cancellation was mined (terminal). Every event's data is JSON.
          *
          *     **Resuming**: reconnect with the Last-Event-ID header (the `id` of the last event received) to get only the events after it, then the stream goes on as usual. Resumed at or after the order's terminal event, nothing more is due: the stream closes at once. An id this order's stream never sent (past its last event, or another stream's) cannot tell what was missed: the stream starts afresh, with `state`. Last-Event-ID is a decimal event id of up to 15 digits; anything else (negative, not a number) is 422.
          *
@@ -1159,7 +1159,7 @@ export interface components {
                  * @description permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer); permit2: a Permit2 transfer with the order as its witness (tokens without EIP-2612 or EIP-3009)
                  * @enum {string}
                  */
-                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2" | "transfer";
                 /**
                  * @description The paying account (the agent's account for cash) (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
@@ -1209,7 +1209,7 @@ export interface components {
                  * @description permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer); permit2: a Permit2 transfer with the order as its witness (tokens without EIP-2612 or EIP-3009)
                  * @enum {string}
                  */
-                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2" | "transfer";
                 /**
                  * @description The paying account (the agent's account for cash) (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
@@ -1246,7 +1246,7 @@ export interface components {
                  * @description permit: a permit (relayed by the service or sent by the wallet); approval: the wallet paid after an approve; cash: an agent confirmed cash; authorization: an EIP-3009 receive authorization (USDC's own gasless transfer); permit2: a Permit2 transfer with the order as its witness (tokens without EIP-2612 or EIP-3009)
                  * @enum {string}
                  */
-                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2" | "transfer";
                 /**
                  * @description The paying account (the agent's account for cash) (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
@@ -2074,6 +2074,12 @@ export interface components {
          *             "body": "{\"from\": \"<wallet address>\", \"signature\": \"<65-byte authorization signature>\"}"
          *           }
          *         },
+         *         "transfer": {
+         *           "depositAddress": "0x5B38Da6a701c568545dCfcB03FcB875f56beddC4",
+         *           "uri": "ethereum:0x036CbD53842c5426634e7929541eC2318f3dCF7e@84532/transfer?address=0x5B38Da6a701c568545dCfcB03FcB875f56beddC4&uint256=500000",
+         *           "qrCodeUrl": "https://payments.example.com/pay/ord_01JD2Y6Y8X3K5V4Q9T7R2M1N0P/transfer.svg",
+         *           "expiresAt": "2026-03-01T12:15:30.000Z"
+         *         },
          *         "scanToPay": {
          *           "uri": "https://payments.example.com/pay/ord_01JD2Y6Y8X3K5V4Q9T7R2M1N0P",
          *           "qrCodeUrl": "https://payments.example.com/pay/ord_01JD2Y6Y8X3K5V4Q9T7R2M1N0P/qr.svg"
@@ -2106,7 +2112,7 @@ export interface components {
             paymentDetails?: components["schemas"]["PaymentDetails"];
             payment: {
                 /** @enum {string} */
-                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2" | "transfer";
                 /**
                  * @description An address (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
@@ -2274,6 +2280,23 @@ export interface components {
                     body: string;
                 };
             };
+            /** @description Present where the router has the transfer rail: pay with a plain ERC-20 transfer of exactly `amount` to the order's own deposit address, from any wallet, before `expiresAt`. The relayer sees the deposit and submits PaymentRouter.payFromDeposit (paying the gas); the order turns to success with rail `transfer` and the deposit address as payer. A transfer short of the amount pays nothing until the rest arrives; tokens sent after the expiry, beyond the amount, or to an order paid otherwise stay at the address, and only the operator can send them back (PaymentRouter.recoverDeposit). Send only the order's token there. */
+            transfer?: {
+                /**
+                 * @description The order's deposit address (PaymentRouter.depositAddress): only the router can move what it holds (EIP-55 checksummed)
+                 * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906
+                 */
+                depositAddress: string;
+                /**
+                 * @description The EIP-681 payment request: a transfer of exactly `amount` of the token to `depositAddress`, `ethereum:<token>@<chainId>/transfer?address=<depositAddress>&uint256=<amount>`. Any wallet pays it from a QR code with a plain ERC-20 transfer (the SDK's parsePaymentRequest reads it)
+                 * @example ethereum:0x036CbD53842c5426634e7929541eC2318f3dCF7e@84532/transfer?address=0x5B38Da6a701c568545dCfcB03FcB875f56beddC4&uint256=500000
+                 */
+                uri: string;
+                /** @description An SVG QR code of `uri` */
+                qrCodeUrl: string;
+                /** @description The order's expiry: the transfer must be mined before it */
+                expiresAt: string;
+            };
             scanToPay: {
                 uri: string;
                 qrCodeUrl: string;
@@ -2361,7 +2384,7 @@ export interface components {
             chainId: number;
             payment: {
                 /** @enum {string} */
-                rail: "permit" | "approval" | "cash" | "authorization" | "permit2";
+                rail: "permit" | "approval" | "cash" | "authorization" | "permit2" | "transfer";
                 /**
                  * @description An address (EIP-55 checksummed)
                  * @example 0x90F79bf6EB2c4f870365E785982E1f101E93b906

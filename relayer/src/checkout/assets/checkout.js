@@ -8,7 +8,8 @@
 //   3. otherwise the token's nonces(owner), read with eth_call through the wallet, eth_signTypedData_v4 of
 //      paymentDetails.permit with owner and nonce filled in, then
 //   4. POST /v1/orders/{id}/permit {owner, signature}: the service submits payWithPermit
-//   5. GET /v1/orders/{id}/events (SSE): payment.succeeded, then device.powered_on
+//   5. GET /v1/orders/{id}/events (SSE): payment.succeeded, then device.powered_on, whatever paid the order
+//      (this wallet, or a transfer from a phone wallet to the order's deposit address: the transfer QR code)
 "use strict";
 
 (() => {
@@ -239,6 +240,20 @@
       } else {
         status.textContent = answer.error ? answer.error.message : `The report could not be sent (${response.status}).`;
       }
+    });
+  }
+
+  // Copy buttons (the deposit address of the transfer request).
+  for (const button of document.querySelectorAll("[data-copy]")) {
+    button.addEventListener("click", async () => {
+      const label = button.textContent;
+      try {
+        await navigator.clipboard.writeText(button.dataset.copy);
+        button.textContent = "Copied";
+      } catch {
+        button.textContent = "Select and copy it above";
+      }
+      setTimeout(() => (button.textContent = label), 2000);
     });
   }
 

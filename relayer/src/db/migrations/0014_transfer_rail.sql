@@ -1,0 +1,2 @@
+ALTER TABLE "orders" DROP CONSTRAINT "orders_rail_check";--> statement-breakpoint
+ALTER TABLE "orders" ADD CONSTRAINT "orders_rail_check" CHECK ("rail" in ('permit', 'approval', 'cash', 'authorization', 'permit2', 'transfer'));
