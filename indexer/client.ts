@@ -8,7 +8,7 @@
 // that drives live queries (`client.live`, SSE at /sql/live), sent when an indexed block commits. A reorg's
 // revert sends none (Ponder drops those triggers while it reverts), so a table that only loses rows would
 // keep its cached results. Every read here therefore also selects the indexer's latest checkpoint
-// (`_ponder_checkpoint`, written by every indexed block; joined, as the middleware allows no subquery): its
+// (`_ponder_checkpoint`, written by every indexed block; joined: Ponder allows no subquery in expressions): its
 // result is as of that checkpoint, and dropped at the next block, the one after a reorg included. A read
 // made after a live push sees that push's block. On PostgreSQL the notification reaches the indexer a moment
 // after the commit, so the cache may still hold a result from before a commit that /status already shows.
@@ -35,7 +35,7 @@
 // newest first by settlement id (Ponder's event id, chain order): pass the last id read as `before` for the
 // next page. (They are not a stream: a reorg between two pages is not reported. Follow payments with
 // `paidOrdersAfter`.) Lists of splits are queried in chunks, so any number may be passed.
-import { and, asc, createClient, desc, eq, gt, gte, inArray, lt, lte, type Client, type SQL } from "@ponder/client";
+import { alias, and, asc, createClient, desc, eq, gt, gte, inArray, lt, lte, unionAll, type Client, type SQL } from "@ponder/client";
 import { pgTable, text } from "drizzle-orm/pg-core";
 import { pad, toHex, type Hex } from "viem";
 import { emptyNetworkStats } from "./network-stats.ts";
@@ -121,7 +121,8 @@ export type OrdersPage = {
 /** Ponder's own checkpoint table, readable through /sql: one row per chain, and this indexer indexes one
  * (ponder.config.ts). Every read selects its `latestCheckpoint` alongside its rows (`leftJoin(ponderCheckpoint,
  * onCheckpoint)`, the condition `read` gives), so that Ponder's query cache drops the read's result at the next
- * indexed block (see the consistency note above); the middleware's validator allows joins, not subqueries. */
+ * indexed block (see the consistency note above); the middleware's validator allows joins and subqueries in FROM,
+ * not subqueries in expressions. */
 export const ponderCheckpoint = pgTable("_ponder_checkpoint", {
   chainName: text().primaryKey(),
   latestCheckpoint: text().notNull(),
@@ -288,15 +289,30 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
   }
 
   /** The recipient's credits in `splits` before settlement id `before`, newest first, at most `limit`, each
-   * with its settlement and asset (see SplitSettlement). */
+   * with its settlement and asset (see SplitSettlement). One branch per split reads that split's newest
+   * credits from the index on (recipient, split, settlement id), `limit` at most; PostgreSQL merges the
+   * branches in order (a Merge Append) and stops at `limit`. (A single `split in (...)` condition would read
+   * every credit of the recipient in those splits and sort them: the planner takes the recipient and the
+   * split for independent, and expects a handful.) */
   async function participantSettlementsQuery(
     who: Hex,
     splits: Hex[],
     before: string | undefined,
     limit: number,
   ): Promise<SplitSettlement[]> {
-    const conditions = [eq(schema.settlementCredits.recipient, who), inArray(schema.settlementCredits.split, splits)];
-    if (before !== undefined) conditions.push(lt(schema.settlementCredits.settlementId, before));
+    // A short alias: the branch is repeated once per split, and the statement must stay under Ponder's limit.
+    const credits = alias(schema.settlementCredits, "c");
+    const newest = (split: Hex) =>
+      db
+        .select({ settlementId: credits.settlementId })
+        .from(credits)
+        .where(
+          and(eq(credits.recipient, who), eq(credits.split, split), before === undefined ? undefined : lt(credits.settlementId, before)),
+        )
+        .orderBy(desc(credits.settlementId))
+        .limit(limit);
+    const [first, second, ...rest] = splits.map(newest);
+    const page = (second === undefined ? first! : unionAll(first!, second, ...rest)).as("page");
     const rows = await read((onCheckpoint) =>
       db
         .select({
@@ -305,13 +321,12 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
           deviceId: schema.orders.deviceId,
           indexed: ponderCheckpoint.latestCheckpoint,
         })
-        .from(schema.settlementCredits)
-        .innerJoin(schema.settlements, eq(schema.settlements.id, schema.settlementCredits.settlementId))
+        .from(page)
+        .innerJoin(schema.settlements, eq(schema.settlements.id, page.settlementId))
         .leftJoin(schema.splits, eq(schema.splits.address, schema.settlements.split))
         .leftJoin(schema.orders, eq(schema.orders.orderId, schema.settlements.orderId))
         .leftJoin(ponderCheckpoint, onCheckpoint)
-        .where(and(...conditions))
-        .orderBy(desc(schema.settlementCredits.settlementId))
+        .orderBy(desc(page.settlementId))
         .limit(limit),
     );
     return rows.map(({ row, splitAssetKey, deviceId }) => ({ ...row, assetKey: splitAssetKey ?? deviceId }));
@@ -492,8 +507,8 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
 
     /** The settlements of `splits` that credited `recipient` (on any leg), newest first (see
      * SettlementPageOptions), each with its split, its asset and what it credited the recipient. Read through
-     * the recipient's credits (settlement_credits, keyed by recipient and settlement id): each chunk of splits
-     * reads the recipient's newest credits until it has `limit` of them, not every settlement of the splits. */
+     * the recipient's credits (settlement_credits, indexed by recipient, split and settlement id): each split
+     * gives its newest `limit` credits at most, merged newest first, not every settlement of the splits. */
     async participantSettlements(
       recipient: Hex,
       splits: readonly Hex[],
@@ -502,7 +517,11 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
       const who = checkAddress(recipient);
       const { before, limit } = checkPage(page);
       // Each chunk of splits gives its newest `limit`; the newest `limit` of them all are the page.
-      const rows = await inChunks(splits.map(checkAddress), (chunk) => participantSettlementsQuery(who, chunk, before, limit));
+      const rows = await inChunks(
+        splits.map(checkAddress),
+        (chunk) => participantSettlementsQuery(who, chunk, before, limit),
+        SPLITS_PER_SETTLEMENTS_QUERY,
+      );
       return rows
         .sort((a, b) => (a.id < b.id ? 1 : -1))
         .slice(0, limit)
@@ -527,10 +546,14 @@ export function createIndexerClient(indexerUrl: string, options: IndexerClientOp
  * characters). */
 const CHUNK = 50;
 
-async function inChunks<T, R>(values: readonly T[], query: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
+/** Splits per participant-settlements query: each is a branch of its own (about 200 characters), and with
+ * the joins the statement stays near 4,000 characters. */
+const SPLITS_PER_SETTLEMENTS_QUERY = 16;
+
+async function inChunks<T, R>(values: readonly T[], query: (chunk: T[]) => Promise<R[]>, size = CHUNK): Promise<R[]> {
   const unique = [...new Set(values)];
   const results: R[] = [];
-  for (let i = 0; i < unique.length; i += CHUNK) results.push(...(await query(unique.slice(i, i + CHUNK))));
+  for (let i = 0; i < unique.length; i += size) results.push(...(await query(unique.slice(i, i + size))));
   return results;
 }
 

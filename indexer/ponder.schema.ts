@@ -168,8 +168,9 @@ export const splitParticipants = onchainTable(
 );
 
 /** Per settlement, each recipient it credited (one row for a recipient of several legs): a participant's
- * settlements newest first are a range of the primary key (recipient, settlement id), however many other
- * settlements the splits have (GET /v1/participants/{id}/earnings' latest settlements). */
+ * settlements newest first are a range of the primary key (recipient, settlement id), and those in one split a
+ * range of the index (recipient, split, settlement id), however many other settlements the splits have
+ * (GET /v1/participants/{id}/earnings' latest settlements, in the tenant's splits). */
 export const settlementCredits = onchainTable(
   "settlement_credits",
   (t) => ({
@@ -180,7 +181,10 @@ export const settlementCredits = onchainTable(
     /** The sum of the legs of the settlement credited to the recipient, in the split's token. */
     credited: t.bigint().notNull(),
   }),
-  (table) => ({ pk: primaryKey({ columns: [table.recipient, table.settlementId] }) }),
+  (table) => ({
+    pk: primaryKey({ columns: [table.recipient, table.settlementId] }),
+    recipientSplitIndex: index().on(table.recipient, table.split, table.settlementId),
+  }),
 );
 
 /** One row per withdrawal (AssetSplit.Withdrawn). */

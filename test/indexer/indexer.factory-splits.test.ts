@@ -194,6 +194,7 @@ for (const variant of testDatabases("factory-splits")) {
       const others = Array.from({ length: 150 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}` as Hex);
       const many = [...others.slice(0, 70), split2, ...others.slice(70), split1];
       assert.deepEqual(await client.participantSettlements(protocol, many), all);
+      assert.deepEqual(await client.participantSettlements(protocol, many, { limit: 2, before: first.at(-1)!.id }), rest);
       assert.deepEqual(await client.participantEarningsInSplits(assetOwner, many), ownerInSplits);
       assert.deepEqual(
         (await client.splitsByAddresses(many)).map((row) => row.address),
