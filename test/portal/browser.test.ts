@@ -2,13 +2,15 @@
 // against the whole system on PGlite: sign in; create an API key, use it, revoke it and see it fail; add a
 // webhook endpoint, press Send test and see the signed delivery arrive (and in the delivery log), redeliver
 // it; pay an order from its checkout page with an injected EIP-1193 wallet and follow it to success; see
-// the revenue. Screenshots go to test-results/portal/screenshots/.
+// the revenue; see an order's EIP-681 transfer request on its page and follow a transfer to success. Screenshots go to test-results/portal/screenshots/.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { erc20Abi } from "viem";
+import { parsePaymentRequest } from "../../sdk/src/index.ts";
 import { localAccount } from "../../lib/sample-data.ts";
 import { injectWallet, launchBrowser, screenshots, watchPageErrors } from "../support/browser.ts";
-import { TEST_WALLET_INDEX, createOrder, waitForOrder } from "../support/pay.ts";
+import { TEST_WALLET_INDEX, clients, createOrder, waitForOrder } from "../support/pay.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { type WebhookReceiver, startWebhookReceiver } from "../support/webhook-receiver.ts";
 
@@ -175,7 +177,7 @@ describe("developer portal and checkout in a browser", { concurrency: false }, (
     assert.equal(await buyer.locator("#amount").textContent(), "$0.50");
     assert.equal(await buyer.locator("#device-name").textContent(), "Solar kiosk, Kibera");
     assert.match((await buyer.locator("#expiry").textContent()) ?? "", /^in \d+:\d\d/);
-    assert.ok(await buyer.locator("img.qr").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0));
+    assert.ok(await buyer.locator('img.qr[src$="/qr.svg"]').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0));
     await shot(buyer, "07-checkout");
 
     await buyer.getByRole("button", { name: /Pay \$0\.50 with wallet/ }).click();
@@ -257,5 +259,43 @@ describe("developer portal and checkout in a browser", { concurrency: false }, (
     await page.goto(`${base}/portal/keys`);
     assert.match(page.url(), /\/portal\/login$/);
     assert.deepEqual(errors, []);
+  });
+
+  it("shows the order's EIP-681 request (QR code, deposit address, amount, copy button) and follows a transfer from elsewhere to success", async () => {
+    const order = await createOrder(stack, stack.sample.devices[0].id, "1h");
+    const transfer = order.paymentDetails.transfer;
+    const phone = await context.newPage();
+    const phoneErrors = watchPageErrors(phone);
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.goto(order.paymentDetails.scanToPay.uri as string);
+    const qr = phone.locator('img.qr[src$="/transfer.svg"]');
+    await qr.scrollIntoViewIfNeeded();
+    assert.ok(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), "the transfer QR code renders");
+    assert.equal((await phone.locator("#deposit-address").textContent())?.trim(), transfer.depositAddress);
+    assert.equal((await phone.locator("#transfer-uri").textContent())?.trim(), transfer.uri);
+    assert.equal(await phone.locator("#transfer-amount").textContent(), "0.50 USDC");
+    await phone.getByRole("button", { name: "Copy address" }).click();
+    await phone.getByRole("button", { name: "Copied" }).waitFor();
+    assert.equal(await phone.evaluate(() => navigator.clipboard.readText()), transfer.depositAddress);
+    await shot(phone, "13-checkout-transfer-mobile");
+
+    // Another wallet pays the request with a plain transfer: the page follows the order to success all the same.
+    const { walletClient, publicClient } = clients(stack);
+    const request = parsePaymentRequest(transfer.uri as string, { chainId: stack.chain.record.chainId });
+    const hash = await walletClient.writeContract({
+      address: request.token,
+      abi: erc20Abi,
+      functionName: "transfer",
+      args: [request.to, request.amount],
+    });
+    await publicClient.waitForTransactionReceipt({ hash });
+    await phone.locator('#checkout[data-state="done"]').waitFor({ timeout: 60_000 });
+    assert.match((await phone.locator("#status").textContent()) ?? "", /Paid\. The device is on/);
+    const paid = await waitForOrder(stack, order.id, (o) => o.status === "success");
+    assert.equal(paid.payment.rail, "transfer");
+    assert.equal((await phone.locator("#tx-hash").textContent())?.trim(), paid.payment.transactionHash);
+    await shot(phone, "14-checkout-transfer-paid");
+    await phone.close();
+    assert.deepEqual(phoneErrors, []);
   });
 });
