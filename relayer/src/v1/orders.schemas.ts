@@ -65,7 +65,7 @@ export const PaymentDetails = z
             description:
               "The order's EIP-712 digest: it binds the permit to this order. It is not a time: the router refuses the permit " +
               "once the order expired, but at the token it never expires (anyone may still submit it there, granting the router " +
-              "the allowance, until the wallet signs another permit with that nonce or uses it)",
+              "the allowance, until another permit of the wallet's is used at the token first)",
           }),
         }),
       })
