@@ -24,8 +24,6 @@ import {
   createPaymentClient,
   paidOrFailed,
   paymentDetailsOf,
-  paymentOrderOf,
-  permit2TypedData,
   serverSentEvents,
   signOrderPayment,
   submitOrderPayment,
@@ -247,17 +245,7 @@ try {
       await chainClient.waitForTransactionReceipt({ hash });
       approval = `the wallet approves Permit2 once, with its own transaction ${hash}`;
     }
-    const signature = await wallet.signTypedData(
-      permit2TypedData({
-        chainId: permit2Details.chainId,
-        router: toAddress(permit2Details.router),
-        order: paymentOrderOf(permit2Details.order),
-      }),
-    );
-    unwrap(
-      await client.POST("/orders/{id}/permit2", { params: { path: { id: permit2Order.id } }, body: { owner: wallet.address, signature } }),
-      `POST /orders/${permit2Order.id}/permit2`,
-    );
+    await submitOrderPayment(client, permit2Order.id, await signOrderPayment(permit2Order, wallet, { rail: "permit2" }));
     say(
       "Permit2: the wallet signs the order as Permit2's witness, the relayer submits payWithPermit2",
       `${approval}; the signature pays this order once and expires with it.\n   ${await paidLine(permit2Order.id)}`,

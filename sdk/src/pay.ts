@@ -1,14 +1,16 @@
 // Paying an order with a viem account, on the rail the order offers: an EIP-3009 receive authorization where
-// the token has it (USDC: `paymentDetails.authorization`), else an EIP-2612 permit. Either is one signature,
-// no transaction and no gas for the wallet: the relayer submits it (POST /orders/{id}/authorization or
-// /orders/{id}/permit) and pays the gas. The order is `success` once the payment is indexed on-chain.
+// the token has it (USDC: `paymentDetails.authorization`), else an EIP-2612 permit; or, when asked
+// (`rail: "permit2"`), a Permit2 transfer (`paymentDetails.permit2`, for a wallet that approved Permit2 for the
+// token once: the rail of tokens without either standard). Each is one signature, no transaction and no gas for
+// the wallet: the relayer submits it (POST /orders/{id}/authorization, /permit or /permit2) and pays the gas. The
+// order is `success` once the payment is indexed on-chain.
 //
 //   const paid = await payOrder(client, order, privateKeyToAccount(key), { rpcUrl });
 import { createPublicClient, http, type Address, type Hex } from "viem";
 import type { PaymentClient } from "./clients.ts";
 import { unwrap } from "./errors.ts";
 import type { components } from "./generated/payment-api.ts";
-import { paymentOrderOf, signOrderAuthorization, signOrderPermit, toAddress, type Signer } from "./payment-order.ts";
+import { paymentOrderOf, permit2TypedData, signOrderAuthorization, signOrderPermit, toAddress, type Signer } from "./payment-order.ts";
 
 export type Order = components["schemas"]["Order"];
 export type PaymentDetails = components["schemas"]["PaymentDetails"];
@@ -17,7 +19,8 @@ export type RelayAccepted = components["schemas"]["RelayAccepted"];
 /** A payer's signature, ready for the relayer's route of its rail. */
 export type SignedPayment =
   | { rail: "authorization"; body: { from: Address; signature: Hex } }
-  | { rail: "permit"; body: { owner: Address; signature: Hex }; nonce: bigint };
+  | { rail: "permit"; body: { owner: Address; signature: Hex }; nonce: bigint }
+  | { rail: "permit2"; body: { owner: Address; signature: Hex } };
 
 /** Reads the payer's EIP-2612 nonce on the token: a viem PublicClient has it. */
 export type NonceReader = {
@@ -35,8 +38,9 @@ const noncesAbi = [
 ] as const;
 
 export type SignOptions = {
-  /** The rail to sign: by default the authorization where the order offers one, else the permit. */
-  rail?: "authorization" | "permit";
+  /** The rail to sign: by default the authorization where the order offers one, else the permit. `permit2`
+   * signs the order's Permit2 transfer: the wallet must have approved Permit2 for the token (once). */
+  rail?: "authorization" | "permit" | "permit2";
   /** Permit only: the payer's permit nonce on the token, if known; otherwise it is read from the chain. */
   nonce?: bigint;
   /** Permit only: the chain's JSON-RPC URL, to read the nonce (`nonces(owner)`) from. */
@@ -71,6 +75,19 @@ export async function signOrderPayment(
     });
     return { rail, body: { from: account.address, signature } };
   }
+  if (rail === "permit2") {
+    if (!details.permit2) throw new TypeError(`order ${order.id} offers no Permit2 transfer (Permit2 is not on its chain)`);
+    // Built from the order itself (as the authorization is), not from the API's message: what is signed is what
+    // the router checks.
+    const signature = await account.signTypedData(
+      permit2TypedData({
+        chainId: details.chainId,
+        router: toAddress(details.router, "paymentDetails.router"),
+        order: paymentOrderOf(details.order),
+      }),
+    );
+    return { rail, body: { owner: account.address, signature } };
+  }
   const nonce = options.nonce ?? (await readPermitNonce(details, account.address, options));
   const signature = await signOrderPermit(account, details.permit, nonce);
   return { rail: "permit", body: { owner: account.address, signature }, nonce };
@@ -101,6 +118,9 @@ export async function submitOrderPayment(client: PaymentClient, orderId: string,
   const params = { path: { id: orderId } };
   if (signed.rail === "authorization") {
     return unwrap(await client.POST("/orders/{id}/authorization", { params, body: signed.body }), `POST /orders/${orderId}/authorization`);
+  }
+  if (signed.rail === "permit2") {
+    return unwrap(await client.POST("/orders/{id}/permit2", { params, body: signed.body }), `POST /orders/${orderId}/permit2`);
   }
   return unwrap(await client.POST("/orders/{id}/permit", { params, body: signed.body }), `POST /orders/${orderId}/permit`);
 }

@@ -20,6 +20,7 @@ import { orders, webhookEvents } from "../../relayer/src/db/schema.ts";
 import { ulid } from "../../relayer/src/ids.ts";
 import { createLogger } from "../../relayer/src/logger.ts";
 import { splitsDue, splitsWatched } from "../../relayer/src/payments/payout-parties.ts";
+import { closedOrdersPage, pendingOrdersPage } from "../../relayer/src/payments/deposit-watch.ts";
 import { revenueDayUpserts } from "../../relayer/src/payments/revenue-days.ts";
 import { revenueOverviewQueries } from "../../relayer/src/payments/revenue-overview.ts";
 import { paidOrdersPage } from "../../relayer/src/payments/revenue-splits.ts";
@@ -352,6 +353,26 @@ describe("query plans on a database grown with history (PostgreSQL)", { skip: !s
       [...walk(plan)].some(({ node }) => node["Index Name"] === "devices_split_watch_idx"),
       JSON.stringify(plan, null, 1),
     );
+  });
+
+  it("the deposit watcher reads its pages of pending and of recently closed orders through partial indexes", async () => {
+    const now = new Date();
+    const usesIndex = (plan: Awaited<ReturnType<typeof explain>>, index: string) =>
+      assert.ok([...walk(plan)].some(({ node }) => node["Index Name"] === index), `${index}:\n${JSON.stringify(plan, null, 1)}`);
+    // Pending orders long expired that the expiry worker has not closed (the seed has 4,000) are never read.
+    usesIndex(await assertFlat("deposit watch, pending", pendingOrdersPage(db, now, undefined).toSQL()), "orders_pending_expiry_id_idx");
+    const pending = await pendingOrdersPage(db, now, undefined);
+    assert.ok(pending.every((o) => o.status === "pending" && o.expiresAt > now));
+    const at = { expiresAt: new Date(now.getTime() + 60_000), id: "ord_0000000" };
+    await assertFlat("deposit watch, pending, next page", pendingOrdersPage(db, now, at).toSQL());
+    const since = new Date(now.getTime() - 72 * 3_600_000);
+    usesIndex(await assertFlat("deposit watch, closed", closedOrdersPage(db, since, undefined).toSQL()), "orders_closed_updated_idx");
+    const closed = await closedOrdersPage(db, since, undefined);
+    assert.equal(closed.length, 200);
+    const last = closed.at(-1)!;
+    await assertFlat("deposit watch, closed, next page", closedOrdersPage(db, since, { updatedAt: last.updatedAt, id: last.id }).toSQL());
+    const next = await closedOrdersPage(db, since, { updatedAt: last.updatedAt, id: last.id });
+    assert.ok(next.length > 0 && next.every((o) => o.status !== "pending" && !closed.some((c) => c.id === o.id)));
   });
 
   it("the device-status poller: no SELECT ... FOR UPDATE of every device, and a device row held elsewhere does not hold it up", async () => {

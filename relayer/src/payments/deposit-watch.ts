@@ -1,8 +1,9 @@
 // The transfer rail's watcher. A wallet that can only send a plain ERC-20 transfer pays an order from its EIP-681
 // payment request (paymentDetails.transfer): the order amount goes to the order's deposit address
 // (PaymentRouter.depositAddress, computed off-chain). This worker reads the balances of the deposit addresses of
-// pending, unexpired orders (at most PAGE orders a tick, in order-id order from where the last tick stopped, so
-// every order is read in turn however many there are; the reads batched: chain.balancesOf) and, for each address
+// pending, unexpired orders (at most PAGE orders a tick, by expiry from where the last tick stopped, so every
+// open order is read in turn however many there are, and no expired or closed one is; the reads batched:
+// chain.balancesOf) and, for each address
 // that holds at least the amount, submits PaymentRouter.payFromDeposit through the transaction sender, after
 // the checks and the simulation every relayed rail has (relay.ts relayDeposit): the hot wallet never pays for a
 // call that would revert, and sends nothing for a deposit short of the amount. The order then turns to success
@@ -15,8 +16,9 @@
 // payg_deposit_stray_total: the operator sends it back with PaymentRouter.recoverDeposit (README, Operating it).
 //
 // One relayer process at a time watches (a lease): the others would read the same balances.
-import { and, asc, eq, gt, inArray, lte, ne, or } from "drizzle-orm";
+import { and, asc, eq, gt, ne, sql } from "drizzle-orm";
 import type { Address } from "viem";
+import type { Db } from "../db/client.ts";
 import { orders } from "../db/schema.ts";
 import { ServiceError } from "../errors.ts";
 import { createLease } from "../jobs/lease.ts";
@@ -31,6 +33,45 @@ const PAGE = 200;
 /** Stray balances remembered as reported (the oldest forgotten first): each is reported once. */
 const REPORTED_LIMIT = 10_000;
 
+/** Where a page of pending orders ends: the last one's (expires_at, id). */
+type PendingCursor = { expiresAt: Date; id: string };
+/** Where a page of closed orders ends: the last one's (updated_at, id). */
+type ClosedCursor = { updatedAt: Date; id: string };
+
+/** The next PAGE pending orders not expired at `now`, after `after`, by (expires_at, id)
+ * (orders_pending_expiry_id_idx: the open orders only, however long the history). */
+export function pendingOrdersPage(db: Db, now: Date, after: PendingCursor | undefined) {
+  return db
+    .select()
+    .from(orders)
+    .where(
+      and(
+        eq(orders.status, "pending"),
+        gt(orders.expiresAt, now),
+        after ? sql`(${orders.expiresAt}, ${orders.id}) > (${after.expiresAt}, ${after.id})` : undefined,
+      ),
+    )
+    .orderBy(asc(orders.expiresAt), asc(orders.id))
+    .limit(PAGE);
+}
+
+/** The next PAGE orders closed (paid or expired: a status change sets updated_at) since `since`, after `after`, by
+ * (updated_at, id) (orders_closed_updated_idx: the window's orders only, read in the index's order). */
+export function closedOrdersPage(db: Db, since: Date, after: ClosedCursor | undefined) {
+  return db
+    .select()
+    .from(orders)
+    .where(
+      and(
+        ne(orders.status, "pending"),
+        gt(orders.updatedAt, since),
+        after ? sql`(${orders.updatedAt}, ${orders.id}) > (${after.updatedAt}, ${after.id})` : undefined,
+      ),
+    )
+    .orderBy(asc(orders.updatedAt), asc(orders.id))
+    .limit(PAGE);
+}
+
 export function createDepositWatch(services: Services) {
   const {
     database: { db },
@@ -41,24 +82,13 @@ export function createDepositWatch(services: Services) {
   const logger = services.logger.child({ worker: "deposit-watch" });
   const interval = config.DEPOSIT_WATCH_INTERVAL_MS;
   const lease = createLease(db, LEASE, Math.max(interval * 5, 15_000));
-  /** Where the next tick goes on among pending orders, and among recently closed ones (order ids). */
-  let pendingAfter = "";
-  let closedAfter = "";
+  /** Where the next tick goes on among pending orders, and among recently closed ones. */
+  let pendingAfter: PendingCursor | undefined;
+  let closedAfter: ClosedCursor | undefined;
   /** Order id -> the stray balance last reported for it. */
   const reported = new Map<string, bigint>();
   /** Orders whose payment from the deposit this process queued (logged once). */
   const submitted = new Set<string>();
-
-  /** The next page of orders matching `where` after `after` (order id), and where the page after it starts. */
-  async function page(where: ReturnType<typeof and>, after: string): Promise<{ rows: OrderRow[]; next: string }> {
-    const rows = await db
-      .select()
-      .from(orders)
-      .where(and(where, gt(orders.id, after)))
-      .orderBy(asc(orders.id))
-      .limit(PAGE);
-    return { rows, next: rows.length === PAGE ? rows[rows.length - 1]!.id : "" };
-  }
 
   /** The balances of the orders' deposit addresses, in the order's token (all of one chain's stablecoin). */
   async function deposits(rows: OrderRow[]): Promise<Array<{ order: OrderRow; deposit: Address; balance: bigint }>> {
@@ -85,8 +115,9 @@ export function createDepositWatch(services: Services) {
   async function payFunded(now: Date) {
     // A router without the transfer rail gave no order a deposit address.
     if (![...(await chain.stablecoins()).values()].some((t) => t.transfer)) return;
-    const { rows, next } = await page(and(eq(orders.status, "pending"), gt(orders.expiresAt, now)), pendingAfter);
-    pendingAfter = next;
+    const rows = await pendingOrdersPage(db, now, pendingAfter);
+    const lastPending = rows[rows.length - 1];
+    pendingAfter = rows.length === PAGE && lastPending ? { expiresAt: lastPending.expiresAt, id: lastPending.id } : undefined;
     if (rows.length === 0) return;
     for (const { order, deposit, balance } of await deposits(rows)) {
       if (balance < BigInt(order.tokenAmount)) continue;
@@ -109,12 +140,9 @@ export function createDepositWatch(services: Services) {
   /** Reports tokens at the deposit addresses of orders paid or expired in the last DEPOSIT_STRAY_WATCH_HOURS. */
   async function reportStray(now: Date) {
     const since = new Date(now.getTime() - config.DEPOSIT_STRAY_WATCH_HOURS * 3_600_000);
-    const closed = or(
-      and(ne(orders.status, "pending"), gt(orders.updatedAt, since)),
-      and(eq(orders.status, "pending"), lte(orders.expiresAt, now), gt(orders.expiresAt, since)),
-    );
-    const { rows, next } = await page(and(inArray(orders.status, ["pending", "success", "expired"]), closed), closedAfter);
-    closedAfter = next;
+    const rows = await closedOrdersPage(db, since, closedAfter);
+    const last = rows[rows.length - 1];
+    closedAfter = rows.length === PAGE && last ? { updatedAt: last.updatedAt, id: last.id } : undefined;
     if (rows.length === 0) return;
     for (const { order, deposit, balance } of await deposits(rows)) {
       if (balance === 0n || reported.get(order.id) === balance) continue;
@@ -141,7 +169,7 @@ export function createDepositWatch(services: Services) {
       await payFunded(now);
       if (config.DEPOSIT_STRAY_WATCH_HOURS > 0) await reportStray(now);
       // A full page: the next one at once.
-      return pendingAfter !== "" || closedAfter !== "" ? 0 : interval;
+      return pendingAfter !== undefined || closedAfter !== undefined ? 0 : interval;
     },
     onError(error) {
       logger.warn("deposit watch failed", { error: (error as Error).message });

@@ -61,12 +61,19 @@ export const PaymentDetails = z
         message: z.object({
           spender: Address,
           value: z.string(),
-          deadline: z.string().openapi({ description: "The order's EIP-712 digest: it binds the permit to this order" }),
+          deadline: z.string().openapi({
+            description:
+              "The order's EIP-712 digest: it binds the permit to this order. It is not a time: the router refuses the permit " +
+              "once the order expired, but at the token it never expires (anyone may still submit it there, granting the router " +
+              "the allowance, until another permit of the wallet's is used at the token first)",
+          }),
         }),
       })
       .openapi({
         description:
-          "EIP-2612 permit typed data to sign; add `owner` (the paying wallet) and `nonce` (the token's nonces(owner)) to the message.",
+          "EIP-2612 permit typed data to sign; add `owner` (the paying wallet) and `nonce` (the token's nonces(owner)) to the message. " +
+          "Its deadline never expires at the token: prefer `authorization` (EIP-3009) where offered, then `permit2`, whose " +
+          "signatures expire with the order; the permit is for wallets that can do neither.",
       }),
     relay: z.object({ method: z.literal("POST"), url: z.string(), body: z.string() }),
     authorization: z

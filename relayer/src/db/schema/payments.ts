@@ -148,6 +148,14 @@ export const orders = pgTable(
     index("orders_pending_expiry_idx")
       .on(t.expiresAt)
       .where(sql`status = 'pending'`),
+    // The deposit watcher's pages (payments/deposit-watch.ts): the pending orders not expired yet, by expiry, and
+    // the orders closed (paid or expired) lately, by when they closed.
+    index("orders_pending_expiry_id_idx")
+      .on(t.expiresAt, t.id)
+      .where(sql`status = 'pending'`),
+    index("orders_closed_updated_idx")
+      .on(t.updatedAt, t.id)
+      .where(sql`status <> 'pending'`),
     index("orders_unconfirmed_idx")
       .on(t.blockNumber)
       .where(sql`status = 'success' and confirmed_at is null`),

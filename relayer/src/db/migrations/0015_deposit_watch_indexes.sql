@@ -1,0 +1,2 @@
+CREATE INDEX "orders_pending_expiry_id_idx" ON "orders" USING btree ("expires_at","id") WHERE status = 'pending';--> statement-breakpoint
+CREATE INDEX "orders_closed_updated_idx" ON "orders" USING btree ("updated_at","id") WHERE status <> 'pending';
