@@ -2175,7 +2175,7 @@ export interface components {
             };
             /** @description The quote signer's EIP-712 signature of `order` */
             voucherSignature: string;
-            /** @description EIP-2612 permit typed data to sign; add `owner` (the paying wallet) and `nonce` (the token's nonces(owner)) to the message. */
+            /** @description EIP-2612 permit typed data to sign; add `owner` (the paying wallet) and `nonce` (the token's nonces(owner)) to the message. Its deadline never expires at the token: prefer `authorization` (EIP-3009) where offered, then `permit2`, whose signatures expire with the order; the permit is for wallets that can do neither. */
             permit: {
                 domain: {
                     name: string;
@@ -2194,7 +2194,7 @@ export interface components {
                 message: {
                     spender: string;
                     value: string;
-                    /** @description The order's EIP-712 digest: it binds the permit to this order */
+                    /** @description The order's EIP-712 digest: it binds the permit to this order. It is not a time: the router refuses the permit once the order expired, but at the token it never expires (anyone may still submit it there, granting the router the allowance, until another permit of the wallet's is used at the token first) */
                     deadline: string;
                 };
             };
