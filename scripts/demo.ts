@@ -145,7 +145,7 @@ try {
       "The wallet signs one EIP-3009 receive authorization",
       `${wallet.address}, valid before ${order.expiresAt}; it sends no transaction and pays no gas`,
     );
-  } else {
+  } else if (signed.rail === "permit") {
     say(
       "The wallet signs one EIP-2612 permit (the token has no EIP-3009)",
       `${wallet.address}, nonce ${signed.nonce}; it sends no transaction and pays no gas`,

@@ -358,7 +358,10 @@ describe("query plans on a database grown with history (PostgreSQL)", { skip: !s
   it("the deposit watcher reads its pages of pending and of recently closed orders through partial indexes", async () => {
     const now = new Date();
     const usesIndex = (plan: Awaited<ReturnType<typeof explain>>, index: string) =>
-      assert.ok([...walk(plan)].some(({ node }) => node["Index Name"] === index), `${index}:\n${JSON.stringify(plan, null, 1)}`);
+      assert.ok(
+        [...walk(plan)].some(({ node }) => node["Index Name"] === index),
+        `${index}:\n${JSON.stringify(plan, null, 1)}`,
+      );
     // Pending orders long expired that the expiry worker has not closed (the seed has 4,000) are never read.
     usesIndex(await assertFlat("deposit watch, pending", pendingOrdersPage(db, now, undefined).toSQL()), "orders_pending_expiry_id_idx");
     const pending = await pendingOrdersPage(db, now, undefined);
