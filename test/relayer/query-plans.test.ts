@@ -366,15 +366,15 @@ describe("query plans on a database grown with history (PostgreSQL)", { skip: !s
     usesIndex(await assertFlat("deposit watch, pending", pendingOrdersPage(db, now, undefined).toSQL()), "orders_pending_expiry_id_idx");
     const pending = await pendingOrdersPage(db, now, undefined);
     assert.ok(pending.every((o) => o.status === "pending" && o.expiresAt > now));
-    const at = { expiresAt: new Date(now.getTime() + 60_000), id: "ord_0000000" };
+    const at = { at: new Date(now.getTime() + 60_000).toISOString(), id: "ord_0000000" };
     await assertFlat("deposit watch, pending, next page", pendingOrdersPage(db, now, at).toSQL());
     const since = new Date(now.getTime() - 72 * 3_600_000);
     usesIndex(await assertFlat("deposit watch, closed", closedOrdersPage(db, since, undefined).toSQL()), "orders_closed_updated_idx");
     const closed = await closedOrdersPage(db, since, undefined);
     assert.equal(closed.length, 200);
     const last = closed.at(-1)!;
-    await assertFlat("deposit watch, closed, next page", closedOrdersPage(db, since, { updatedAt: last.updatedAt, id: last.id }).toSQL());
-    const next = await closedOrdersPage(db, since, { updatedAt: last.updatedAt, id: last.id });
+    await assertFlat("deposit watch, closed, next page", closedOrdersPage(db, since, { at: last.at, id: last.id }).toSQL());
+    const next = await closedOrdersPage(db, since, { at: last.at, id: last.id });
     assert.ok(next.length > 0 && next.every((o) => o.status !== "pending" && !closed.some((c) => c.id === o.id)));
   });
 

@@ -16,7 +16,7 @@
 // payg_deposit_stray_total: the operator sends it back with PaymentRouter.recoverDeposit (README, Operating it).
 //
 // One relayer process at a time watches (a lease): the others would read the same balances.
-import { and, asc, eq, gt, ne, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, ne, sql } from "drizzle-orm";
 import type { Address } from "viem";
 import type { Db } from "../db/client.ts";
 import { orders } from "../db/schema.ts";
@@ -33,22 +33,23 @@ const PAGE = 200;
 /** Stray balances remembered as reported (the oldest forgotten first): each is reported once. */
 const REPORTED_LIMIT = 10_000;
 
-/** Where a page of pending orders ends: the last one's (expires_at, id). */
-type PendingCursor = { expiresAt: Date; id: string };
-/** Where a page of closed orders ends: the last one's (updated_at, id). */
-type ClosedCursor = { updatedAt: Date; id: string };
+/** Where a page ends: the last order's (expires_at, id) among pending orders, its (updated_at, id) among closed ones.
+ * The time is PostgreSQL's own text of it (`at`): a JavaScript Date keeps milliseconds, the column microseconds,
+ * and a cursor that rounded would read the last rows of its page again (for ever, were a page's rows all within one
+ * millisecond). */
+type Cursor = { at: string; id: string };
 
 /** The next PAGE pending orders not expired at `now`, after `after`, by (expires_at, id)
  * (orders_pending_expiry_id_idx: the open orders only, however long the history). */
-export function pendingOrdersPage(db: Db, now: Date, after: PendingCursor | undefined) {
+export function pendingOrdersPage(db: Db, now: Date, after: Cursor | undefined) {
   return db
-    .select()
+    .select({ ...getTableColumns(orders), at: sql<string>`${orders.expiresAt}::text` })
     .from(orders)
     .where(
       and(
         eq(orders.status, "pending"),
         gt(orders.expiresAt, now),
-        after ? sql`(${orders.expiresAt}, ${orders.id}) > (${after.expiresAt}, ${after.id})` : undefined,
+        after ? sql`(${orders.expiresAt}, ${orders.id}) > (${after.at}::timestamptz, ${after.id})` : undefined,
       ),
     )
     .orderBy(asc(orders.expiresAt), asc(orders.id))
@@ -57,15 +58,15 @@ export function pendingOrdersPage(db: Db, now: Date, after: PendingCursor | unde
 
 /** The next PAGE orders closed (paid or expired: a status change sets updated_at) since `since`, after `after`, by
  * (updated_at, id) (orders_closed_updated_idx: the window's orders only, read in the index's order). */
-export function closedOrdersPage(db: Db, since: Date, after: ClosedCursor | undefined) {
+export function closedOrdersPage(db: Db, since: Date, after: Cursor | undefined) {
   return db
-    .select()
+    .select({ ...getTableColumns(orders), at: sql<string>`${orders.updatedAt}::text` })
     .from(orders)
     .where(
       and(
         ne(orders.status, "pending"),
         gt(orders.updatedAt, since),
-        after ? sql`(${orders.updatedAt}, ${orders.id}) > (${after.updatedAt}, ${after.id})` : undefined,
+        after ? sql`(${orders.updatedAt}, ${orders.id}) > (${after.at}::timestamptz, ${after.id})` : undefined,
       ),
     )
     .orderBy(asc(orders.updatedAt), asc(orders.id))
@@ -83,8 +84,8 @@ export function createDepositWatch(services: Services) {
   const interval = config.DEPOSIT_WATCH_INTERVAL_MS;
   const lease = createLease(db, LEASE, Math.max(interval * 5, 15_000));
   /** Where the next tick goes on among pending orders, and among recently closed ones. */
-  let pendingAfter: PendingCursor | undefined;
-  let closedAfter: ClosedCursor | undefined;
+  let pendingAfter: Cursor | undefined;
+  let closedAfter: Cursor | undefined;
   /** Order id -> the stray balance last reported for it. */
   const reported = new Map<string, bigint>();
   /** Orders whose payment from the deposit this process queued (logged once). */
@@ -117,7 +118,7 @@ export function createDepositWatch(services: Services) {
     if (![...(await chain.stablecoins()).values()].some((t) => t.transfer)) return;
     const rows = await pendingOrdersPage(db, now, pendingAfter);
     const lastPending = rows[rows.length - 1];
-    pendingAfter = rows.length === PAGE && lastPending ? { expiresAt: lastPending.expiresAt, id: lastPending.id } : undefined;
+    pendingAfter = rows.length === PAGE && lastPending ? { at: lastPending.at, id: lastPending.id } : undefined;
     if (rows.length === 0) return;
     for (const { order, deposit, balance } of await deposits(rows)) {
       if (balance < BigInt(order.tokenAmount)) continue;
@@ -142,7 +143,7 @@ export function createDepositWatch(services: Services) {
     const since = new Date(now.getTime() - config.DEPOSIT_STRAY_WATCH_HOURS * 3_600_000);
     const rows = await closedOrdersPage(db, since, closedAfter);
     const last = rows[rows.length - 1];
-    closedAfter = rows.length === PAGE && last ? { updatedAt: last.updatedAt, id: last.id } : undefined;
+    closedAfter = rows.length === PAGE && last ? { at: last.at, id: last.id } : undefined;
     if (rows.length === 0) return;
     for (const { order, deposit, balance } of await deposits(rows)) {
       if (balance === 0n || reported.get(order.id) === balance) continue;
