@@ -63,6 +63,22 @@ const permitExtrasAbi = parseAbi([
 
 export type PaymentsChain = Awaited<ReturnType<typeof connectPaymentsChain>>;
 
+/** Whether a failed read was the contract's answer (a revert, no data, or data too short for the function: a
+ * contract without that function, or one whose fallback accepts any call), not a failure to reach the chain. */
+function contractAnswered(error: unknown): boolean {
+  return (
+    error instanceof BaseError &&
+    Boolean(
+      error.walk(
+        (e) =>
+          e instanceof ContractFunctionRevertedError ||
+          e instanceof ContractFunctionZeroDataError ||
+          e instanceof AbiDecodingDataSizeTooSmallError,
+      ),
+    )
+  );
+}
+
 export async function connectPaymentsChain(config: Config, logger: Logger) {
   const deployment: DeploymentRecord =
     config.DEPLOYMENT_WAIT_SECONDS > 0
@@ -121,15 +137,7 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
       logger.error("the router's deposit addresses differ from the relayer's: the transfer rail is off", { onChain, computed });
       return false;
     } catch (error) {
-      const answered =
-        error instanceof BaseError &&
-        error.walk(
-          (e) =>
-            e instanceof ContractFunctionRevertedError ||
-            e instanceof ContractFunctionZeroDataError ||
-            e instanceof AbiDecodingDataSizeTooSmallError,
-        );
-      if (answered) return false;
+      if (contractAnswered(error)) return false;
       throw error;
     }
   }
@@ -147,15 +155,7 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
       });
       return true;
     } catch (error) {
-      const answered =
-        error instanceof BaseError &&
-        error.walk(
-          (e) =>
-            e instanceof ContractFunctionRevertedError ||
-            e instanceof ContractFunctionZeroDataError ||
-            e instanceof AbiDecodingDataSizeTooSmallError,
-        );
-      if (answered) return false;
+      if (contractAnswered(error)) return false;
       throw error;
     }
   }

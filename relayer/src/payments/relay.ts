@@ -299,27 +299,27 @@ export async function relayPermit2(services: Services, order: OrderRow, body: { 
  * (deposit-watch.ts), never by a client; it throws the rails' errors (409 order_already_paid, order_expiring,
  * order_cancelled, payment_in_progress, 429 too_many_reverts, 422 when the simulation reverts). */
 export async function relayDeposit(services: Services, order: OrderRow, deposit: Address) {
-  const active = await activeRelay(services, order, PAY_FROM_DEPOSIT_TX_KIND);
-  if (active) return active;
-  await assertPayable(services, order);
-  const data = encodeFunctionData({
-    abi: paymentRouterAbi,
-    functionName: "payFromDeposit",
-    args: [voucherOf(order), order.voucherSignature as Hex],
-  });
-  return submit(services, order, PAY_FROM_DEPOSIT_TX_KIND, data, { payer: deposit });
+  return relayVoucherCall(services, order, PAY_FROM_DEPOSIT_TX_KIND, "payFromDeposit", { payer: deposit });
 }
 
 /** POST /v1/orders/{id}/cash: an agent took cash for the order; the relayer pays it from its float. The
  * order's events are public: they do not name the agent's key (the route logs it). */
 export async function relayCash(services: Services, order: OrderRow) {
-  const active = await activeRelay(services, order, "pay_cash");
+  return relayVoucherCall(services, order, "pay_cash", "payCash", {});
+}
+
+/** A rail whose call is the order and its voucher alone (payCash, payFromDeposit): the relay in progress if there is
+ * one, else the checks every relayed rail has, a simulation, and the transaction queued. */
+async function relayVoucherCall(
+  services: Services,
+  order: OrderRow,
+  kind: RelayKind,
+  functionName: "payCash" | "payFromDeposit",
+  actor: { payer?: Address },
+) {
+  const active = await activeRelay(services, order, kind);
   if (active) return active;
   await assertPayable(services, order);
-  const data = encodeFunctionData({
-    abi: paymentRouterAbi,
-    functionName: "payCash",
-    args: [voucherOf(order), order.voucherSignature as Hex],
-  });
-  return submit(services, order, "pay_cash", data, {});
+  const data = encodeFunctionData({ abi: paymentRouterAbi, functionName, args: [voucherOf(order), order.voucherSignature as Hex] });
+  return submit(services, order, kind, data, actor);
 }
