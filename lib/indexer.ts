@@ -124,7 +124,9 @@ async function catchUpLocalChain(url: string, rpcUrl: string, service: Service):
     return chains.length === 0 ? 0 : Math.min(...chains.map((chain) => chain.block.number));
   };
   // The first blocks are mined a quarter of a second apart (the subscription is usually made within one), then
-  // a second apart: some 11 s in all.
+  // a second apart, for a minute at most: an idle machine is done within the first second or two, a loaded one
+  // (an indexer re-indexing its blocks at a second each) may take tens of seconds.
+  const deadline = Date.now() + 60_000;
   for (let attempt = 1; ; attempt++) {
     await rpc("evm_mine");
     const head = Number(await rpc("eth_blockNumber"));
@@ -136,7 +138,7 @@ async function catchUpLocalChain(url: string, rpcUrl: string, service: Service):
       });
       return;
     } catch (error) {
-      if (attempt === 14) throw error;
+      if (Date.now() > deadline) throw error;
     }
   }
 }
