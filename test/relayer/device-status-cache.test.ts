@@ -174,12 +174,12 @@ describe("GET /v1/devices/{id}/status through the relayer", { concurrency: false
     async () => {
       stack = await startStack({ label: "status-cache", database: "pglite", indexer: false });
       proxy = await countingProxy(() => stack.deviceCloudUrl);
-      // The device answers after 1 s, so that concurrent requests find the call still under way; the relayer
-      // waits up to 20 s for it (a loaded machine).
+      // The device answers after 8 s, so that concurrent requests find the call still under way even where a
+      // loaded 2-core machine spreads a burst of 40 over several seconds; the relayer waits up to 20 s for it.
       await fetch(`${stack.deviceCloudUrl}/sim/devices/${device}`, {
         method: "PUT",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ latencyMs: 1_000 }),
+        body: JSON.stringify({ latencyMs: 8_000 }),
       });
       await stack.restartRelayer({ env: { DEVICE_CLOUD_URL: proxy.url, DEVICE_CLOUD_TIMEOUT_MS: "20000" } });
     },
@@ -198,7 +198,7 @@ describe("GET /v1/devices/{id}/status through the relayer", { concurrency: false
       responses.map(() => 200),
     );
     const checked = new Set(responses.map((r) => r.body.checkedAt as string));
-    // 40 requests from one client arrive within the second the device takes to answer (or, later, within the
+    // 40 requests from one client arrive within the 8 s the device takes to answer (or, later, within the
     // answer's time to live): they share its one call. Before the cache, each one made its own.
     assert.equal(proxy.count(path), 1, `device-cloud calls: ${proxy.count(path)}`);
     assert.equal(checked.size, 1, "one answer, shared");
