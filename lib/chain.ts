@@ -42,7 +42,7 @@ export async function startChain(opts: { port: number; network?: string; logFile
     echo: opts.echo,
   });
   const rpcUrl = `http://127.0.0.1:${opts.port}`;
-  await waitUntil("the local chain", () => rpc<string>(rpcUrl, "eth_chainId"), { service, timeoutMs: 60_000 });
+  await waitUntil("the local chain", () => rpc<string>(rpcUrl, "eth_chainId"), { service, timeoutMs: 180_000 });
   return { service, rpcUrl };
 }
 

@@ -152,7 +152,7 @@ async function catchUpLocalChain(url: string, rpcUrl: string, service: Service):
  * which ranges are cached. PGlite keeps ponder_sync in its own directory, fresh per run. Run it only while no
  * other indexer of that local chain is backfilling into the same database. */
 export async function resetLocalChainSyncData(url: string, chainId: number): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 15_000 });
   await client.connect();
   try {
     const { rows } = await client.query<{ table_name: string }>(

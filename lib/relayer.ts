@@ -72,7 +72,7 @@ export async function startRelayer(opts: RelayerOptions): Promise<{ service: Ser
   });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitUntil("the relayer", async () => (await fetch(`${url}/v1/health`)).ok, { service, timeoutMs: 60_000 });
+    await waitUntil("the relayer", async () => (await fetch(`${url}/v1/health`)).ok, { service, timeoutMs: 180_000 });
   } catch (error) {
     await service.stop();
     throw error;
@@ -135,7 +135,7 @@ export async function startDeviceCloud(
     echo: opts.echo,
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitUntil("the device cloud", async () => (await fetch(`${url}/health`)).ok, { service, timeoutMs: 30_000 });
+  await waitUntil("the device cloud", async () => (await fetch(`${url}/health`)).ok, { service, timeoutMs: 120_000 });
   return { service, url };
 }
 

@@ -108,7 +108,7 @@ function withoutPassword(url: string): string {
 
 /** Runs `fn` with a client of the stack's PostgreSQL database. */
 async function withPostgres<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: postgres!.url, connectionTimeoutMillis: 5_000 });
+  const client = new pg.Client({ connectionString: postgres!.url, connectionTimeoutMillis: 15_000 });
   await client.connect();
   try {
     return await fn(client);

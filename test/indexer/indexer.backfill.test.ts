@@ -41,7 +41,7 @@ async function assertMatchesChain(stack: Stack) {
 }
 
 for (const kind of selectedDatabaseKinds()) {
-  describe(`indexer backfill (${kind})`, { timeout: 240_000 }, () => {
+  describe(`indexer backfill (${kind})`, { timeout: 600_000 }, () => {
     test("history before the indexer started is indexed exactly, then live blocks", async () => {
       // The indexer starts on an empty database and a chain with history: record the history first.
       const variant = kind === "pglite" ? pgliteDatabase("backfill") : postgresDatabase("backfill");

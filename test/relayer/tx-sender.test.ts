@@ -347,7 +347,7 @@ describe(`the transaction sender on ${database}`, { concurrency: false, timeout:
 
   it(
     "counts a transaction mined only once it is CONFIRMATIONS deep: one a reorganisation took off the chain is sent again and mined once",
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       const depth = 3;
       await stack.restartRelayer({ env: { RPC_URL: proxy.url, CONFIRMATIONS: String(depth) } });

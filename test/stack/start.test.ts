@@ -59,7 +59,8 @@ async function start(): Promise<Started> {
   child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const deadline = Date.now() + 240_000;
+  // A slow machine running other stacks beside this one takes minutes to start a whole stack.
+  const deadline = Date.now() + 420_000;
   while (!stdout.includes("Try it: npm run demo") && child.exitCode === null && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -106,7 +107,7 @@ async function indexerDatabaseLocked(directory: string): Promise<boolean> {
   }
 }
 
-describe("npm start and npm run demo", { concurrency: false, timeout: 900_000 }, () => {
+describe("npm start and npm run demo", { concurrency: false, timeout: 1_500_000 }, () => {
   let chain: Service | undefined;
   let running: Started | undefined;
   let demoOrderId = "";

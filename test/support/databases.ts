@@ -167,7 +167,9 @@ if (selectedDatabaseKinds().includes("postgres")) {
 
 /** Runs `fn` with a PostgreSQL client of `url`. */
 export async function withPostgres<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  // A generous bound: on a slow machine, six test files start at once and load their module graphs, and a process
+  // whose event loop is busy that long sees a short connect timer fire before it reads the server's answer.
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 30_000 });
   try {
     await client.connect();
   } catch (error) {

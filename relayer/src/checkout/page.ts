@@ -105,7 +105,7 @@ ${head(`Pay ${money(order.amountUsdMicros)} · ${device?.name ?? order.deviceId}
 
     <ol class="steps" id="steps"${state === "pending" ? "" : html` hidden`}>
       <li data-step="connect">Connect your wallet</li>
-      <li data-step="sign">Sign the payment permit (no gas)</li>
+      <li data-step="sign">Sign the payment in your wallet (no gas)</li>
       <li data-step="confirm">Payment confirmed on-chain</li>
       <li data-step="power">Device powered on</li>
     </ol>
@@ -113,7 +113,7 @@ ${head(`Pay ${money(order.amountUsdMicros)} · ${device?.name ?? order.deviceId}
     <div class="actions">
       <button class="btn btn-primary btn-block" id="pay" type="button"${state === "pending" ? "" : html` hidden`}>Pay ${money(order.amountUsdMicros)} with wallet</button>
       <p class="error" id="error" role="alert" hidden></p>
-      <p class="fine pending-only">Your wallet signs one permit for exactly this amount; the service submits it and pays the network fee. The price is locked until the order expires.</p>
+      <p class="fine pending-only">Your wallet signs a payment of exactly this amount for this order only; the service submits it and pays the network fee. The price is locked until the order expires.</p>
     </div>
 
     <dl class="facts receipt" id="receipt"${order.status === "success" ? "" : html` hidden`}>
