@@ -45,7 +45,8 @@ export type StartIndexerOptions = {
    * only once the next block comes or the new-heads relay announces the chain's head to its subscription
    * (indexer/new-heads-relay.ts, two to four seconds after it is made): tests of that window. */
   catchUp?: boolean;
-  /** How long to wait for /ready (historical indexing complete). Default 120 s. */
+  /** How long to wait for /ready (historical indexing complete). Default 240 s (a slow machine starting several
+   * indexers at once); an indexer that exits meanwhile fails the wait at once. */
   readyTimeoutMs?: number;
   logFile?: string;
   echo?: boolean;
@@ -221,7 +222,7 @@ async function runPonder(
     ...PONDER_ENV,
     DEPLOYMENT: opts.deploymentId,
     DEPLOYMENT_WAIT_SECONDS:
-      "awaitDeployment" in opts && opts.awaitDeployment ? String(Math.ceil((opts.readyTimeoutMs ?? 120_000) / 1000)) : undefined,
+      "awaitDeployment" in opts && opts.awaitDeployment ? String(Math.ceil((opts.readyTimeoutMs ?? 240_000) / 1000)) : undefined,
     PONDER_RPC_URL: opts.rpcUrl,
     PONDER_RPC_BUCKETS: opts.rpcBuckets === undefined ? undefined : String(opts.rpcBuckets),
     PONDER_POLLING_MS: opts.pollingIntervalMs === undefined ? undefined : String(opts.pollingIntervalMs),
@@ -251,7 +252,7 @@ async function runPonder(
     await waitUntil(
       `${name} to be ready`,
       async () => (await fetch(`${url}/ready`, { signal: AbortSignal.timeout(2_000) })).status === 200,
-      { service, timeoutMs: opts.readyTimeoutMs ?? 120_000, intervalMs: 100 },
+      { service, timeoutMs: opts.readyTimeoutMs ?? 240_000, intervalMs: 100 },
     );
   } catch (error) {
     await service.stop();

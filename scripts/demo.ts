@@ -86,6 +86,8 @@ async function follow(url: string, until: (event: string) => boolean): Promise<s
 // A webhook receiver on loopback, at the address `npm start` allowlisted for it (stack.json), subscribed
 // through the API with the portal login.
 const received: Array<{ type: string; data: Record<string, unknown> }> = [];
+/** The description of the demo's subscription: a later run finds an earlier run's by it. */
+const DEMO_SUBSCRIPTION = "demo receiver";
 let secret = "";
 const receiver = http.createServer(async (req, res) => {
   const chunks: Buffer[] = [];
@@ -115,10 +117,21 @@ await new Promise<void>((resolve) => {
 
 try {
   const { accessToken: jwt } = await call("POST", `${api}/auth/login`, { email: stack.sample.email, password: stack.sample.password });
+  // An earlier run's subscription at this receiver (kept, so that the portal shows its deliveries) would deliver
+  // with its own secret, which this run's receiver refuses: it goes first.
+  const earlier = await call<{ data: Array<{ id: string; url: string; description: string | null }> }>(
+    "GET",
+    `${api}/webhooks/subscriptions`,
+    undefined,
+    jwt,
+  );
+  for (const old of earlier.data.filter((s) => s.url === receiverUrl && s.description === DEMO_SUBSCRIPTION)) {
+    await call("DELETE", `${api}/webhooks/subscriptions/${old.id}`, undefined, jwt);
+  }
   const subscription = await call(
     "POST",
     `${api}/webhooks/subscriptions`,
-    { url: receiverUrl, eventTypes: ["payment.*", "split.settled", "device.powered_on"], description: "demo receiver" },
+    { url: receiverUrl, eventTypes: ["payment.*", "split.settled", "device.powered_on"], description: DEMO_SUBSCRIPTION },
     jwt,
   );
   secret = subscription.secret;

@@ -218,7 +218,9 @@ Object.assign(process.env, env);
 const stream = runTests({
   files: targets.map((file) => path.resolve(root, file)),
   concurrency,
-  timeout: 900_000,
+  // A file that hangs is ended after half an hour; the longest files take about 8 minutes on a fast machine and
+  // two or three times that on a slow one.
+  timeout: 1_800_000,
   execArgv: ["--liftoff-only", ...timeline],
 });
 let success = false;

@@ -172,9 +172,9 @@ for (const database of selectedDatabaseKinds()) {
         const answer = await query(route, CROSS_JOIN);
         assert.equal(answer.status, 422, `${route}: ${answer.status} ${answer.text.slice(0, 200)} after ${Math.round(answer.ms)} ms`);
         assert.match(answer.text, /query refused: its estimated cost .* exceeds the limit/);
-        // Planned, not run: far below the tens of seconds the query itself takes (a loaded 2-core machine
-        // included).
-        assert.ok(answer.ms < 5_000, `${route} answered after ${Math.round(answer.ms)} ms`);
+        // Planned, not run: far below the tens of seconds the query itself takes (35 s on a fast machine; the
+        // bound leaves room for a slow, loaded one).
+        assert.ok(answer.ms < 15_000, `${route} answered after ${Math.round(answer.ms)} ms`);
         t.diagnostic(`/sql/${route}: cross join refused after ${Math.round(answer.ms)} ms`);
       }
     });
@@ -195,8 +195,9 @@ for (const database of selectedDatabaseKinds()) {
         const { order } = await payOrder(stack, { timeoutMs: 60_000 });
         const ms = performance.now() - started;
         assert.equal(order.status, "success");
-        // About a second unattacked; the unguarded cross join held a PGlite indexer for 35 s.
-        assert.ok(ms < 20_000, `the payment took ${Math.round(ms)} ms`);
+        // About a second unattacked; the unguarded cross join held a PGlite indexer for 35 s a query, so two
+        // attackers looping would hold the payment past a minute.
+        assert.ok(ms < 45_000, `the payment took ${Math.round(ms)} ms`);
         t.diagnostic(`relayed payment under attack: ${Math.round(ms)} ms`);
       } finally {
         attacking = false;
@@ -205,7 +206,7 @@ for (const database of selectedDatabaseKinds()) {
       assert.ok(refusals.length >= 2, `refused ${refusals.length} times`);
       const slowest = Math.max(...refusals);
       t.diagnostic(`${refusals.length} refusals meanwhile, slowest ${Math.round(slowest)} ms`);
-      assert.ok(slowest < 5_000, `slowest refusal ${Math.round(slowest)} ms`);
+      assert.ok(slowest < 15_000, `slowest refusal ${Math.round(slowest)} ms`);
       // The relayer's reads of the indexer (the order's payment, the revenue) still pass the limits.
       const revenue = await stack.api("GET", "/v1/revenue/splits", { token: stack.sample.developerKey });
       assert.equal(revenue.status, 200, revenue.text);

@@ -306,6 +306,12 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 1_500_000 
     // The on-chain volume comes from the indexer: its kept index serves the demo's payment again.
     const stats = await (await fetch(`${stack.endpoints.paymentApi}/public/stats`)).json();
     assert.ok(stats.onchainVolumeUsd > 0, `on-chain volume ${stats.onchainVolumeUsd} after the restart`);
+    // The demo runs again on the kept data: the first run's webhook subscription, signed with another secret, no
+    // longer delivers to its receiver.
+    const again = await runDemo();
+    assert.equal(again.code, 0, again.output);
+    assert.ok(!again.output.includes("rejected a delivery"), again.output);
+    assert.ok(again.output.includes("Signed webhooks arrived and verified"), again.output);
     assert.equal(await interrupt(running), 0);
   });
 
