@@ -74,7 +74,7 @@ for (const database of selectedDatabaseKinds()) {
 
     it("refuses cash for a device whose payout parties changed, for PAYOUT_CHANGE_DELAY_SECONDS (409 payout_change_pending)", async () => {
       const deviceId = "kiosk-nbo-002";
-      const order = await createOrder(stack, deviceId, "30m");
+      const order = await createOrderWhenSplitReady(deviceId, "30m");
       const assets = await stack.api("GET", "/v1/assets", { token: jwt });
       const before = assets.body.data.find((a: { deviceId: string }) => a.deviceId === deviceId);
       const changed = await stack.api("PUT", `/v1/assets/${deviceId}/payout`, {
@@ -90,7 +90,7 @@ for (const database of selectedDatabaseKinds()) {
       assert.match(refused.body.error.message, new RegExp(`device ${deviceId}`));
       assert.equal((await stack.api("GET", `/v1/orders/${order.id}`)).body.status, "pending");
       // A device whose parties did not change still takes cash (and the refused order counted nothing: see below).
-      const other = await createOrder(stack, "charger-los-001", "30m");
+      const other = await createOrderWhenSplitReady("charger-los-001", "30m");
       const accepted = await confirmCash(other, stack.sample.agentKey);
       assert.equal(accepted.status, 202, accepted.text);
       await waitForOrder(stack, other.id, (o) => o.status === "success", 60_000);
@@ -103,7 +103,7 @@ for (const database of selectedDatabaseKinds()) {
       const created = await stack.api("POST", "/v1/api-keys", { token: jwt, body: { name: "second agent", role: "agent" } });
       assert.equal(created.status, 201, created.text);
       const secondKey: string = created.body.key;
-      const a = await createOrder(stack, "kiosk-nbo-001", "30m");
+      const a = await createOrderWhenSplitReady("kiosk-nbo-001", "30m");
       const b = await createOrder(stack, "kiosk-nbo-001", "30m");
       assert.equal(a.amountUsd, PRICE_USD);
 
