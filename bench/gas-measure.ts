@@ -9,7 +9,9 @@
 // also pays for its first permit nonce: both cases are shown. Payments go through the device's own AssetSplit,
 // created by the split factory (the only splits the router pays through), in the test stablecoin unless the name
 // says "in RehearsalUsdc" (USDC's stand-in, which has EIP-3009: the authorization rail, beside the permit rail in
-// the same token). The split's administration goes through the factory (AssetSplitFactory.*), which forwards
+// the same token) or "in PlainStablecoin" (USDT's stand-in: Permit2). The router takes one split factory per token;
+// the token named in a payment's figure has the main factory, except PlainStablecoin, which has a second one, as on
+// the local stack. The split's administration goes through the factory (AssetSplitFactory.*), which forwards
 // each call to the split.
 //
 // The figures are deterministic: the same transactions with the same calldata on every run. Orders get
@@ -254,6 +256,10 @@ async function measure(): Promise<GasFigure[]> {
   // another wallet paid through, a payer who paid before), shown beside them. Measured after the other
   // payments, so that the contracts deployed for them move none of those figures.
   const { usdc, usdcSplit } = await deployUsdcRail(p);
+  // As on the local stack, USDC's factory is the router's main one (read from the slot every payment reads) and
+  // PlainStablecoin's (USDT's, below) a second one (one more slot read).
+  await p.router.write.removeSplitFactory([p.token.address]);
+  await p.router.write.setSplitFactory([await usdcSplit.read.factory()]);
   const usdcOrder = (amount: bigint) => order(amount, { token: usdc.address, split: usdcSplit.address });
   await usdc.write.mint([stranger.account.address, USDC(100)]);
   await (

@@ -29,9 +29,9 @@ import {ISignatureTransfer} from "@uniswap/v4-periphery/lib/permit2/src/interfac
 /// The service's quote signer signs each order as EIP-712 typed data (a voucher): order id, device id,
 /// token, split, amount and expiry, bound by the domain to this chain and this router. A voucher pays once,
 /// before its expiry, unless its order id was cancelled ({cancelOrder}). The split must be the {AssetSplit} of
-/// the order's device created by this router's split factory ({setSplitFactory}): the router derives its address
-/// from the order's device id and token ({SplitAddress}), so no split is registered and a voucher can only ever
-/// pay the device's own split.
+/// the order's device created by the router's split factory of the order's token ({setSplitFactory}: one factory
+/// per token, the first one set being the main one): the router derives its address from the order's device id and
+/// token ({SplitAddress}), so no split is registered and a voucher can only ever pay the device's own split.
 ///
 /// Six rails end in the same {OrderPaid} event:
 /// - {payWithPermit}: the payer signs one EIP-2612 permit; anyone (a relayer) submits the call and pays gas.
@@ -114,8 +114,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     bytes32 private constant _PERMIT_TYPEHASH =
         keccak256("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)");
 
-    /// @dev Read by every payment in one slot: the pause flag (Pausable's own flag is never used) and the
-    /// split factory whose splits the router derives.
+    /// @dev Read by every payment in one slot: the pause flag (Pausable's own flag is never used) and the main
+    /// split factory (the first set), whose splits the router derives without reading another slot.
     struct Config {
         address splitFactory;
         bool paused;
@@ -125,6 +125,9 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     Erc6492AccountDeployer public immutable accountDeployer;
 
     Config private _config;
+    /// @dev The split factory of each token the router takes (the main factory's token included): a payment in a
+    /// token other than the main factory's reads its factory here (one more slot).
+    mapping(address token => address factory) private _splitFactories;
     /// @dev One bit per order id, set once the order is paid or cancelled: sequential ids share a word, so
     /// most payments update a warm slot.
     mapping(uint256 word => uint256 bits) private _usedBitmap;
@@ -150,9 +153,10 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         Rail rail
     );
 
-    /// @notice Emitted when the admin sets (or, with address zero, removes) the split factory.
-    /// @param factory The {AssetSplitFactory} whose splits the router pays through from now on.
-    /// @param token The stablecoin its splits settle in (zero when removed).
+    /// @notice Emitted when the admin sets (or, with address zero, removes) the split factory of a token.
+    /// @param factory The {AssetSplitFactory} whose splits the router pays through in `token` from now on (zero:
+    /// none, the token is no longer taken).
+    /// @param token The stablecoin its splits settle in.
     event SplitFactorySet(address indexed factory, address indexed token);
     /// @notice Emitted when an order is cancelled before it was paid; it can no longer be paid on any rail.
     /// @param orderId The order's on-chain key.
@@ -179,7 +183,7 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice The order was paid already.
     error OrderAlreadyPaid(uint256 orderId);
     /// @notice The order's split is not the factory split of its device and token (or the router has no split
-    /// factory).
+    /// factory for the token).
     error TokenNotAllowed(address token, address split);
     /// @notice The order's split is the factory split of its device and token, but was not created yet.
     error SplitNotCreated(address split);
@@ -188,6 +192,8 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// @notice A split factory that does not settle through this router, or whose implementation is not its
     /// first contract creation (the router could not derive its splits).
     error InvalidSplitFactory(address factory);
+    /// @notice The router has no split factory for the token.
+    error NoSplitFactory(address token);
     /// @notice An order amount of zero.
     error ZeroAmount();
     /// @notice The voucher was not signed by an account with the quote-signer role.
@@ -444,9 +450,17 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         return _config.paused;
     }
 
-    /// @notice The {AssetSplitFactory} whose splits the router pays through (zero: none).
+    /// @notice The main {AssetSplitFactory}: the first one set and not removed since (zero: none). Payments in its
+    /// token read no slot but the one they share with the pause flag.
     function splitFactory() external view returns (address) {
         return _config.splitFactory;
+    }
+
+    /// @notice The {AssetSplitFactory} whose splits the router pays through in `token` (zero: the token is not
+    /// taken).
+    /// @param token The stablecoin.
+    function tokenSplitFactory(address token) external view returns (address) {
+        return _splitFactories[token];
     }
 
     /// @notice The EIP-712 digest of `order` under this router's domain.
@@ -476,12 +490,14 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
         return hashOrder(order);
     }
 
-    /// @notice Makes the router pay through every split `factory` creates, without registering them: an order
-    /// whose split is the factory split of its device id and token ({SplitAddress}) is accepted. Replaces the
-    /// previous factory, whose splits can then no longer be paid (their credits stay withdrawable). Address zero
-    /// removes the factory. The factory must settle through this router and have deployed its implementation
-    /// as its first contract creation, and its token must refuse a permit and a receive authorization whose
-    /// signature cannot be valid ({TokenAcceptsInvalidSignature}). Only for the default admin.
+    /// @notice Makes the router pay through every split `factory` creates, in the factory's token, without
+    /// registering them: an order whose split is the factory split of its device id and token ({SplitAddress}) is
+    /// accepted. The router takes one factory per token: this replaces the token's previous factory, whose splits
+    /// can then no longer be paid (their credits stay withdrawable). The first factory set is the main one
+    /// ({splitFactory}); a payment in another token reads one more slot. The factory must settle through this
+    /// router and have deployed its implementation as its first contract creation, and its token must refuse a
+    /// permit and a receive authorization whose signature cannot be valid ({TokenAcceptsInvalidSignature}). Only
+    /// for the default admin.
     /// @dev The token check is what lets {payWithPermit} and {payWithAuthorization} take a call to the token that
     /// returned as the payer's consent, without reading the payer's nonce or the router's balance around it: a token
     /// without EIP-2612 or EIP-3009 whose fallback accepts any call (WETH9's), or whose permit or authorization
@@ -490,19 +506,33 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
     /// fallback passes (its calls revert): it is paid on the other rails (Permit2, prior approval, cash). The check
     /// cannot see a token that refuses the check's signature and accepts a payer's invalid one: the admin's choice
     /// of token is trusted, as it is for the token's transfers.
-    /// @param factory The {AssetSplitFactory}, or address zero.
+    ///
+    /// Another factory's split is never accepted for a token: a factory creates splits only in its own token, with
+    /// the token in the salt, so the address derived from the main factory for another token has no code.
+    /// @param factory The {AssetSplitFactory}.
     function setSplitFactory(IAssetSplitFactory factory) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        address token;
-        if (address(factory) != address(0)) {
-            if (
-                factory.router() != address(this)
-                    || factory.implementation() != SplitAddress.implementationOf(address(factory))
-            ) revert InvalidSplitFactory(address(factory));
-            token = address(factory.token());
-            if (_acceptsInvalidSignature(token)) revert TokenAcceptsInvalidSignature(token);
-        }
-        _config.splitFactory = address(factory);
+        if (
+            address(factory) == address(0) || factory.router() != address(this)
+                || factory.implementation() != SplitAddress.implementationOf(address(factory))
+        ) revert InvalidSplitFactory(address(factory));
+        address token = address(factory.token());
+        if (_acceptsInvalidSignature(token)) revert TokenAcceptsInvalidSignature(token);
+        address main = _config.splitFactory;
+        if (main == address(0) || _splitFactories[token] == main) _config.splitFactory = address(factory);
+        _splitFactories[token] = address(factory);
         emit SplitFactorySet(address(factory), token);
+    }
+
+    /// @notice Stops payments in `token`: the router no longer pays through its factory's splits (their credits
+    /// stay withdrawable). If it was the main factory, the router has no main factory until the next
+    /// {setSplitFactory}; the other tokens' payments go on. Only for the default admin.
+    /// @param token The stablecoin.
+    function removeSplitFactory(address token) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        address factory = _splitFactories[token];
+        if (factory == address(0)) revert NoSplitFactory(token);
+        delete _splitFactories[token];
+        if (_config.splitFactory == factory) _config.splitFactory = address(0);
+        emit SplitFactorySet(address(0), token);
     }
 
     /// @notice Sends tokens that were transferred to this router by mistake to `to`. The router never holds
@@ -565,10 +595,14 @@ contract PaymentRouter is AccessControlDefaultAdminRules, Pausable, ReentrancyGu
 
     /// @dev Accepts only the factory split of the order's device and token, once created (the factory's splits
     /// settle only in its token and only for this router; for another token the derived address is never created).
+    /// The main factory's is tried first, from the slot every payment reads; then the token's own factory.
     function _checkSplit(PaymentOrder calldata order) private view {
         address factory = _config.splitFactory;
         if (factory == address(0) || order.split != SplitAddress.predict(factory, order.token, order.deviceId)) {
-            revert TokenNotAllowed(order.token, order.split);
+            factory = _splitFactories[order.token];
+            if (factory == address(0) || order.split != SplitAddress.predict(factory, order.token, order.deviceId)) {
+                revert TokenNotAllowed(order.token, order.split);
+            }
         }
         // Also warms the split's account for the settlement call.
         if (order.split.code.length == 0) revert SplitNotCreated(order.split);

@@ -23,6 +23,18 @@ type JournalLine = {
   receipt?: { blockNumber: number; blockHash: `0x${string}`; contractAddress?: `0x${string}` };
 };
 
+/** The record name of the main token's split factory; another token's is `AssetSplitFactory_<SYMBOL>`. */
+export const SPLIT_FACTORY = "AssetSplitFactory";
+
+/** The split factories a deployment made, one per token, the main token's first (AssetSplitFactory, then the
+ * others by name). */
+export function splitFactoriesOf(record: DeploymentRecord): Array<DeployedContract & { name: string }> {
+  return Object.entries(record.contracts)
+    .filter(([name]) => name === SPLIT_FACTORY || name.startsWith(`${SPLIT_FACTORY}_`))
+    .sort(([a], [b]) => (a === SPLIT_FACTORY ? -1 : b === SPLIT_FACTORY ? 1 : a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, contract]) => ({ name, ...contract }));
+}
+
 /** Reads an Ignition deployment's journal into a record. */
 export async function readDeployment(deploymentId: string): Promise<DeploymentRecord> {
   const journal = await readFile(path.join(deploymentsDir, deploymentId, "journal.jsonl"), "utf8");

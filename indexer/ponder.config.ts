@@ -4,7 +4,7 @@
 import { createConfig, factory } from "ponder";
 import { getAbiItem } from "viem";
 import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../generated/abis.ts";
-import { loadDeploymentRecord, waitForDeploymentRecord } from "../ignition/deployment-records.ts";
+import { loadDeploymentRecord, splitFactoriesOf, waitForDeploymentRecord } from "../ignition/deployment-records.ts";
 import { LOCAL_CHAIN_IDS, chainName, readIndexerEnv } from "./env.ts";
 import { startNewHeadsRelay } from "./new-heads-relay.ts";
 
@@ -17,11 +17,13 @@ const record =
     : await loadDeploymentRecord(env.deploymentId);
 
 const router = record.contracts.PaymentRouter;
-// The split factory: every split it creates (one AssetSplit per asset, the only splits the router pays through)
-// is indexed from its creation on, found by the factory's SplitCreated events (Ponder's factory pattern), without
-// a restart.
-const splitFactory = record.contracts.AssetSplitFactory;
-if (!router || !splitFactory) {
+// The split factories, one per stablecoin: every split they create (one AssetSplit per asset and token, the only
+// splits the router pays through) is indexed from its creation on, found by the factories' SplitCreated events
+// (Ponder's factory pattern), without a restart.
+const splitFactories = splitFactoriesOf(record);
+const splitFactoryAddresses = splitFactories.map((f) => f.address);
+const splitFactoriesStart = Math.min(...splitFactories.map((f) => f.startBlock));
+if (!router || splitFactories.length === 0) {
   throw new Error(
     `deployment ${record.deploymentId} has no PaymentRouter or AssetSplitFactory (contracts: ${Object.keys(record.contracts).join(", ")})`,
   );
@@ -78,20 +80,20 @@ export default createConfig({
     AssetSplitFactory: {
       chain,
       abi: assetSplitFactoryAbi,
-      address: splitFactory.address,
-      startBlock: splitFactory.startBlock,
+      address: splitFactoryAddresses,
+      startBlock: splitFactoriesStart,
     },
-    // The factory's splits: every address a SplitCreated names, each from its creation block (the split's first
+    // The factories' splits: every address a SplitCreated names, each from its creation block (the split's first
     // LegsUpdated, emitted in its creation transaction, included).
     AssetSplit: {
       chain,
       abi: assetSplitAbi,
       address: factory({
-        address: splitFactory.address,
+        address: splitFactoryAddresses,
         event: getAbiItem({ abi: assetSplitFactoryAbi, name: "SplitCreated" }),
         parameter: "split",
       }),
-      startBlock: splitFactory.startBlock,
+      startBlock: splitFactoriesStart,
     },
   },
 });

@@ -3,8 +3,8 @@
 // has; else an EIP-2612 permit), the relayer pays, the order's event stream shows success, the
 // device powers on, the 50/40/10 split appears with its transaction, a signed webhook arrives at a local
 // receiver and verifies, the public stats move. Then once on every other rail the chain offers, each a new
-// order followed to success through the relayer: an EIP-2612 permit, a Permit2 signature (the wallet approves
-// Permit2 once, with a transaction of its own), and a 2-of-3 smart-contract account paying by authorization with
+// order followed to success through the relayer: an EIP-2612 permit, a Permit2 signature in the second stablecoin,
+// USDT, which has neither EIP-2612 nor EIP-3009 (the wallet approves Permit2 once, with a transaction of its own), and a 2-of-3 smart-contract account paying by authorization with
 // its ERC-1271 signature (its factory, a test double, is deployed here from the build's artifact: the local
 // deployment holds the product's contracts only). Then a cash payment by an agent for a device of another
 // asset owner, split by that device's own split into its own owner and operator; then a telemetry batch in
@@ -207,14 +207,11 @@ try {
   const chainClient = createPublicClient({ chain, transport: viemHttp(stack.endpoints.rpc) });
   const walletClient = createWalletClient({ account: wallet, chain, transport: viemHttp(stack.endpoints.rpc) });
   const railDevice = "kiosk-nbo-002";
-  const newOrder = async (): Promise<Order> => {
-    const q = unwrap(
-      await client.POST("/quote", { body: { deviceId: railDevice, chain: "local", token: "USDC", tier: "30m" } }),
-      "POST /quote",
-    );
+  const newOrder = async (token = "USDC"): Promise<Order> => {
+    const q = unwrap(await client.POST("/quote", { body: { deviceId: railDevice, chain: "local", token, tier: "30m" } }), "POST /quote");
     return unwrap(
       await client.POST("/orders", {
-        body: { deviceId: railDevice, chain: "local", token: "USDC", amountUsd: q.amountUsd, quoteId: q.quoteId },
+        body: { deviceId: railDevice, chain: "local", token, amountUsd: q.amountUsd, quoteId: q.quoteId },
       }),
       "POST /orders",
     );
@@ -228,7 +225,7 @@ try {
   const permit = await signOrderPayment(permitOrder, wallet, { rail: "permit", rpcUrl: stack.endpoints.rpc });
   if (permit.rail !== "permit") throw new Error("the SDK signed another rail than the permit");
   await submitOrderPayment(client, permitOrder.id, permit);
-  const permitDeadline = BigInt(paymentDetailsOf(permitOrder).permit.message.deadline);
+  const permitDeadline = BigInt(paymentDetailsOf(permitOrder).permit!.message.deadline);
   say(
     "EIP-2612 permit: the wallet signs a permit, the relayer submits payWithPermit",
     `nonce ${permit.nonce}. Its deadline is no time: it is the order's EIP-712 digest (0x${permitDeadline.toString(16)}),\n` +
@@ -237,8 +234,11 @@ try {
       `   ${await paidLine(permitOrder.id)}`,
   );
 
-  const permit2Order = await newOrder();
+  // The second stablecoin, USDT, has neither EIP-2612 nor EIP-3009 (as on many chains): Permit2 is its gasless rail.
+  // The order settles through the device's own split in USDT, created by the first quote in it.
+  const permit2Order = await newOrder("USDT");
   const permit2Details = paymentDetailsOf(permit2Order);
+  if (permit2Details.permit || permit2Details.authorization) throw new Error("the USDT order offers a rail its token does not have");
   if (permit2Details.permit2) {
     const token = toAddress(permit2Details.token.address);
     const allowance = await chainClient.readContract({
@@ -258,10 +258,13 @@ try {
       await chainClient.waitForTransactionReceipt({ hash });
       approval = `the wallet approves Permit2 once, with its own transaction ${hash}`;
     }
-    await submitOrderPayment(client, permit2Order.id, await signOrderPayment(permit2Order, wallet, { rail: "permit2" }));
+    // No rail asked for: the SDK picks Permit2, the only gasless rail the order offers.
+    const signed = await signOrderPayment(permit2Order, wallet);
+    if (signed.rail !== "permit2") throw new Error(`the SDK signed ${signed.rail} for a USDT order`);
+    await submitOrderPayment(client, permit2Order.id, signed);
     say(
-      "Permit2: the wallet signs the order as Permit2's witness, the relayer submits payWithPermit2",
-      `${approval}; the signature pays this order once and expires with it.\n   ${await paidLine(permit2Order.id)}`,
+      "Permit2 in USDT, a stablecoin without EIP-2612 or EIP-3009: the wallet signs the order as Permit2's witness, the relayer submits payWithPermit2",
+      `${approval}; the signature pays this order once and expires with it, into the device's USDT split ${permit2Details.split}.\n   ${await paidLine(permit2Order.id)}`,
     );
   } else {
     say("Permit2", "not on this chain: that rail is skipped");

@@ -15,6 +15,13 @@
 //                                            SPLIT_EXECUTOR_PRIVATE_KEY, else the manager's)
 //   cancel <assetKey> [--print]              cancels a pending proposal (the manager; the split's asset owner
 //                                            may cancel too, from its own wallet)
+//   --factory <name>                         with show, propose, execute, cancel: the split factory of another
+//                                            stablecoin, by its name in the deployment record (the local
+//                                            stack's USDT: AssetSplitFactory_USDT); default the main one's
+//
+// A device with a split in a second stablecoin (created by its first order in it) has one split per stablecoin,
+// each changed at its own factory: propose the same change with --factory for each, or the relayer refuses the
+// device's orders in that stablecoin while its split there pays the old recipients (409 split_recipients_mismatch).
 //
 // Check every request with the tenant out of band before proposing it: the delay lets the asset owner cancel a
 // change it did not ask for, and the relayer alerts on a split that pays anyone but the device's parties.
@@ -36,7 +43,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { assetSplitAbi, assetSplitFactoryAbi } from "../generated/abis.ts";
-import { loadDeploymentRecord } from "../ignition/deployment-records.ts";
+import { SPLIT_FACTORY, loadDeploymentRecord, splitFactoriesOf } from "../ignition/deployment-records.ts";
 import { localPrivateKey } from "../lib/sample-data.ts";
 
 /** The local chain's id, where the local stack's split manager (account 13) is the default signer. */
@@ -44,7 +51,7 @@ const LOCAL_CHAIN_ID = 31337;
 const LOCAL_SPLIT_MANAGER = 13;
 
 const USAGE =
-  "usage: npm run splits -- pending | show <assetKey> | propose <assetKey> <assetOwner> <operator> [--print] | execute <assetKey> | cancel <assetKey> [--print]";
+  "usage: npm run splits -- pending | show <assetKey> | propose <assetKey> <assetOwner> <operator> [--print] | execute <assetKey> | cancel <assetKey> [--print]; show, propose, execute and cancel take --factory <name> (default AssetSplitFactory)";
 
 type Env = Record<string, string | undefined>;
 
@@ -75,13 +82,21 @@ function keyFrom(env: Env, chainId: number, ...names: string[]): Hex {
 export async function splitsCommand(args: string[], env: Env = process.env): Promise<string> {
   const [command, ...rest] = args;
   const print = rest.includes("--print");
-  const positional = rest.filter((a) => a !== "--print");
+  const factoryAt = rest.indexOf("--factory");
+  const factoryName = factoryAt === -1 ? SPLIT_FACTORY : rest[factoryAt + 1];
+  if (factoryName === undefined) throw new Error(`--factory takes a name\n${USAGE}`);
+  const positional = rest.filter((a, i) => a !== "--print" && (factoryAt === -1 || (i !== factoryAt && i !== factoryAt + 1)));
   if (command === "pending") return pending(env);
   if (!["show", "propose", "execute", "cancel"].includes(command ?? "")) throw new Error(USAGE);
   assetKeyArg(positional[0]);
   const record = await loadDeploymentRecord(env.DEPLOYMENT ?? "chain-31337");
-  const factory = record.contracts.AssetSplitFactory?.address;
-  if (!factory) throw new Error(`deployment ${record.deploymentId} has no AssetSplitFactory`);
+  const factories = splitFactoriesOf(record);
+  const factory = factories.find((f) => f.name === factoryName)?.address;
+  if (!factory) {
+    throw new Error(
+      `deployment ${record.deploymentId} has no split factory ${factoryName} (it has: ${factories.map((f) => f.name).join(", ")})`,
+    );
+  }
   const transport = http(env.RPC_URL ?? "http://127.0.0.1:8545");
   const client = createPublicClient({ transport });
   const read = <T>(functionName: string, callArgs: unknown[]) =>

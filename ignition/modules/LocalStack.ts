@@ -2,6 +2,8 @@
 // device), and funded test accounts. The stablecoin is RehearsalUsdc, USDC v2.2's behaviour: EIP-2612 permits and
 // EIP-3009 authorizations, each with its `v, r, s` and its `bytes` overload, checked by ERC-1271 for a
 // smart-contract account; Permit2 is installed beside it (lib/permit2.ts), so every rail can be tried locally.
+// A second stablecoin, "USDT" (PlainStablecoin: no EIP-2612, no EIP-3009, as USDT is on many chains), has its
+// own split factory (AssetSplitFactory_USDT): wallets pay it gaslessly through Permit2.
 // Accounts are the local node's: 0 admin, pauser and the token's owner (it mints), 1 quote signer, 2 relayer
 // (agent), 3 spare, 4-5 asset owners and operators of the sample data, 6 the protocol recipient of every split,
 // 7 a funded test wallet, 13 the split manager (proposes recipient changes: `npm run splits`). The relayer (2)
@@ -45,8 +47,7 @@ export default buildModule("LocalStack", (m) => {
     after: [rolesGranted],
   });
 
-  const { assetSplitFactory } = defineSplitFactory(m, {
-    token: stablecoin,
+  const splitFactoryParams = {
     paymentRouter,
     admin,
     adminTransferDelay: 0,
@@ -56,8 +57,23 @@ export default buildModule("LocalStack", (m) => {
     // Short on the local stack (a minute), so that a recipient change can be tried end to end.
     recipientChangeDelay: m.getParameter("recipientChangeDelay", 60),
     pauser: admin,
+  };
+  const { assetSplitFactory, splitFactorySet } = defineSplitFactory(m, {
+    ...splitFactoryParams,
+    token: stablecoin,
     after: [telemetryAnchor],
   });
 
-  return { stablecoin, paymentRouter, telemetryAnchor, assetSplitFactory };
+  // Deployed after everything above, whose addresses stay those of a deployment without it.
+  const plainStablecoin = m.contract("PlainStablecoin", ["Tether USD", "USDT", admin], { after: [splitFactorySet] });
+  m.call(plainStablecoin, "mint", [agent, floatAmount], { id: "mintAgentFloatUsdt" });
+  m.call(plainStablecoin, "mint", [testWallet, walletAmount], { id: "mintTestWalletUsdt" });
+  m.call(plainStablecoin, "approve", [paymentRouter, 2n ** 256n - 1n], { id: "approveAgentFloatUsdt", from: agent });
+  const { assetSplitFactory: plainSplitFactory } = defineSplitFactory(m, {
+    ...splitFactoryParams,
+    token: plainStablecoin,
+    id: "AssetSplitFactory_USDT",
+  });
+
+  return { stablecoin, paymentRouter, telemetryAnchor, assetSplitFactory, plainStablecoin, plainSplitFactory };
 });

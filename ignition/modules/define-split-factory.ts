@@ -1,6 +1,7 @@
 // The split factory (one AssetSplit per asset: AssetSplitFactory and the AssetSplit implementation its
 // constructor deploys, which every split clones) and its wiring to the payment router, shared by the local and the public-network modules.
 import type { ArgumentType, CallableContractFuture, Future, IgnitionModuleBuilder } from "@nomicfoundation/ignition-core";
+import { SPLIT_FACTORY } from "../deployment-records.ts";
 
 type Arg = ArgumentType;
 
@@ -26,21 +27,29 @@ export type SplitFactoryParams = {
   pauser: Arg;
   /** Futures to deploy after (keeps the addresses of the modules' other contracts unchanged). */
   after?: Future[];
+  /** The factory's name in the deployment record: `AssetSplitFactory` for the main token's (the default), and
+   * `AssetSplitFactory_<SYMBOL>` for each other token's (deployment-records.ts: splitFactoriesOf). */
+  id?: string;
 };
 
-/** Deploys AssetSplitFactory, grants its roles and makes the router pay through its splits. */
+/** Deploys AssetSplitFactory, grants its roles and makes the router pay through its splits (in its token; the
+ * first factory the router is given is its main one). */
 export function defineSplitFactory(m: IgnitionModuleBuilder, p: SplitFactoryParams) {
+  const id = p.id ?? SPLIT_FACTORY;
+  if (id !== SPLIT_FACTORY && !id.startsWith(`${SPLIT_FACTORY}_`)) throw new Error(`a split factory's id starts with ${SPLIT_FACTORY}_`);
+  // The main factory's future ids are the ones its first deployments recorded.
+  const suffix = id === SPLIT_FACTORY ? "" : id.slice(SPLIT_FACTORY.length);
   const assetSplitFactory = m.contract(
     "AssetSplitFactory",
     [p.token, p.paymentRouter, p.protocolRecipient, p.bps, p.admin, p.adminTransferDelay, p.recipientChangeDelay],
-    { after: p.after ?? [] },
+    { id, after: p.after ?? [] },
   );
 
   const managerRole = m.staticCall(assetSplitFactory, "SPLIT_MANAGER_ROLE", [], 0);
-  const pauserRole = m.staticCall(assetSplitFactory, "PAUSER_ROLE", [], 0, { id: "AssetSplitFactory_PAUSER_ROLE" });
-  m.call(assetSplitFactory, "grantRole", [managerRole, p.splitManager], { id: "grantSplitManager" });
-  m.call(assetSplitFactory, "grantRole", [pauserRole, p.pauser], { id: "grantSplitFactoryPauser" });
-  const splitFactorySet = m.call(p.paymentRouter, "setSplitFactory", [assetSplitFactory], { id: "setSplitFactory" });
+  const pauserRole = m.staticCall(assetSplitFactory, "PAUSER_ROLE", [], 0, { id: `${id}_PAUSER_ROLE` });
+  m.call(assetSplitFactory, "grantRole", [managerRole, p.splitManager], { id: `grantSplitManager${suffix}` });
+  m.call(assetSplitFactory, "grantRole", [pauserRole, p.pauser], { id: `grantSplitFactoryPauser${suffix}` });
+  const splitFactorySet = m.call(p.paymentRouter, "setSplitFactory", [assetSplitFactory], { id: `setSplitFactory${suffix}` });
 
   return { assetSplitFactory, splitFactorySet };
 }

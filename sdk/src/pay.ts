@@ -1,7 +1,7 @@
 // Paying an order with a viem account, on the rail the order offers: an EIP-3009 receive authorization where
-// the token has it (USDC: `paymentDetails.authorization`), else an EIP-2612 permit; or, when asked
-// (`rail: "permit2"`), a Permit2 transfer (`paymentDetails.permit2`, for a wallet that approved Permit2 for the
-// token once: the rail of tokens without either standard). Each is one signature, no transaction and no gas for
+// the token has it (USDC: `paymentDetails.authorization`), else an EIP-2612 permit where it has that, else a
+// Permit2 transfer (`paymentDetails.permit2`: the rail of tokens without either standard, such as USDT on many
+// chains; the wallet approves Permit2 for the token once). `rail` picks one explicitly. Each is one signature, no transaction and no gas for
 // the wallet: the relayer submits it (POST /orders/{id}/authorization, /permit or /permit2) and pays the gas. The
 // order is `success` once the payment is indexed on-chain.
 //
@@ -38,8 +38,8 @@ const noncesAbi = [
 ] as const;
 
 export type SignOptions = {
-  /** The rail to sign: by default the authorization where the order offers one, else the permit. `permit2`
-   * signs the order's Permit2 transfer: the wallet must have approved Permit2 for the token (once). */
+  /** The rail to sign: by default the authorization where the order offers one, else the permit, else Permit2.
+   * `permit2` signs the order's Permit2 transfer: the wallet must have approved Permit2 for the token (once). */
   rail?: "authorization" | "permit" | "permit2";
   /** Permit only: the payer's permit nonce on the token, if known; otherwise it is read from the chain. */
   nonce?: bigint;
@@ -64,7 +64,7 @@ export async function signOrderPayment(
   options: SignOptions = {},
 ): Promise<SignedPayment> {
   const details = paymentDetailsOf(order);
-  const rail = options.rail ?? (details.authorization ? "authorization" : "permit");
+  const rail = options.rail ?? (details.authorization ? "authorization" : details.permit ? "permit" : "permit2");
   if (rail === "authorization") {
     if (!details.authorization) throw new TypeError(`order ${order.id} offers no EIP-3009 authorization (its token has none)`);
     const signature = await signOrderAuthorization(account, {
@@ -88,6 +88,7 @@ export async function signOrderPayment(
     );
     return { rail, body: { owner: account.address, signature } };
   }
+  if (!details.permit) throw new TypeError(`order ${order.id} offers no EIP-2612 permit (its token has none): pay through Permit2`);
   const nonce = options.nonce ?? (await readPermitNonce(details, account.address, options));
   const signature = await signOrderPermit(account, details.permit, nonce);
   return { rail: "permit", body: { owner: account.address, signature }, nonce };

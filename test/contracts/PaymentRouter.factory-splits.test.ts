@@ -1,6 +1,7 @@
-// The router pays only through the splits its split factory created, without registering them: it derives the
-// split of an order from its device id and token. An order can only pay its own device's split, never a split the
-// factory did not create; setSplitFactory is the admin's and checks the factory.
+// The router pays only through the splits its split factories created (one factory per token), without registering
+// them: it derives the split of an order from its device id and token. An order can only pay its own device's split
+// in its token, never a split the token's factory did not create; setSplitFactory and removeSplitFactory are the
+// admin's, and setSplitFactory checks the factory.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getAddress, toFunctionSelector, zeroAddress, type Address } from "viem";
@@ -162,22 +163,100 @@ describe("PaymentRouter and factory splits", () => {
       assert.equal(await p.router.read.splitFactory(), getAddress(p.factory.address));
     });
 
-    it("emits SplitFactorySet; address zero removes the factory and its splits can no longer be paid", async () => {
+    it("emits SplitFactorySet; removeSplitFactory stops the token's payments until its factory is set again", async () => {
       const p = await networkHelpers.loadFixture(deployWithFactorySplits);
-      await viem.assertions.emitWithArgs(p.router.write.setSplitFactory([zeroAddress]), p.router, "SplitFactorySet", [
+      await viem.assertions.emitWithArgs(p.router.write.removeSplitFactory([p.token.address]), p.router, "SplitFactorySet", [
         zeroAddress,
-        zeroAddress,
+        getAddress(p.token.address),
       ]);
+      assert.equal(await p.router.read.splitFactory(), zeroAddress);
+      assert.equal(await p.router.read.tokenSplitFactory([p.token.address]), zeroAddress);
       const order = await makeOrder(p, USDC(1), { split: p.split1.address, deviceId: DEVICE_1 });
       await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", order), p.router, "TokenNotAllowed", [
         getAddress(p.token.address),
         getAddress(p.split1.address),
       ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        p.router.write.removeSplitFactory([p.token.address]),
+        p.router,
+        "NoSplitFactory",
+        [getAddress(p.token.address)],
+      );
       await viem.assertions.emitWithArgs(p.router.write.setSplitFactory([p.factory.address]), p.router, "SplitFactorySet", [
         getAddress(p.factory.address),
         getAddress(p.token.address),
       ]);
       await viem.assertions.emit(payOnRail(p, "cash", order), p.router, "OrderPaid");
+    });
+
+    it("refuses address zero with InvalidSplitFactory, and removeSplitFactory is only for the default admin", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      await viem.assertions.revertWithCustomErrorWithArgs(p.router.write.setSplitFactory([zeroAddress]), p.router, "InvalidSplitFactory", [
+        zeroAddress,
+      ]);
+      await viem.assertions.revertWithCustomErrorWithArgs(
+        (await routerAs(p, p.accounts.stranger)).write.removeSplitFactory([p.token.address]),
+        p.router,
+        "AccessControlUnauthorizedAccount",
+        [getAddress(p.accounts.stranger.account.address), `0x${"00".repeat(32)}`],
+      );
+      assert.equal(await p.router.read.tokenSplitFactory([p.token.address]), getAddress(p.factory.address));
+    });
+
+    it("pays a second token through its own factory beside the main one; each token's payments stop alone", async () => {
+      const p = await networkHelpers.loadFixture(deployWithFactorySplits);
+      const plain = await viem.deployContract("PlainStablecoin", ["Tether USD (test)", "USDT", p.accounts.admin.account.address]);
+      await plain.write.mint([p.accounts.agent.account.address, USDC(100)]);
+      await (
+        await viem.getContractAt("PlainStablecoin", plain.address, { client: { wallet: p.accounts.agent } })
+      ).write.approve([p.router.address, USDC(100)]);
+      const plainSplit = await deploySplitFor(p, plain.address);
+      const plainFactory = await plainSplit.read.factory();
+      // The first factory stays the main one; the second token's is looked up by token.
+      assert.equal(await p.router.read.splitFactory(), getAddress(p.factory.address));
+      assert.equal(await p.router.read.tokenSplitFactory([plain.address]), getAddress(plainFactory));
+      assert.equal(await p.router.read.tokenSplitFactory([p.token.address]), getAddress(p.factory.address));
+      const plainOrder = () => makeOrder(p, USDC(10), { token: plain.address, split: plainSplit.address, deviceId: DEVICE_1 });
+      const mainOrder = () => makeOrder(p, USDC(1), { split: p.split1.address, deviceId: DEVICE_1 });
+      await viem.assertions.emit(payOnRail(p, "cash", await plainOrder()), p.router, "OrderPaid");
+      await viem.assertions.emit(payOnRail(p, "cash", await mainOrder()), p.router, "OrderPaid");
+      const [owner, op, proto] = expectedLegs(USDC(10));
+      assert.deepEqual(
+        await Promise.all(
+          [p.accounts.assetOwner, p.accounts.operator, p.accounts.protocol].map((w) => plainSplit.read.claimable([w.account.address])),
+        ),
+        [owner, op, proto],
+        "the second token's split settles 50/40/10 in its token",
+      );
+      // Neither token pays through the other's split, nor through an address derived from the other factory.
+      for (const [token, split] of [
+        [plain.address, p.split1.address],
+        [p.token.address, plainSplit.address],
+      ] as const) {
+        await viem.assertions.revertWithCustomErrorWithArgs(
+          payOnRail(p, "cash", await makeOrder(p, USDC(1), { token, split, deviceId: DEVICE_1 })),
+          p.router,
+          "TokenNotAllowed",
+          [getAddress(token), getAddress(split)],
+        );
+      }
+      // Removing the second token stops its payments only.
+      await p.router.write.removeSplitFactory([plain.address]);
+      await viem.assertions.revertWithCustomErrorWithArgs(payOnRail(p, "cash", await plainOrder()), p.router, "TokenNotAllowed", [
+        getAddress(plain.address),
+        getAddress(plainSplit.address),
+      ]);
+      await viem.assertions.emit(payOnRail(p, "cash", await mainOrder()), p.router, "OrderPaid");
+      // Removing the main one stops its token only; the next factory set becomes the main one.
+      await p.router.write.setSplitFactory([plainFactory]);
+      await p.router.write.removeSplitFactory([p.token.address]);
+      assert.equal(await p.router.read.splitFactory(), zeroAddress);
+      await viem.assertions.emit(payOnRail(p, "cash", await plainOrder()), p.router, "OrderPaid");
+      await viem.assertions.revertWithCustomError(payOnRail(p, "cash", await mainOrder()), p.router, "TokenNotAllowed");
+      await p.router.write.setSplitFactory([p.factory.address]);
+      assert.equal(await p.router.read.splitFactory(), getAddress(p.factory.address));
+      await viem.assertions.emit(payOnRail(p, "cash", await mainOrder()), p.router, "OrderPaid");
+      await viem.assertions.emit(payOnRail(p, "cash", await plainOrder()), p.router, "OrderPaid");
     });
 
     it("a new factory replaces the old one: the old factory's splits stop being payable, their credits stay", async () => {
@@ -310,7 +389,7 @@ describe("PaymentRouter and factory splits", () => {
           getAddress(factory.address),
           getAddress(token),
         ]);
-        assert.equal(await p.router.read.splitFactory(), getAddress(factory.address));
+        assert.equal(await p.router.read.tokenSplitFactory([token]), getAddress(factory.address));
         const erc20 = await viem.getContractAt("TestStablecoin", token);
         assert.equal(await erc20.read.allowance([p.router.address, p.router.address]), 0n);
       }

@@ -130,9 +130,9 @@ for (const rail of RAILS) {
         }
       });
 
-      it("reverts with TokenNotAllowed while the router has no split factory, and pays again once it is set back", async () => {
+      it("reverts with TokenNotAllowed while the router has no split factory for the token, and pays again once it is set back", async () => {
         const p = await networkHelpers.loadFixture(deployPayments);
-        await p.router.write.setSplitFactory([zeroAddress]);
+        await p.router.write.removeSplitFactory([p.token.address]);
         const order = await makeOrder(p, USDC(1));
         await viem.assertions.revertWithCustomErrorWithArgs((await prepareRail(p, rail, order))(), p.router, "TokenNotAllowed", [
           getAddress(p.token.address),

@@ -279,7 +279,7 @@ export function expectedLegs(gross: bigint, bps: readonly number[] = LEG_BPS): [
 
 /** Deploys a split factory settling in `token` (any ERC-20) for the fixture's router, with the fixture's roles,
  * protocol recipient and shares (unless given others), points the router at it unless `setFactory` is false (the
- * router pays through one factory: the previous one's splits are no longer paid) and creates the fixture
+ * router pays through one factory per token: a previous factory of the same token's splits are no longer paid) and creates the fixture
  * device's split in it. Returns that split. */
 export async function deploySplitFor(
   p: Payments,

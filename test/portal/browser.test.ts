@@ -247,6 +247,28 @@ describe("developer portal and checkout in a browser", { concurrency: false }, (
     assert.equal(api.body.totals.orders, 1);
   });
 
+  it("pays a USDT order (no EIP-2612, no EIP-3009) on its checkout page: the wallet approves Permit2 once and signs it", async () => {
+    const order = await createOrder(stack, stack.sample.devices[0].id, "1h", "USDT");
+    assert.ok(order.paymentDetails.permit2 && !order.paymentDetails.permit && !order.paymentDetails.authorization);
+    const buyer = await context.newPage();
+    const buyerErrors = watchPageErrors(buyer);
+    // The test wallet holds USDT and has not approved Permit2 for it on this stack: the page asks it to, once.
+    const wallet = await injectWallet(buyer, { rpcUrl: stack.chain.rpcUrl, account: localAccount(TEST_WALLET_INDEX) });
+    await buyer.goto(order.paymentDetails.scanToPay.uri);
+    await buyer.getByRole("button", { name: /Pay \$0\.50 with wallet/ }).click();
+    await buyer.locator('#checkout[data-state="done"]').waitFor({ timeout: 60_000 });
+    const methods = wallet.calls.map((c) => c.method);
+    assert.ok(methods.includes("eth_sendTransaction"), "the wallet approved Permit2 for the token");
+    const signed = JSON.parse((wallet.calls.find((c) => c.method === "eth_signTypedData_v4")!.params as string[])[1]!) as {
+      primaryType: string;
+    };
+    assert.equal(signed.primaryType, "PermitWitnessTransferFrom");
+    const paid = await waitForOrder(stack, order.id, (o) => o.status === "success");
+    assert.equal(paid.payment.rail, "permit2");
+    assert.equal(paid.payment.payer, localAccount(TEST_WALLET_INDEX).address);
+    assert.deepEqual(buyerErrors, []);
+  });
+
   it("lists the endpoint, disables it, and signs out", async () => {
     await page.goto(`${base}/portal/webhooks`);
     await shot(page, "12-webhooks-list");

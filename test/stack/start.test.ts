@@ -211,7 +211,7 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 1_500_000 
       "The 50/40/10 split, in the payment's transaction",
       "EIP-2612 permit: the wallet signs a permit",
       "Its deadline is no time: it is the order's EIP-712 digest",
-      "Permit2: the wallet signs the order as Permit2's witness",
+      "Permit2 in USDT, a stablecoin without EIP-2612 or EIP-3009: the wallet signs the order as Permit2's witness",
       "the wallet approves Permit2 once, with its own transaction 0x",
       "A 2-of-3 smart-contract account pays by EIP-3009 authorization (ERC-1271)",
       "An agent confirms a cash payment",
@@ -229,11 +229,29 @@ describe("npm start and npm run demo", { concurrency: false, timeout: 1_500_000 
       demo.output,
     );
     const wallet = localAccount(7).address;
+    const paidOrders = [];
     for (const [, orderId, rail, payer, tx] of railPayments) {
       const paid = await (await fetch(`${stack.endpoints.paymentApi}/orders/${orderId}`)).json();
       assert.equal(paid.status, "success", orderId);
       assert.deepEqual([paid.payment.rail, paid.payment.payer, paid.payment.transactionHash], [rail, payer, tx], orderId);
+      assert.ok(paid.settlement?.transactionHash, `${orderId} is settled by its split`);
+      paidOrders.push(paid);
     }
+    // The Permit2 payment was in the second stablecoin, through the device's own split in it.
+    assert.deepEqual(
+      paidOrders.map((o) => o.token.symbol),
+      ["USDC", "USDT", "USDC"],
+      "the Permit2 order was in USDT, the others in USDC",
+    );
+    const usdtSplit = /into the device's USDT split (0x[0-9a-fA-F]{40})/.exec(demo.output)?.[1];
+    assert.ok(usdtSplit, demo.output);
+    const devicePayout = await (
+      await fetch(`${stack.endpoints.paymentApi}/devices/kiosk-nbo-002`, {
+        headers: { authorization: `Bearer ${stack.sample.apiKeys.developer}` },
+      })
+    ).json();
+    assert.ok(devicePayout.payout?.split, JSON.stringify(devicePayout));
+    assert.notEqual(usdtSplit.toLowerCase(), devicePayout.payout.split.toLowerCase(), "USDT settles through another split than USDC");
     assert.deepEqual(
       railPayments.map((m) => m[3] === wallet),
       [true, true, false],

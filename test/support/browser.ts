@@ -1,11 +1,11 @@
 // A real browser for the page tests: Debian's Chromium driven by playwright-core, and an injected EIP-1193
 // wallet whose signing key stays in the test process (a viem local account): the page asks
-// window.ethereum.request, the test process answers (eth_signTypedData_v4 signed here; eth_call and
-// eth_chainId forwarded to the local chain).
+// window.ethereum.request, the test process answers (eth_signTypedData_v4 and eth_sendTransaction signed here;
+// eth_call, eth_chainId and eth_getTransactionReceipt forwarded to the local chain).
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { type Browser, type Page, chromium } from "playwright-core";
-import type { LocalAccount } from "viem";
+import { type Hex, type LocalAccount, createWalletClient, http } from "viem";
 import { rpc } from "../../lib/chain.ts";
 import { repoRoot } from "../../ignition/deployment-records.ts";
 
@@ -67,7 +67,14 @@ export async function injectWallet(page: Page, opts: { rpcUrl: string; account: 
       case "eth_chainId":
       case "eth_call":
       case "eth_blockNumber":
+      case "eth_getTransactionReceipt":
         return JSON.stringify(await rpc(opts.rpcUrl, method, params));
+      case "eth_sendTransaction": {
+        const [tx] = params as [{ from: string; to: Hex; data: Hex }];
+        if (tx.from.toLowerCase() !== opts.account.address.toLowerCase()) throw new Error(`unknown account ${tx.from}`);
+        const wallet = createWalletClient({ account: opts.account, transport: http(opts.rpcUrl) });
+        return JSON.stringify(await wallet.sendTransaction({ to: tx.to, data: tx.data, chain: null }));
+      }
       case "eth_signTypedData_v4": {
         const [address, json] = params as [string, string];
         if (address.toLowerCase() !== opts.account.address.toLowerCase()) throw new Error(`unknown account ${address}`);

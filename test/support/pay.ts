@@ -58,12 +58,17 @@ export function paymentClient(stack: Stack, apiKey?: string) {
   return createPaymentClient({ baseUrl: `${stack.relayerUrl}/v1`, apiKey });
 }
 
-/** Quotes `tier` on `deviceId` and creates the order; returns the order as POST /v1/orders answered. */
-export async function createOrder(stack: Stack, deviceId: string = stack.sample.devices[0].id, tier = "1h"): Promise<OrderBody> {
+/** Quotes `tier` on `deviceId` in `token` and creates the order; returns the order as POST /v1/orders answered. */
+export async function createOrder(
+  stack: Stack,
+  deviceId: string = stack.sample.devices[0].id,
+  tier = "1h",
+  token = "USDC",
+): Promise<OrderBody> {
   const client = paymentClient(stack);
-  const quote = unwrap(await client.POST("/quote", { body: { deviceId, chain: "local", token: "USDC", tier } }), "quote failed");
+  const quote = unwrap(await client.POST("/quote", { body: { deviceId, chain: "local", token, tier } }), "quote failed");
   const order = unwrap(
-    await client.POST("/orders", { body: { deviceId, chain: "local", token: "USDC", amountUsd: quote.amountUsd, quoteId: quote.quoteId } }),
+    await client.POST("/orders", { body: { deviceId, chain: "local", token, amountUsd: quote.amountUsd, quoteId: quote.quoteId } }),
     "order failed",
   );
   return order as OrderBody;

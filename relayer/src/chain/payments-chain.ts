@@ -1,6 +1,7 @@
-// The relayer's view of the payment contracts: the deployment's router and split factory (each asset, a
-// device, has its own split the factory creates), the stablecoin they settle in (read from the chain, never
-// configured by hand), the quote signer that locks order prices, and the relayer's hot wallet.
+// The relayer's view of the payment contracts: the deployment's router and split factories (one per stablecoin;
+// each asset, a device, has its own split in each, which the factory creates), the stablecoins they settle in
+// (read from the chain, never configured by hand), the quote signer that locks order prices, and the relayer's hot
+// wallet.
 import {
   AbiDecodingDataSizeTooSmallError,
   type Address,
@@ -25,7 +26,13 @@ import {
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { assetSplitAbi, assetSplitFactoryAbi, paymentRouterAbi } from "../../../generated/abis.ts";
-import { type DeploymentRecord, loadDeploymentRecord, waitForDeploymentRecord } from "../../../ignition/deployment-records.ts";
+import {
+  type DeploymentRecord,
+  SPLIT_FACTORY,
+  loadDeploymentRecord,
+  splitFactoriesOf,
+  waitForDeploymentRecord,
+} from "../../../ignition/deployment-records.ts";
 import { PERMIT2_ADDRESS, type PaymentOrder, orderTypedData } from "../../../sdk/src/payment-order.ts";
 import { type Config, rpcUrls } from "../config.ts";
 import type { Logger } from "../logger.ts";
@@ -38,8 +45,9 @@ export type StablecoinInfo = {
   decimals: number;
   /** The AssetSplitFactory whose splits settle in this token. */
   factory: Address;
-  /** The token's EIP-712 domain, for the permits wallets sign. */
-  domain: { name: string; version: string; chainId: number; verifyingContract: Address };
+  /** The token's EIP-712 domain, for the permits and authorizations wallets sign; null for a token without
+   * EIP-2612 permits (it has no EIP-3009 either: its orders are paid through Permit2, by transfer or in cash). */
+  domain: { name: string; version: string; chainId: number; verifyingContract: Address } | null;
   /** Whether the token has EIP-3009 (USDC's transfers by signed authorization): its orders can be paid on
    * the authorization rail (PaymentRouter.payWithAuthorization) as well as by permit. Read from the chain
    * (the token answers authorizationState), never from a list of names. */
@@ -85,7 +93,9 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
       ? await waitForDeploymentRecord(config.DEPLOYMENT, config.DEPLOYMENT_WAIT_SECONDS * 1_000)
       : await loadDeploymentRecord(config.DEPLOYMENT);
   const router = deployment.contracts.PaymentRouter?.address;
-  const splitFactory = deployment.contracts.AssetSplitFactory?.address;
+  const splitFactories = splitFactoriesOf(deployment).map((f) => f.address);
+  // The main stablecoin's factory: a device's split in it is the one the relayer records (devices.split_address).
+  const splitFactory = deployment.contracts[SPLIT_FACTORY]?.address;
   if (!router || !splitFactory) {
     throw new Error(`deployment ${config.DEPLOYMENT} has no PaymentRouter or AssetSplitFactory`);
   }
@@ -103,8 +113,23 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
   let tokens: Promise<Map<string, StablecoinInfo>> | undefined;
   const deadlines = new Map<string, bigint>();
 
-  async function readStablecoin(factory: Address): Promise<StablecoinInfo> {
+  /** The stablecoin of `factory`, or undefined if the router no longer pays through it (another factory of its
+   * token replaced it, or the token was removed). */
+  async function readStablecoin(factory: Address): Promise<StablecoinInfo | undefined> {
     const address = await publicClient.readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "token" });
+    const taken = await publicClient.readContract({
+      address: router!,
+      abi: paymentRouterAbi,
+      functionName: "tokenSplitFactory",
+      args: [address],
+    });
+    if (taken.toLowerCase() !== factory.toLowerCase()) {
+      logger.warn("the router does not pay through a split factory of the deployment: its token is not offered", {
+        factory,
+        token: address,
+      });
+      return undefined;
+    }
     const [symbol, decimals, name] = await Promise.all([
       publicClient.readContract({ address, abi: erc20Abi, functionName: "symbol" }),
       publicClient.readContract({ address, abi: erc20Abi, functionName: "decimals" }),
@@ -170,7 +195,14 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     });
   }
 
-  async function readPermitDomain(address: Address, fallbackName: string, chainId: number) {
+  /** The token's EIP-712 domain for EIP-2612 permits, or null if it has none (no nonces, or no domain). */
+  async function readPermitDomain(address: Address, fallbackName: string, chainId: number): Promise<StablecoinInfo["domain"]> {
+    try {
+      await publicClient.readContract({ address, abi: permitExtrasAbi, functionName: "nonces", args: [zeroAddress] });
+    } catch (error) {
+      if (contractAnswered(error)) return null;
+      throw error;
+    }
     try {
       const [, name, version] = await publicClient.readContract({
         address,
@@ -182,7 +214,13 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
       // Tokens without ERC-5267 (USDC): name() and version(), checked against DOMAIN_SEPARATOR().
       const version = await publicClient.readContract({ address, abi: permitExtrasAbi, functionName: "version" }).catch(() => "1");
       const domain: StablecoinInfo["domain"] = { name: fallbackName, version, chainId, verifyingContract: address };
-      const separator = await publicClient.readContract({ address, abi: permitExtrasAbi, functionName: "DOMAIN_SEPARATOR" });
+      const separator = await publicClient
+        .readContract({ address, abi: permitExtrasAbi, functionName: "DOMAIN_SEPARATOR" })
+        .catch((error: unknown) => {
+          if (contractAnswered(error)) return null;
+          throw error;
+        });
+      if (separator === null) return null;
       if (hashDomain({ domain: { ...domain, chainId: BigInt(chainId) }, types: { EIP712Domain: eip712DomainFields } }) !== separator) {
         throw new Error(`cannot determine the EIP-712 domain of token ${address}`);
       }
@@ -192,8 +230,9 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
 
   /** The stablecoins payments can be made in, by symbol (read from the chain once, then cached). */
   function stablecoins(): Promise<Map<string, StablecoinInfo>> {
-    tokens ??= Promise.all([splitFactory].map(readStablecoin)).then(
-      (list) => {
+    tokens ??= Promise.all(splitFactories.map(readStablecoin)).then(
+      (read) => {
+        const list = read.filter((t) => t !== undefined);
         logger.info("stablecoins read from the chain", {
           tokens: list.map((t) => ({ symbol: t.symbol, address: t.address, factory: t.factory })),
         });
@@ -232,11 +271,12 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     return { quoteSigner: hasSigner, agent: hasAgent };
   }
 
-  /** The split of asset key `assetKey` (splitAssetKey of a device and its first recipients), for the factory's
-   * token (predicted off-chain: the address is the same before and after its creation). */
-  async function splitOf(assetKey: Hex): Promise<{ split: Address; token: StablecoinInfo }> {
-    const [token] = [...(await stablecoins()).values()];
-    return { split: predictSplitAddress(splitFactory!, token.address, assetKey), token };
+  /** The split of asset key `assetKey` (splitAssetKey of a device and its first recipients) in `token` (default:
+   * the main stablecoin), predicted off-chain: the address is the same before and after its creation. */
+  async function splitOf(assetKey: Hex, token?: StablecoinInfo): Promise<{ split: Address; token: StablecoinInfo }> {
+    const coin = token ?? [...(await stablecoins()).values()].find((t) => t.factory === splitFactory);
+    if (!coin) throw new Error("the router does not pay through the deployment's main split factory");
+    return { split: predictSplitAddress(coin.factory, coin.address, assetKey), token: coin };
   }
 
   /** The asset-owner and operator recipients `split` pays now (its legs() on-chain). */
@@ -311,9 +351,9 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     return balances;
   }
 
-  /** Whether the split of `assetKey` exists on-chain (the factory's isSplitCreated). */
-  const isSplitCreated = (assetKey: Hex): Promise<boolean> =>
-    publicClient.readContract({ address: splitFactory, abi: assetSplitFactoryAbi, functionName: "isSplitCreated", args: [assetKey] });
+  /** Whether the split of `assetKey` exists on-chain (`factory`'s isSplitCreated; default: the main factory). */
+  const isSplitCreated = (assetKey: Hex, factory: Address = splitFactory): Promise<boolean> =>
+    publicClient.readContract({ address: factory, abi: assetSplitFactoryAbi, functionName: "isSplitCreated", args: [assetKey] });
 
   return {
     deployment,
@@ -321,6 +361,8 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     chain,
     router,
     splitFactory,
+    /** Every split factory of the deployment, the main one first. */
+    splitFactories,
     splitOf,
     splitRecipients,
     isSplitCreated,

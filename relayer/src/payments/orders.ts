@@ -10,7 +10,7 @@ import { recordOrderEvent } from "../events/record.ts";
 import { errors } from "../errors.ts";
 import { ORDER_ID_PATTERN, newId } from "../ids.ts";
 import type { Services } from "../services.ts";
-import { readySplit } from "./payout-parties.ts";
+import { readyTokenSplit } from "./token-splits.ts";
 import { sameAmount, tierPrice, tokenAmountForMicros, usd } from "./pricing.ts";
 import { checksummed, tokenRef } from "../representation.ts";
 
@@ -54,8 +54,9 @@ export async function createQuote(services: Services, req: QuoteInput) {
   const token = await stablecoin(services, req.token);
   const [device] = await db.select().from(devices).where(eq(devices.id, req.deviceId));
   if (!device) throw errors.notFound(`device ${req.deviceId}`);
-  // The device's payments settle through its own split: created on demand (409 split_not_ready meanwhile).
-  await readySplit(services, device);
+  // The device's payments settle through its own split in the token: created on demand (409 split_not_ready
+  // meanwhile).
+  await readyTokenSplit(services, device, token);
   const micros = tierPrice(device.tiers, req.tier);
   if (micros === undefined) {
     const offered = Object.keys(device.tiers)
@@ -132,7 +133,7 @@ export async function createOrder(services: Services, req: OrderInput): Promise<
 
   const [device] = await db.select().from(devices).where(eq(devices.id, quote.deviceId));
   const token = await stablecoin(services, quote.token);
-  const { split, assetKey } = await readySplit(services, device);
+  const { split, assetKey } = await readyTokenSplit(services, device, token);
   const expiresAt = new Date(Date.now() + config.ORDER_TTL_SECONDS * 1000);
   const id = newId("ord");
 
@@ -205,6 +206,7 @@ export async function paymentDetails(services: Services, order: OrderRow) {
   const voucher = voucherOf(order);
   const deadline = services.chain.permitDeadline(voucher);
   const base = services.config.publicBaseUrl;
+  const domain = token.domain === null ? null : { ...token.domain, verifyingContract: checksummed(token.domain.verifyingContract) };
   return {
     chain: order.chain,
     chainId: order.chainId,
@@ -222,23 +224,28 @@ export async function paymentDetails(services: Services, order: OrderRow) {
       expiry: voucher.expiry.toString(),
     },
     voucherSignature: order.voucherSignature,
-    permit: {
-      domain: { ...token.domain, verifyingContract: checksummed(token.domain.verifyingContract) },
-      types: { Permit: [...permitTypes.Permit] },
-      primaryType: "Permit" as const,
-      message: { spender: checksummed(order.routerAddress), value: order.tokenAmount, deadline: deadline.toString() },
-    },
-    relay: {
-      method: "POST" as const,
-      url: `${base}/v1/orders/${order.id}/permit`,
-      body: '{"owner": "<wallet address>", "signature": "<65-byte permit signature>"}',
-    },
+    // EIP-2612, where the token has it (a token without it, as USDT on many chains, is paid through Permit2).
+    ...(domain
+      ? {
+          permit: {
+            domain,
+            types: { Permit: [...permitTypes.Permit] },
+            primaryType: "Permit" as const,
+            message: { spender: checksummed(order.routerAddress), value: order.tokenAmount, deadline: deadline.toString() },
+          },
+          relay: {
+            method: "POST" as const,
+            url: `${base}/v1/orders/${order.id}/permit`,
+            body: '{"owner": "<wallet address>", "signature": "<65-byte permit signature>"}',
+          },
+        }
+      : {}),
     // USDC's own gasless rail, where the token has it: an authorization that pays this order only, once,
     // and that a wallet shows with its real expiry.
-    ...(token.eip3009
+    ...(token.eip3009 && domain
       ? {
           authorization: {
-            domain: { ...token.domain, verifyingContract: checksummed(token.domain.verifyingContract) },
+            domain,
             types: { ReceiveWithAuthorization: [...receiveAuthorizationTypes.ReceiveWithAuthorization] },
             primaryType: "ReceiveWithAuthorization" as const,
             message: {

@@ -167,11 +167,16 @@ export async function relayPermit(services: Services, order: OrderRow, body: { o
   await assertPayerRevertBudget(services.database.db, services.config, owner);
   const voucher = voucherOf(order);
   const chain = services.chain;
+  const token = await tokenOf(services, voucher.token);
+  if (!token.domain) {
+    throw errors.invalid(`token ${token.symbol} has no EIP-2612 permits: pay through Permit2 (paymentDetails.permit2)`, [
+      { path: "signature", message: "this order's token takes no permit" },
+    ]);
+  }
   const deadline = chain.permitDeadline(voucher);
   const [nonce, balance] = await Promise.all([chain.permitNonce(voucher.token, owner), chain.balanceOf(voucher.token, owner)]).catch(() => {
     throw errors.unavailable("the chain is not reachable; retry shortly");
   });
-  const token = await tokenOf(services, voucher.token);
   const signature = body.signature as Hex;
   const permit = permitTypedData({ tokenDomain: token.domain, owner, spender: chain.router, value: voucher.amount, nonce, deadline });
   if (!(await signedBy(services, owner, permit, signature))) {
@@ -203,10 +208,11 @@ export async function relayAuthorization(services: Services, order: OrderRow, bo
   const voucher = voucherOf(order);
   const chain = services.chain;
   const token = await tokenOf(services, voucher.token);
-  if (!token.eip3009) {
-    throw errors.invalid(`token ${token.symbol} has no EIP-3009 authorizations: pay by permit (paymentDetails.permit)`, [
-      { path: "signature", message: "this order's token takes permits only" },
-    ]);
+  if (!token.eip3009 || !token.domain) {
+    throw errors.invalid(
+      `token ${token.symbol} has no EIP-3009 authorizations: pay by ${token.domain ? "permit (paymentDetails.permit)" : "Permit2 (paymentDetails.permit2)"}`,
+      [{ path: "signature", message: "this order's token takes no authorization" }],
+    );
   }
   const nonce = toHex(chain.permitDeadline(voucher), { size: 32 });
   const signature = body.signature as Hex;

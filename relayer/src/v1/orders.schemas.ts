@@ -73,9 +73,14 @@ export const PaymentDetails = z
         description:
           "EIP-2612 permit typed data to sign; add `owner` (the paying wallet) and `nonce` (the token's nonces(owner)) to the message. " +
           "Its deadline never expires at the token: prefer `authorization` (EIP-3009) where offered, then `permit2`, whose " +
-          "signatures expire with the order; the permit is for wallets that can do neither.",
-      }),
-    relay: z.object({ method: z.literal("POST"), url: z.string(), body: z.string() }),
+          "signatures expire with the order; the permit is for wallets that can do neither. Absent for a token without " +
+          "EIP-2612 (the local stack's USDT, as USDT on many chains): pay it through `permit2`.",
+      })
+      .optional(),
+    relay: z
+      .object({ method: z.literal("POST"), url: z.string(), body: z.string() })
+      .optional()
+      .openapi({ description: "Where to send the signed `permit` (present with it)" }),
     authorization: z
       .object({
         domain: z.object({ name: z.string(), version: z.string(), chainId: z.number().int(), verifyingContract: Address }),

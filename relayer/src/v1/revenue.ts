@@ -2,6 +2,7 @@
 // developer role, the tenant's own only. Not an agent key (an agent confirms cash; the tenant's revenue is not
 // its business), not the portal's JWT. GET /v1/revenue/overview: the portal JWT only (the portal's revenue
 // page is drawn from it); an API key reads the same data through the other two.
+import { predictSplitAddress } from "../chain/split-address.ts";
 import { createRoute } from "@hono/zod-openapi";
 import { and, eq, inArray, isNotNull } from "drizzle-orm";
 import type { Hex } from "viem";
@@ -31,13 +32,27 @@ export function revenueRoutes(services: Services) {
   const apiKey = requireApiKey(db, ["developer"]);
   const security = [{ apiKey: ["developer"] }];
 
-  /** The splits of the tenant's devices, by lower-case address. */
+  /** The splits of the tenant's devices, by lower-case address: each device's split in the main stablecoin and
+   * its splits in the others (same asset key at each token's factory; one that was never created is never paid). */
   async function tenantSplits(tenantId: string): Promise<Map<Hex, { id: string; chainDeviceId: string }>> {
-    const rows = await db
-      .select({ id: devices.id, chainDeviceId: devices.chainDeviceId, split: devices.splitAddress })
-      .from(devices)
-      .where(and(eq(devices.tenantId, tenantId), isNotNull(devices.splitAddress)));
-    return new Map(rows.map((r) => [r.split!.toLowerCase() as Hex, { id: r.id, chainDeviceId: r.chainDeviceId }]));
+    const [rows, tokens] = await Promise.all([
+      db
+        .select({ id: devices.id, chainDeviceId: devices.chainDeviceId, split: devices.splitAddress, assetKey: devices.assetKey })
+        .from(devices)
+        .where(and(eq(devices.tenantId, tenantId), isNotNull(devices.splitAddress))),
+      chain.stablecoins().catch(() => {
+        throw errors.unavailable("the chain is not reachable; retry shortly");
+      }),
+    ]);
+    const others = [...tokens.values()].filter((t) => t.factory !== chain.splitFactory);
+    const splits = new Map<Hex, { id: string; chainDeviceId: string }>();
+    for (const r of rows) {
+      const device = { id: r.id, chainDeviceId: r.chainDeviceId };
+      splits.set(r.split!.toLowerCase() as Hex, device);
+      if (r.assetKey === null) continue;
+      for (const t of others) splits.set(predictSplitAddress(t.factory, t.address, r.assetKey as Hex).toLowerCase() as Hex, device);
+    }
+    return splits;
   }
 
   /** The symbol of each of the deployment's stablecoins, by lower-case address: the tokens its splits settle

@@ -2175,8 +2175,8 @@ export interface components {
             };
             /** @description The quote signer's EIP-712 signature of `order` */
             voucherSignature: string;
-            /** @description EIP-2612 permit typed data to sign; add `owner` (the paying wallet) and `nonce` (the token's nonces(owner)) to the message. Its deadline never expires at the token: prefer `authorization` (EIP-3009) where offered, then `permit2`, whose signatures expire with the order; the permit is for wallets that can do neither. */
-            permit: {
+            /** @description EIP-2612 permit typed data to sign; add `owner` (the paying wallet) and `nonce` (the token's nonces(owner)) to the message. Its deadline never expires at the token: prefer `authorization` (EIP-3009) where offered, then `permit2`, whose signatures expire with the order; the permit is for wallets that can do neither. Absent for a token without EIP-2612 (the local stack's USDT, as USDT on many chains): pay it through `permit2`. */
+            permit?: {
                 domain: {
                     name: string;
                     version: string;
@@ -2198,7 +2198,8 @@ export interface components {
                     deadline: string;
                 };
             };
-            relay: {
+            /** @description Where to send the signed `permit` (present with it) */
+            relay?: {
                 /** @enum {string} */
                 method: "POST";
                 url: string;

@@ -5,6 +5,9 @@ import { describe, it } from "node:test";
 import { createPublicClient, erc20Abi, http, maxUint256 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { localAccount, localPrivateKey } from "../../../lib/sample-data.ts";
+import { assetSplitAbi, assetSplitFactoryAbi } from "../../../generated/abis.ts";
+import type { Order } from "../../../sdk/src/index.ts";
+import { signOrderPayment } from "../../../sdk/src/pay.ts";
 import { PERMIT2_ADDRESS, paymentOrderOf, permit2TypedData, signOrderAuthorization } from "../../../sdk/src/payment-order.ts";
 import { clients, createOrder, pay, readEventStream, signPermit, waitForOrder } from "../../support/pay.ts";
 import type { Stack } from "../../support/stack.ts";
@@ -96,6 +99,78 @@ export function railCases(stack: () => Stack) {
       const paid = await waitForOrder(s, order.id, (o) => o.status === "success");
       assert.equal(paid.payment.rail, "permit2");
       assert.equal(paid.payment.payer, account.address);
+    });
+
+    it("USDT, without EIP-2612 or EIP-3009: its order offers Permit2 and no permit, and pays through the device's own USDT split", async () => {
+      const s = stack();
+      const order = await createOrder(s, "kiosk-nbo-001", "30m", "USDT");
+      const details = order.paymentDetails;
+      assert.equal(details.token.symbol, "USDT");
+      assert.equal(details.token.address, s.chain.record.contracts.PlainStablecoin!.address);
+      assert.deepEqual(
+        ["permit", "relay", "authorization", "permit2"].map((rail) => rail in details),
+        [false, false, false, true],
+        "Permit2 is the token's only gasless rail",
+      );
+      // The device's split in USDT is its own, at the USDT factory, created by the quote: not its USDC split.
+      const device = await s.api("GET", "/v1/devices/kiosk-nbo-001", { token: s.sample.developerKey });
+      assert.notEqual(details.split.toLowerCase(), device.body.payout.split.toLowerCase());
+      const { account, walletClient, publicClient } = clients(s);
+      const usdtFactory = s.chain.record.contracts.AssetSplitFactory_USDT!.address;
+      assert.equal(
+        await publicClient.readContract({
+          address: usdtFactory,
+          abi: assetSplitFactoryAbi,
+          functionName: "predictSplit",
+          args: [details.order.deviceId],
+        }),
+        details.split,
+      );
+      const [legs] = await publicClient.readContract({ address: details.split, abi: assetSplitAbi, functionName: "legs" });
+      assert.deepEqual(legs.slice(0, 2), [device.body.payout.assetOwner, device.body.payout.operator], "it pays the device's parties");
+      // The rails the token does not have are refused with a clear error.
+      const permit = await s.api("POST", `/v1/orders/${order.id}/permit`, {
+        body: { owner: account.address, signature: `0x${"11".repeat(65)}` },
+      });
+      expectError(permit, 422, "invalid_parameters");
+      assert.match(permit.body.error.message, /no EIP-2612 permits: pay through Permit2/);
+      const authorization = await s.api("POST", `/v1/orders/${order.id}/authorization`, {
+        body: { from: account.address, signature: `0x${"11".repeat(65)}` },
+      });
+      expectError(authorization, 422, "invalid_parameters");
+      // The SDK picks Permit2 by itself; the wallet approves Permit2 for USDT once.
+      const approve = await walletClient.writeContract({
+        address: details.token.address,
+        abi: erc20Abi,
+        functionName: "approve",
+        args: [PERMIT2_ADDRESS, maxUint256],
+      });
+      await publicClient.waitForTransactionReceipt({ hash: approve });
+      const signed = await signOrderPayment(order as Order, privateKeyToAccount(localPrivateKey(7)));
+      assert.equal(signed.rail, "permit2");
+      const relayed = await s.api("POST", `/v1/orders/${order.id}/permit2`, { body: signed.body });
+      assert.equal(relayed.status, 202, JSON.stringify(relayed.body));
+      const paid = await waitForOrder(s, order.id, (o) => o.status === "success" && o.settlement !== null);
+      assert.equal(paid.payment.rail, "permit2");
+      assert.equal(paid.token.symbol, "USDT");
+      const proof = await s.api("GET", `/v1/orders/${order.id}/receipt`);
+      assert.equal(proof.status, 200);
+      assert.equal(proof.body.settlement.split, details.split);
+      assert.deepEqual(
+        proof.body.settlement.legs.map((l: { amount: string }) => BigInt(l.amount)),
+        [150_000n, 120_000n, 30_000n],
+        "50/40/10 in USDT",
+      );
+      const claimable = await publicClient.readContract({
+        address: details.split,
+        abi: assetSplitAbi,
+        functionName: "claimable",
+        args: [device.body.payout.operator],
+      });
+      assert.ok(claimable >= 120_000n, "the operator's USDT leg is claimable at the USDT split");
+      // The next quote finds the split created: no second creation.
+      const again = await createOrder(s, "kiosk-nbo-001", "30m", "USDT");
+      assert.equal(again.paymentDetails.split, details.split);
     });
 
     it("streams the order: current state, payment, split, power-on, then closes; resumes after Last-Event-ID", async () => {

@@ -5,9 +5,12 @@
 //   2. where the token has EIP-3009 (USDC: paymentDetails.authorization), eth_signTypedData_v4 of that
 //      ReceiveWithAuthorization with `from` filled in (the wallet shows the order's expiry), then
 //      POST /v1/orders/{id}/authorization {from, signature}: the service submits payWithAuthorization;
-//   3. otherwise the token's nonces(owner), read with eth_call through the wallet, eth_signTypedData_v4 of
-//      paymentDetails.permit with owner and nonce filled in, then
-//   4. POST /v1/orders/{id}/permit {owner, signature}: the service submits payWithPermit
+//   3. otherwise, where the token has EIP-2612, the token's nonces(owner), read with eth_call through the wallet,
+//      eth_signTypedData_v4 of paymentDetails.permit with owner and nonce filled in, then
+//      POST /v1/orders/{id}/permit {owner, signature}: the service submits payWithPermit;
+//   4. otherwise (a token with neither, as USDT: paymentDetails.permit2) the wallet approves Permit2 for the token
+//      once (eth_sendTransaction, if its allowance does not cover the order), eth_signTypedData_v4 of
+//      paymentDetails.permit2, then POST /v1/orders/{id}/permit2 {owner, signature}: payWithPermit2
 //   5. GET /v1/orders/{id}/events (SSE): payment.succeeded, then device.powered_on, whatever paid the order
 //      (this wallet, or a transfer from a phone wallet to the order's deposit address: the transfer QR code)
 "use strict";
@@ -32,6 +35,8 @@
     ["salt", "bytes32"],
   ];
   const NONCES_SELECTOR = "0x7ecebe00"; // nonces(address)
+  const ALLOWANCE_SELECTOR = "0xdd62ed3e"; // allowance(address,address)
+  const APPROVE_SELECTOR = "0x095ea7b3"; // approve(address,uint256)
 
   function setStatus(kind, html) {
     statusBox.className = `status status-${kind}`;
@@ -150,7 +155,9 @@
       step("sign", "active");
       const submission = details.authorization
         ? await signAuthorization(wallet, details.authorization, owner)
-        : await signPermit(wallet, details, owner);
+        : details.permit
+          ? await signPermit(wallet, details, owner)
+          : await signPermit2(wallet, details, owner);
       step("sign", "done");
 
       step("confirm", "active");
@@ -203,6 +210,41 @@
     };
     const signature = await wallet.request({ method: "eth_signTypedData_v4", params: [owner, JSON.stringify(typedData)] });
     return { url: `/v1/orders/${orderId}/permit`, body: { owner, signature } };
+  }
+
+  /** Permit2, for a token without EIP-2612 or EIP-3009: one approval of Permit2 for the token (a transaction, the
+   * first time only), then one signature that pays this order only, once, until its expiry. */
+  async function signPermit2(wallet, details, owner) {
+    const permit2 = details.permit2;
+    if (!permit2) throw new Error("this order's token cannot be paid from a browser wallet here: scan the transfer QR code");
+    const spender = permit2.domain.verifyingContract.slice(2).toLowerCase().padStart(64, "0");
+    const allowanceHex = await wallet.request({
+      method: "eth_call",
+      params: [
+        { to: details.token.address, data: ALLOWANCE_SELECTOR + owner.slice(2).toLowerCase().padStart(64, "0") + spender },
+        "latest",
+      ],
+    });
+    if (BigInt(allowanceHex === "0x" ? "0x0" : allowanceHex) < BigInt(details.amount)) {
+      setStatus("pending", "Approve Permit2 for this token in your wallet (once)…");
+      const hash = await wallet.request({
+        method: "eth_sendTransaction",
+        params: [{ from: owner, to: details.token.address, data: APPROVE_SELECTOR + spender + "f".repeat(64) }],
+      });
+      for (let receipt = null; !receipt;) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        receipt = await wallet.request({ method: "eth_getTransactionReceipt", params: [hash] });
+        if (receipt && receipt.status !== "0x1") throw new Error("the approval of Permit2 failed");
+      }
+    }
+    const typedData = {
+      types: { EIP712Domain: domainTypes(permit2.domain), ...permit2.types },
+      domain: permit2.domain,
+      primaryType: permit2.primaryType,
+      message: permit2.message,
+    };
+    const signature = await wallet.request({ method: "eth_signTypedData_v4", params: [owner, JSON.stringify(typedData)] });
+    return { url: `/v1/orders/${orderId}/permit2`, body: { owner, signature } };
   }
 
   function tick() {
