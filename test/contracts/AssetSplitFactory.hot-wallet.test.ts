@@ -15,13 +15,15 @@ async function deployLocalStack() {
   const wallets = await viem.getWalletClients();
   const [admin, , hotWallet, , assetOwner, operator, protocol] = wallets;
   const manager = wallets[13];
-  const { assetSplitFactory, paymentRouter } = await connection.ignition.deploy(LocalStack);
+  const { assetSplitFactory, paymentRouter, plainSplitFactory, plainStablecoin } = await connection.ignition.deploy(LocalStack);
   const asHotWallet = await viem.getContractAt("AssetSplitFactory", assetSplitFactory.address, { client: { wallet: hotWallet } });
   await asHotWallet.write.createSplit([DEVICE, assetOwner.account.address, operator.account.address]);
   const key = splitAssetKey(DEVICE, assetOwner.account.address, operator.account.address);
   const split = await viem.getContractAt("AssetSplit", await assetSplitFactory.read.predictSplit([key]));
   return {
     factory: assetSplitFactory,
+    plainFactory: plainSplitFactory,
+    plainStablecoin,
     router: paymentRouter,
     asHotWallet,
     split,
@@ -64,8 +66,14 @@ describe("a stolen hot wallet against the split factory (LocalStack)", () => {
       s.factory.read.PAUSER_ROLE(),
       s.factory.read.DEPOSITOR_ROLE(),
     ]);
-    for (const role of roles) assert.equal(await s.factory.read.hasRole([role, s.hotWallet.account.address]), false, role);
-    assert.equal(await s.factory.read.hasRole([roles[1], s.manager.account.address]), true);
+    // The second stablecoin's (USDT's) factory too, and the router pays through each in its own token.
+    for (const factory of [s.factory, s.plainFactory]) {
+      for (const role of roles) assert.equal(await factory.read.hasRole([role, s.hotWallet.account.address]), false, role);
+      assert.equal(await factory.read.hasRole([roles[1], s.manager.account.address]), true);
+      assert.equal(await s.router.read.tokenSplitFactory([await factory.read.token()]), getAddress(factory.address));
+    }
+    assert.equal(await s.plainFactory.read.token(), getAddress(s.plainStablecoin.address));
+    assert.equal(await s.router.read.splitFactory(), getAddress(s.factory.address), "USDC's factory is the main one");
     assert.notEqual(getAddress(s.manager.account.address), getAddress(s.hotWallet.account.address));
   });
 

@@ -255,8 +255,10 @@ describe("developer portal and checkout in a browser", { concurrency: false }, (
     // The test wallet holds USDT and has not approved Permit2 for it on this stack: the page asks it to, once.
     const wallet = await injectWallet(buyer, { rpcUrl: stack.chain.rpcUrl, account: localAccount(TEST_WALLET_INDEX) });
     await buyer.goto(order.paymentDetails.scanToPay.uri);
+    assert.match((await buyer.locator('li[data-step="sign"]').textContent()) ?? "", /the first time, approve Permit2 for this token/);
     await buyer.getByRole("button", { name: /Pay \$0\.50 with wallet/ }).click();
     await buyer.locator('#checkout[data-state="done"]').waitFor({ timeout: 60_000 });
+    await shot(buyer, "12b-checkout-usdt-permit2-paid");
     const methods = wallet.calls.map((c) => c.method);
     assert.ok(methods.includes("eth_sendTransaction"), "the wallet approved Permit2 for the token");
     const signed = JSON.parse((wallet.calls.find((c) => c.method === "eth_signTypedData_v4")!.params as string[])[1]!) as {

@@ -90,6 +90,8 @@ export function checkoutPages(services: Services) {
         order: found.order,
         device: found.device,
         tokenDecimals: token?.decimals,
+        // A token without EIP-2612 or EIP-3009 is paid through Permit2, which the wallet approves once (a transaction).
+        approvesPermit2: token !== undefined && token.domain === null,
         uri: `${config.publicBaseUrl}/pay/${found.order.id}`,
         transfer: token?.transfer
           ? transferRequest(found.order, services.chain.depositAddress(voucherOf(found.order)), config.publicBaseUrl)

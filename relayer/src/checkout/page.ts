@@ -54,6 +54,9 @@ export function checkoutPage(opts: {
   device: DeviceRow | undefined;
   /** The token's decimals (undefined when the chain cannot be reached). */
   tokenDecimals: number | undefined;
+  /** Whether the wallet pays through Permit2 (the token has neither EIP-2612 nor EIP-3009): it approves Permit2
+   * for the token once, with a transaction of its own, before its first signature. */
+  approvesPermit2: boolean;
   uri: string;
   /** The order's EIP-681 payment request (paymentDetails.transfer), where the router has the transfer rail. */
   transfer: { depositAddress: string; uri: string; qrCodeUrl: string } | undefined;
@@ -105,7 +108,7 @@ ${head(`Pay ${money(order.amountUsdMicros)} · ${device?.name ?? order.deviceId}
 
     <ol class="steps" id="steps"${state === "pending" ? "" : html` hidden`}>
       <li data-step="connect">Connect your wallet</li>
-      <li data-step="sign">Sign the payment in your wallet (no gas)</li>
+      <li data-step="sign">${opts.approvesPermit2 ? "Sign the payment in your wallet (the first time, approve Permit2 for this token)" : "Sign the payment in your wallet (no gas)"}</li>
       <li data-step="confirm">Payment confirmed on-chain</li>
       <li data-step="power">Device powered on</li>
     </ol>
@@ -113,7 +116,7 @@ ${head(`Pay ${money(order.amountUsdMicros)} · ${device?.name ?? order.deviceId}
     <div class="actions">
       <button class="btn btn-primary btn-block" id="pay" type="button"${state === "pending" ? "" : html` hidden`}>Pay ${money(order.amountUsdMicros)} with wallet</button>
       <p class="error" id="error" role="alert" hidden></p>
-      <p class="fine pending-only">Your wallet signs a payment of exactly this amount for this order only; the service submits it and pays the network fee. The price is locked until the order expires.</p>
+      <p class="fine pending-only">Your wallet signs a payment of exactly this amount for this order only; the service submits it and pays the network fee${opts.approvesPermit2 ? " (approving Permit2 for the token, once, is a transaction of your wallet's)" : ""}. The price is locked until the order expires.</p>
     </div>
 
     <dl class="facts receipt" id="receipt"${order.status === "success" ? "" : html` hidden`}>
