@@ -361,8 +361,6 @@ export async function connectPaymentsChain(config: Config, logger: Logger) {
     chain,
     router,
     splitFactory,
-    /** Every split factory of the deployment, the main one first. */
-    splitFactories,
     splitOf,
     splitRecipients,
     isSplitCreated,

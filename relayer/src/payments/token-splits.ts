@@ -8,7 +8,8 @@
 //   main stablecoin only (422), since the new split would start with the old recipients;
 // - before every quote and order, its recipients are compared with the device's payout parties (remembered for
 //   RECIPIENTS_TTL_MS): a split that pays anyone else is refused (409 split_recipients_mismatch) until the split
-//   manager changes it as the main split was (`npm run splits -- propose` acts on every factory of the asset).
+//   manager changes it at its token's factory as at the main one (`npm run splits -- propose ... --factory
+//   AssetSplitFactory_USDT`).
 import { and, eq, like, notInArray, or } from "drizzle-orm";
 import { type Address, type Hex, encodeFunctionData, isAddressEqual } from "viem";
 import { assetSplitFactoryAbi } from "../../../generated/abis.ts";
@@ -87,7 +88,7 @@ async function requestTokenSplit(services: Services, device: DeviceRow, token: S
   // creation give the same key.
   if (splitAssetKey(device.chainDeviceId as Hex, assetOwner, operator).toLowerCase() !== assetKey.toLowerCase()) {
     throw errors.invalid(
-      `device ${device.id} is paid in ${[...(await services.chain.stablecoins()).values()].find((t) => t.factory === services.chain.splitFactory)?.symbol ?? "the main stablecoin"} only: its payout parties changed after its split was created`,
+      `device ${device.id} takes no payment in ${token.symbol}, only in the main stablecoin: its payout parties changed after its split was created`,
       [{ path: "token", message: `device ${device.id} has no split in ${token.symbol}` }],
     );
   }

@@ -82,12 +82,23 @@ export function deviceSplitCases(stack: () => Stack) {
     const splits = (s: Stack, ...args: string[]) => splitsCommand(args, { RPC_URL: s.chain.rpcUrl, DEPLOYMENT: s.chain.deploymentId });
 
     /** Proposes a change as the split manager, moves the chain past the factory's delay and executes it. */
-    async function changeOnChain(s: Stack, assetKey: Hex, assetOwner: string, operator: string) {
-      assert.match(await splits(s, "propose", assetKey, assetOwner, operator), /^proposed: 0x/);
-      const shown = JSON.parse(await splits(s, "show", assetKey));
+    async function changeOnChain(s: Stack, assetKey: Hex, assetOwner: string, operator: string, ...factory: string[]) {
+      assert.match(await splits(s, "propose", assetKey, assetOwner, operator, ...factory), /^proposed: 0x/);
+      const shown = JSON.parse(await splits(s, "show", assetKey, ...factory));
       assert.equal(shown.pendingChange.assetOwner, assetOwner);
       await s.chain.rpc("evm_increaseTime", [shown.recipientChangeDelaySeconds]);
-      assert.match(await splits(s, "execute", assetKey), /^executed: 0x/);
+      assert.match(await splits(s, "execute", assetKey, ...factory), /^executed: 0x/);
+    }
+
+    /** POST /v1/quote for `deviceId` in `token`, asked again while the answer is 409 split_not_ready (its split in
+     * that token being created). */
+    async function quoteIn(s: Stack, deviceId: string, token: string, tier = "30m") {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const answer = await s.api("POST", "/v1/quote", { body: { deviceId, chain: "local", token, tier } });
+        if (answer.status !== 409 || answer.body.error.code !== "split_not_ready" || Date.now() > deadline) return answer;
+        await sleep(250);
+      }
     }
 
     /** Waits until GET /v1/assets shows `deviceId` as `check` wants it (the relayer picks changes up from the chain). */
@@ -210,6 +221,8 @@ export function deviceSplitCases(stack: () => Stack) {
       const first = await paid(s, deviceId);
       const newOwner = address(LOCAL_ACCOUNT_INDEX.spare);
       const formerOwner = before.payout.assetOwner;
+      // The device has a split in USDT too, created by its first quote in USDT with the same parties.
+      assert.equal((await quoteIn(s, deviceId, "USDT")).status, 201);
 
       // Refused before anything is stored: a bad checksum, the zero address.
       const letter = newOwner.slice(2).search(/[a-fA-F]/) + 2;
@@ -274,6 +287,12 @@ export function deviceSplitCases(stack: () => Stack) {
       );
       const second = await paid(s, deviceId);
       assert.equal(second.deposit.address.toLowerCase(), split.toLowerCase(), "the same split");
+      // Its USDT split still pays the former owner: the device's USDT quotes are refused until the manager changes it
+      // at the USDT factory too.
+      expectError(await quoteIn(s, deviceId, "USDT"), 409, "split_recipients_mismatch");
+      await changeOnChain(s, before.payout.assetKey, newOwner, before.payout.operator, "--factory", "AssetSplitFactory_USDT");
+      const usdtQuote = await quoteIn(s, deviceId, "USDT");
+      assert.equal(usdtQuote.status, 201, usdtQuote.text);
       const legsOf = async (orderId: string) => (await s.api("GET", `/v1/orders/${orderId}/receipt`)).body.settlement.legs;
       assert.ok(same((await legsOf(first.order.id))[0].recipient, formerOwner), "the earlier payment credited the former owner");
       assert.ok(same((await legsOf(second.order.id))[0].recipient, newOwner), "the later one the new owner");
@@ -287,6 +306,43 @@ export function deviceSplitCases(stack: () => Stack) {
         })) >= first.deposit.args.assetOwnerAmount,
         true,
       );
+    });
+
+    it("a device whose parties changed after its split was created takes no payment in a second stablecoin (422)", async () => {
+      const s = stack();
+      const deviceId = "kiosk-kla-usdc-only";
+      await s.seed({
+        tenant: otherSampleSeedSpec().tenant,
+        devices: [
+          {
+            id: deviceId,
+            name: "Kiosk of the second-stablecoin case",
+            deviceClass: "solar-kiosk",
+            region: "UG-102",
+            tiers: { "30m": 300_000 },
+            assetOwner: address(SAMPLE_PARTY_ACCOUNTS.otherOwner),
+            operator: address(SAMPLE_PARTY_ACCOUNTS.otherOperator),
+          },
+        ],
+      });
+      assert.equal((await quoteIn(s, deviceId, "USDC")).status, 201);
+      const login = await s.api("POST", "/v1/auth/login", { body: { email: other.email, password: other.password } });
+      const token: string = login.body.accessToken;
+      const created = await asset(s, deviceId, token);
+      const newOwner = address(LOCAL_ACCOUNT_INDEX.spare);
+      const changed = await s.api("PUT", `/v1/assets/${deviceId}/payout`, {
+        token,
+        body: { assetOwner: newOwner, operator: created.payout.operator },
+      });
+      assert.equal(changed.status, 200, changed.text);
+      await changeOnChain(s, created.payout.assetKey, newOwner, created.payout.operator);
+      await assetUntil(s, deviceId, (a) => same(a.payout.assetOwner, newOwner), "the change taken up", token);
+      // Its asset key commits to its first parties: a split in USDT would start paying the former owner.
+      const refused = await quoteIn(s, deviceId, "USDT");
+      expectError(refused, 422, "invalid_parameters");
+      assert.match(refused.body.error.message, /takes no payment in USDT, only in the main stablecoin/);
+      assert.equal(refused.body.error.details[0].path, "token");
+      assert.equal((await quoteIn(s, deviceId, "USDC")).status, 201, "the main stablecoin still pays");
     });
 
     it("a split paying recipients nobody requested refuses the device's payments (409 split_recipients_mismatch) until resolved", async () => {
