@@ -90,6 +90,24 @@ export function deviceSplitCases(stack: () => Stack) {
       assert.match(await splits(s, "execute", assetKey, ...factory), /^executed: 0x/);
     }
 
+    /** Seeds a device of the second tenant (the first one's device list stays as the other cases expect it), paying
+     * that tenant's sample owner and operator. */
+    const seedOtherDevice = (s: Stack, deviceId: string, name: string) =>
+      s.seed({
+        tenant: otherSampleSeedSpec().tenant,
+        devices: [
+          {
+            id: deviceId,
+            name,
+            deviceClass: "solar-kiosk",
+            region: "UG-102",
+            tiers: { "30m": 300_000 },
+            assetOwner: address(SAMPLE_PARTY_ACCOUNTS.otherOwner),
+            operator: address(SAMPLE_PARTY_ACCOUNTS.otherOperator),
+          },
+        ],
+      });
+
     /** POST /v1/quote for `deviceId` in `token`, asked again while the answer is 409 split_not_ready (its split in
      * that token being created). */
     async function quoteIn(s: Stack, deviceId: string, token: string, tier = "30m") {
@@ -311,20 +329,7 @@ export function deviceSplitCases(stack: () => Stack) {
     it("a device whose parties changed after its split was created takes no payment in a second stablecoin (422)", async () => {
       const s = stack();
       const deviceId = "kiosk-kla-usdc-only";
-      await s.seed({
-        tenant: otherSampleSeedSpec().tenant,
-        devices: [
-          {
-            id: deviceId,
-            name: "Kiosk of the second-stablecoin case",
-            deviceClass: "solar-kiosk",
-            region: "UG-102",
-            tiers: { "30m": 300_000 },
-            assetOwner: address(SAMPLE_PARTY_ACCOUNTS.otherOwner),
-            operator: address(SAMPLE_PARTY_ACCOUNTS.otherOperator),
-          },
-        ],
-      });
+      await seedOtherDevice(s, deviceId, "Kiosk of the second-stablecoin case");
       assert.equal((await quoteIn(s, deviceId, "USDC")).status, 201);
       const login = await s.api("POST", "/v1/auth/login", { body: { email: other.email, password: other.password } });
       const token: string = login.body.accessToken;
@@ -347,22 +352,8 @@ export function deviceSplitCases(stack: () => Stack) {
 
     it("a split paying recipients nobody requested refuses the device's payments (409 split_recipients_mismatch) until resolved", async () => {
       const s = stack();
-      // A device of the second tenant (the first one's device list stays as the other cases expect it).
       const deviceId = "kiosk-kla-mismatch";
-      await s.seed({
-        tenant: otherSampleSeedSpec().tenant,
-        devices: [
-          {
-            id: deviceId,
-            name: "Kiosk of the mismatch case",
-            deviceClass: "solar-kiosk",
-            region: "UG-102",
-            tiers: { "30m": 300_000 },
-            assetOwner: address(SAMPLE_PARTY_ACCOUNTS.otherOwner),
-            operator: address(SAMPLE_PARTY_ACCOUNTS.otherOperator),
-          },
-        ],
-      });
+      await seedOtherDevice(s, deviceId, "Kiosk of the mismatch case");
       const quote = () => s.api("POST", "/v1/quote", { body: { deviceId, chain: "local", token: "USDC", tier: "30m" } });
       const deadline = Date.now() + 60_000;
       let first = await quote();
