@@ -208,7 +208,15 @@ try {
   const walletClient = createWalletClient({ account: wallet, chain, transport: viemHttp(stack.endpoints.rpc) });
   const railDevice = "kiosk-nbo-002";
   const newOrder = async (token = "USDC"): Promise<Order> => {
-    const q = unwrap(await client.POST("/quote", { body: { deviceId: railDevice, chain: "local", token, tier: "30m" } }), "POST /quote");
+    // The first quote in USDT creates the device's split in it: 409 split_not_ready (Retry-After) until it is mined.
+    const quote = () => client.POST("/quote", { body: { deviceId: railDevice, chain: "local", token, tier: "30m" } });
+    const deadline = Date.now() + 60_000;
+    let quoted = await quote();
+    while (quoted.response.status === 409 && quoted.error?.error.code === "split_not_ready" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Number(quoted.response.headers.get("retry-after") ?? "1") * 1000));
+      quoted = await quote();
+    }
+    const q = unwrap(quoted, "POST /quote");
     return unwrap(
       await client.POST("/orders", {
         body: { deviceId: railDevice, chain: "local", token, amountUsd: q.amountUsd, quoteId: q.quoteId },

@@ -66,7 +66,18 @@ export async function createOrder(
   token = "USDC",
 ): Promise<OrderBody> {
   const client = paymentClient(stack);
-  const quote = unwrap(await client.POST("/quote", { body: { deviceId, chain: "local", token, tier } }), "quote failed");
+  // The device's split in the token may be created by this quote (409 split_not_ready while it is): asked again.
+  const deadline = Date.now() + 60_000;
+  let answer = await client.POST("/quote", { body: { deviceId, chain: "local", token, tier } });
+  while (
+    answer.response.status === 409 &&
+    (answer.error as { error?: { code?: string } })?.error?.code === "split_not_ready" &&
+    Date.now() < deadline
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    answer = await client.POST("/quote", { body: { deviceId, chain: "local", token, tier } });
+  }
+  const quote = unwrap(answer, "quote failed");
   const order = unwrap(
     await client.POST("/orders", { body: { deviceId, chain: "local", token, amountUsd: quote.amountUsd, quoteId: quote.quoteId } }),
     "order failed",
